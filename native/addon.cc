@@ -1,0 +1,62 @@
+// Module entry: registers the native surface that src/native.ts types.
+#include <napi.h>
+
+#include "addon_data.h"
+#include "audio_decode.h"
+#include "decode_worker.h"
+#include "ggml-backend.h"
+#include "whisper.h"
+#include "whisper_log.h"
+#include "whisper_model.h"
+
+namespace voxmill {
+namespace {
+
+Napi::Value Versions(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object versions = Napi::Object::New(env);
+  versions.Set("whisper", whisper_version());
+  versions.Set("ffmpeg", FfmpegVersion());
+  versions.Set("system", whisper_print_system_info());
+  return versions;
+}
+
+// The compute devices ggml was built with and found (CPU always; CUDA/Vulkan/Metal when compiled in).
+Napi::Value Devices(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const size_t count = ggml_backend_dev_count();
+  Napi::Array devices = Napi::Array::New(env, count);
+  for (size_t i = 0; i < count; i++) {
+    ggml_backend_dev_t dev = ggml_backend_dev_get(i);
+    Napi::Object d = Napi::Object::New(env);
+    d.Set("name", ggml_backend_dev_name(dev));
+    d.Set("description", ggml_backend_dev_description(dev));
+    const auto type = ggml_backend_dev_type(dev);
+    d.Set("type", type == GGML_BACKEND_DEVICE_TYPE_CPU   ? "cpu"
+                  : type == GGML_BACKEND_DEVICE_TYPE_GPU ? "gpu"
+                  : type == GGML_BACKEND_DEVICE_TYPE_IGPU ? "igpu"
+                                                           : "accelerator");
+    devices.Set(static_cast<uint32_t>(i), d);
+  }
+  return devices;
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  InstallWhisperLog();
+  auto* data = new AddonData();
+  env.SetInstanceData(data);
+  Napi::Function whisperModel = WhisperModel::Init(env);
+  data->whisperModel = Napi::Persistent(whisperModel);
+  exports.Set("WhisperModel", whisperModel);
+  exports.Set("decodeAudio", Napi::Function::New(env, DecodeAudioJs, "decodeAudio"));
+  exports.Set("versions", Napi::Function::New(env, Versions, "versions"));
+  exports.Set("devices", Napi::Function::New(env, Devices, "devices"));
+  return exports;
+}
+
+}  // namespace
+}  // namespace voxmill
+
+static Napi::Object InitVoxmill(Napi::Env env, Napi::Object exports) { return voxmill::Init(env, exports); }
+
+NODE_API_MODULE(voxmill, InitVoxmill)

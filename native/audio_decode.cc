@@ -1,0 +1,448 @@
+#include "audio_decode.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/error.h>
+#include <libavutil/opt.h>
+#include <libswresample/swresample.h>
+}
+
+// FFmpeg 5.1 replaced the channel-layout bitmask API with AVChannelLayout; Ubuntu 22.04 still ships 4.4.
+#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(57, 24, 100)
+#define VOXMILL_CH_LAYOUT 1
+#else
+#define VOXMILL_CH_LAYOUT 0
+#endif
+
+namespace voxmill {
+namespace {
+
+// Only demuxers for audio containers we claim to accept; everything else is rejected after probing,
+// which keeps FFmpeg's larger attack surface (images, playlists, network formats) out of reach.
+constexpr const char* kFormatWhitelist = "wav,w64,mp3,ogg,flac,mov,matroska,webm,aac,aiff,caf,au";
+constexpr int kIoBufferSize = 64 * 1024;
+constexpr int kMaxChannels = 64;
+constexpr int kMaxSourceRate = 768000;
+// Corrupt packets are skipped like the ffmpeg CLI does, but a stream that is mostly garbage fails.
+constexpr int kMaxDecodeErrors = 64;
+
+thread_local std::string lastFfmpegError;
+
+void OnFfmpegLog(void* avcl, int level, const char* fmt, va_list args) {
+  static const bool toStderr = std::getenv("VOXMILL_FFMPEG_LOG") != nullptr;
+  if (level > AV_LOG_ERROR && !toStderr) return;
+  char line[512];
+  int printPrefix = 1;
+  av_log_format_line(avcl, level, fmt, args, line, sizeof(line), &printPrefix);
+  if (level <= AV_LOG_ERROR) {
+    lastFfmpegError = line;
+    while (!lastFfmpegError.empty() && (lastFfmpegError.back() == '\n' || lastFfmpegError.back() == ' ')) {
+      lastFfmpegError.pop_back();
+    }
+  }
+  if (toStderr) std::fputs(line, stderr);
+}
+
+void InstallFfmpegLog() {
+  static std::once_flag once;
+  std::call_once(once, [] { av_log_set_callback(OnFfmpegLog); });
+}
+
+std::string AvError(int code) {
+  char buffer[AV_ERROR_MAX_STRING_SIZE] = {0};
+  av_strerror(code, buffer, sizeof(buffer));
+  return buffer;
+}
+
+// --- byte sources behind a custom AVIOContext: seekable, so an m4a whose index sits at the end
+// decodes from memory, and no file name reaches FFmpeg (format comes from the bytes alone) ---------
+
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  virtual int Read(uint8_t* buffer, int size) = 0;
+  virtual int64_t Seek(int64_t offset, int whence) = 0;
+
+  static int ReadPacket(void* opaque, uint8_t* buffer, int size) {
+    return static_cast<ByteSource*>(opaque)->Read(buffer, size);
+  }
+  static int64_t SeekPacket(void* opaque, int64_t offset, int whence) {
+    return static_cast<ByteSource*>(opaque)->Seek(offset, whence);
+  }
+
+ protected:
+  static int64_t Resolve(int64_t offset, int whence, int64_t position, int64_t size) {
+    switch (whence & ~AVSEEK_FORCE) {
+      case SEEK_SET:
+        return offset;
+      case SEEK_CUR:
+        return position + offset;
+      case SEEK_END:
+        return size + offset;
+      default:
+        return -1;
+    }
+  }
+};
+
+class MemorySource final : public ByteSource {
+ public:
+  MemorySource(const uint8_t* data, size_t size) : data_(data), size_(static_cast<int64_t>(size)) {}
+  int Read(uint8_t* buffer, int size) override {
+    if (position_ >= size_) return AVERROR_EOF;
+    const int64_t n = std::min<int64_t>(size, size_ - position_);
+    std::memcpy(buffer, data_ + position_, static_cast<size_t>(n));
+    position_ += n;
+    return static_cast<int>(n);
+  }
+  int64_t Seek(int64_t offset, int whence) override {
+    if (whence & AVSEEK_SIZE) return size_;
+    const int64_t target = Resolve(offset, whence, position_, size_);
+    if (target < 0 || target > size_) return AVERROR(EINVAL);
+    position_ = target;
+    return position_;
+  }
+
+ private:
+  const uint8_t* data_;
+  int64_t size_;
+  int64_t position_ = 0;
+};
+
+class FileSource final : public ByteSource {
+ public:
+  explicit FileSource(FILE* file, int64_t size) : file_(file), size_(size) {}
+  ~FileSource() override { std::fclose(file_); }
+  int Read(uint8_t* buffer, int size) override {
+    const size_t n = std::fread(buffer, 1, static_cast<size_t>(size), file_);
+    if (n == 0) return std::ferror(file_) ? AVERROR(EIO) : AVERROR_EOF;
+    return static_cast<int>(n);
+  }
+  int64_t Seek(int64_t offset, int whence) override {
+    if (whence & AVSEEK_SIZE) return size_;
+    const int64_t target = Resolve(offset, whence, ftello(file_), size_);
+    if (target < 0 || target > size_) return AVERROR(EINVAL);
+    if (fseeko(file_, target, SEEK_SET) != 0) return AVERROR(EIO);
+    return target;
+  }
+
+ private:
+  FILE* file_;
+  int64_t size_;
+};
+
+// --- RAII for FFmpeg objects ---------------------------------------------------------------------
+
+struct IoContextDeleter {
+  void operator()(AVIOContext* io) const {
+    if (io == nullptr) return;
+    av_freep(&io->buffer);
+    avio_context_free(&io);
+  }
+};
+struct FormatDeleter {
+  void operator()(AVFormatContext* ctx) const { avformat_close_input(&ctx); }
+};
+struct CodecDeleter {
+  void operator()(AVCodecContext* ctx) const { avcodec_free_context(&ctx); }
+};
+struct PacketDeleter {
+  void operator()(AVPacket* p) const { av_packet_free(&p); }
+};
+struct FrameDeleter {
+  void operator()(AVFrame* f) const { av_frame_free(&f); }
+};
+struct SwrDeleter {
+  void operator()(SwrContext* s) const { swr_free(&s); }
+};
+
+int ChannelCount(const AVCodecParameters* par) {
+#if VOXMILL_CH_LAYOUT
+  return par->ch_layout.nb_channels;
+#else
+  return par->channels;
+#endif
+}
+
+// Converts decoded frames of any layout/format/rate to mono float at the target rate, re-creating
+// the resampler if a stream changes its parameters midway (chained Ogg, some broadcasts).
+class MonoResampler {
+ public:
+  MonoResampler(int targetRate, size_t maxSamples) : targetRate_(targetRate), maxSamples_(maxSamples) {}
+
+  // Returns 0, or a negative AVERROR, or 1 when the maximum duration was reached.
+  int Push(const AVFrame* frame, std::vector<float>& out) {
+    if (!Matches(frame)) {
+      const int flushed = Flush(out);
+      if (flushed != 0) return flushed;
+      const int created = Create(frame);
+      if (created < 0) return created;
+    }
+    return Convert(const_cast<const uint8_t**>(frame->extended_data), frame->nb_samples, out);
+  }
+
+  int Flush(std::vector<float>& out) {
+    if (!swr_) return 0;
+    return Convert(nullptr, 0, out);
+  }
+
+ private:
+  bool Matches(const AVFrame* frame) const {
+    if (!swr_ || frame->format != format_ || frame->sample_rate != rate_) return false;
+#if VOXMILL_CH_LAYOUT
+    return frame->ch_layout.nb_channels == channels_;
+#else
+    return frame->channels == channels_;
+#endif
+  }
+
+  int Create(const AVFrame* frame) {
+    swr_.reset();
+    format_ = frame->format;
+    rate_ = frame->sample_rate;
+    if (rate_ <= 0 || rate_ > kMaxSourceRate) return AVERROR_INVALIDDATA;
+    SwrContext* swr = nullptr;
+#if VOXMILL_CH_LAYOUT
+    channels_ = frame->ch_layout.nb_channels;
+    if (channels_ <= 0 || channels_ > kMaxChannels) return AVERROR_INVALIDDATA;
+    AVChannelLayout inLayout;
+    if (frame->ch_layout.order == AV_CHANNEL_ORDER_UNSPEC) {
+      av_channel_layout_default(&inLayout, channels_);
+    } else if (av_channel_layout_copy(&inLayout, &frame->ch_layout) < 0) {
+      return AVERROR(ENOMEM);
+    }
+    AVChannelLayout mono = AV_CHANNEL_LAYOUT_MONO;
+    int ret = swr_alloc_set_opts2(&swr, &mono, AV_SAMPLE_FMT_FLT, targetRate_, &inLayout,
+                                  static_cast<AVSampleFormat>(format_), rate_, 0, nullptr);
+    av_channel_layout_uninit(&inLayout);
+    if (ret < 0) return ret;
+#else
+    channels_ = frame->channels;
+    if (channels_ <= 0 || channels_ > kMaxChannels) return AVERROR_INVALIDDATA;
+    const int64_t inLayout =
+        frame->channel_layout != 0 ? static_cast<int64_t>(frame->channel_layout) : av_get_default_channel_layout(channels_);
+    swr = swr_alloc_set_opts(nullptr, AV_CH_LAYOUT_MONO, AV_SAMPLE_FMT_FLT, targetRate_, inLayout,
+                             static_cast<AVSampleFormat>(format_), rate_, 0, nullptr);
+    if (swr == nullptr) return AVERROR(ENOMEM);
+#endif
+    swr_.reset(swr);
+    return swr_init(swr_.get());
+  }
+
+  int Convert(const uint8_t** input, int inputSamples, std::vector<float>& out) {
+    const int capacity = swr_get_out_samples(swr_.get(), inputSamples);
+    if (capacity < 0) return capacity;
+    if (capacity == 0) return 0;
+    const size_t before = out.size();
+    out.resize(before + static_cast<size_t>(capacity));
+    uint8_t* target = reinterpret_cast<uint8_t*>(out.data() + before);
+    const int written = swr_convert(swr_.get(), &target, capacity, input, inputSamples);
+    if (written < 0) {
+      out.resize(before);
+      return written;
+    }
+    out.resize(before + static_cast<size_t>(written));
+    return out.size() > maxSamples_ ? 1 : 0;
+  }
+
+  int targetRate_;
+  size_t maxSamples_;
+  std::unique_ptr<SwrContext, SwrDeleter> swr_;
+  int format_ = -1;
+  int rate_ = 0;
+  int channels_ = 0;
+};
+
+std::unique_ptr<ByteSource> OpenSource(const DecodeRequest& request, DecodeFailure& failure) {
+  if (request.path.empty()) return std::make_unique<MemorySource>(request.data, request.size);
+  FILE* file = std::fopen(request.path.c_str(), "rb");
+  if (file == nullptr) {
+    const int err = errno;
+    failure = {err == ENOENT ? "FILE_NOT_FOUND" : "AUDIO_DECODE_FAILED",
+               "cannot open " + request.path + ": " + std::strerror(err)};
+    return nullptr;
+  }
+  struct stat info;
+  if (fstat(fileno(file), &info) != 0 || !S_ISREG(info.st_mode)) {
+    std::fclose(file);
+    failure = {"AUDIO_DECODE_FAILED", request.path + " is not a regular file"};
+    return nullptr;
+  }
+  return std::make_unique<FileSource>(file, static_cast<int64_t>(info.st_size));
+}
+
+bool Failed(DecodeFailure& failure, const char* code, const std::string& message) {
+  failure.code = code;
+  failure.message = message;
+  if (!lastFfmpegError.empty()) failure.message += " (FFmpeg: " + lastFfmpegError + ")";
+  return false;
+}
+
+}  // namespace
+
+std::string FfmpegVersion() { return av_version_info(); }
+
+bool DecodeAudio(const DecodeRequest& request, DecodedAudio& out, DecodeFailure& failure) {
+  InstallFfmpegLog();
+  lastFfmpegError.clear();
+  if (request.path.empty() && request.size == 0) return Failed(failure, "AUDIO_EMPTY", "the audio input is empty");
+
+  std::unique_ptr<ByteSource> source = OpenSource(request, failure);
+  if (!source) return false;
+
+  auto* ioBuffer = static_cast<uint8_t*>(av_malloc(kIoBufferSize));
+  if (ioBuffer == nullptr) throw std::bad_alloc();
+  std::unique_ptr<AVIOContext, IoContextDeleter> io(avio_alloc_context(
+      ioBuffer, kIoBufferSize, 0, source.get(), &ByteSource::ReadPacket, nullptr, &ByteSource::SeekPacket));
+  if (!io) {
+    av_free(ioBuffer);
+    throw std::bad_alloc();
+  }
+
+  AVFormatContext* rawFormat = avformat_alloc_context();
+  if (rawFormat == nullptr) throw std::bad_alloc();
+  rawFormat->pb = io.get();
+  rawFormat->flags |= AVFMT_FLAG_CUSTOM_IO;
+  rawFormat->format_whitelist = av_strdup(kFormatWhitelist);
+  // avformat_open_input frees the context on failure.
+  int ret = avformat_open_input(&rawFormat, nullptr, nullptr, nullptr);
+  if (ret < 0) {
+    return Failed(failure, "AUDIO_UNSUPPORTED",
+                  "not a recognised audio format (accepted: wav, mp3, m4a/aac, flac, ogg vorbis/opus, webm): " +
+                      AvError(ret));
+  }
+  std::unique_ptr<AVFormatContext, FormatDeleter> format(rawFormat);
+
+  ret = avformat_find_stream_info(format.get(), nullptr);
+  if (ret < 0) return Failed(failure, "AUDIO_DECODE_FAILED", "cannot read the stream layout: " + AvError(ret));
+
+  const int streamIndex = av_find_best_stream(format.get(), AVMEDIA_TYPE_AUDIO, -1, -1, nullptr, 0);
+  if (streamIndex < 0) return Failed(failure, "AUDIO_UNSUPPORTED", "the input has no audio stream");
+  AVStream* stream = format->streams[streamIndex];
+  const AVCodecParameters* par = stream->codecpar;
+  const AVCodec* codec = avcodec_find_decoder(par->codec_id);
+  if (codec == nullptr) {
+    return Failed(failure, "AUDIO_UNSUPPORTED",
+                  std::string("no decoder for audio codec ") + avcodec_get_name(par->codec_id));
+  }
+  const int channels = ChannelCount(par);
+  if (par->sample_rate <= 0 || par->sample_rate > kMaxSourceRate || channels <= 0 || channels > kMaxChannels) {
+    return Failed(failure, "AUDIO_DECODE_FAILED",
+                  "implausible stream parameters: " + std::to_string(par->sample_rate) + " Hz, " +
+                      std::to_string(channels) + " channels");
+  }
+  // Ignore every other stream so the demuxer does not spend time on cover art or video.
+  for (unsigned i = 0; i < format->nb_streams; i++) {
+    if (static_cast<int>(i) != streamIndex) format->streams[i]->discard = AVDISCARD_ALL;
+  }
+
+  std::unique_ptr<AVCodecContext, CodecDeleter> decoder(avcodec_alloc_context3(codec));
+  if (!decoder) throw std::bad_alloc();
+  ret = avcodec_parameters_to_context(decoder.get(), par);
+  if (ret < 0) return Failed(failure, "AUDIO_DECODE_FAILED", "bad codec parameters: " + AvError(ret));
+  decoder->thread_count = 1;
+  decoder->pkt_timebase = stream->time_base;
+  ret = avcodec_open2(decoder.get(), codec, nullptr);
+  if (ret < 0) return Failed(failure, "AUDIO_DECODE_FAILED", "cannot open the decoder: " + AvError(ret));
+
+  out.container = format->iformat->name;
+  out.codec = avcodec_get_name(par->codec_id);
+  out.sampleRate = par->sample_rate;
+  out.channels = channels;
+  out.bitRate = par->bit_rate > 0 ? par->bit_rate : format->bit_rate;
+
+  const double maxSamplesD = request.maxDurationSeconds * request.targetSampleRate;
+  const size_t maxSamples = maxSamplesD >= 1e15 ? static_cast<size_t>(1e15) : static_cast<size_t>(maxSamplesD);
+  // Reserve from the container's claimed duration, capped: a lying header must not allocate gigabytes.
+  if (format->duration > 0) {
+    const double claimed = static_cast<double>(format->duration) / AV_TIME_BASE * request.targetSampleRate;
+    out.samples.reserve(static_cast<size_t>(std::min({claimed * 1.01, static_cast<double>(maxSamples),
+                                                      600.0 * request.targetSampleRate})));
+  }
+
+  MonoResampler resampler(request.targetSampleRate, maxSamples);
+  std::unique_ptr<AVPacket, PacketDeleter> packet(av_packet_alloc());
+  std::unique_ptr<AVFrame, FrameDeleter> frame(av_frame_alloc());
+  if (!packet || !frame) throw std::bad_alloc();
+
+  int decodeErrors = 0;
+  int goodPackets = 0;
+  int readError = 0;
+  bool draining = false;
+  while (true) {
+    if (request.cancel != nullptr && request.cancel->load(std::memory_order_relaxed)) {
+      return Failed(failure, "ABORTED", "decoding was aborted");
+    }
+    if (!draining) {
+      ret = av_read_frame(format.get(), packet.get());
+      if (ret < 0) {
+        // End of input, or a truncated/corrupt tail: keep what decoded so far, then drain.
+        if (ret != AVERROR_EOF) readError = ret;
+        draining = true;
+        ret = avcodec_send_packet(decoder.get(), nullptr);
+      } else if (packet->stream_index != streamIndex) {
+        av_packet_unref(packet.get());
+        continue;
+      } else {
+        ret = avcodec_send_packet(decoder.get(), packet.get());
+        av_packet_unref(packet.get());
+        if (ret < 0 && ret != AVERROR(EAGAIN)) {
+          if (++decodeErrors > kMaxDecodeErrors && decodeErrors > goodPackets) {
+            return Failed(failure, "AUDIO_DECODE_FAILED", "the audio stream is corrupt: " + AvError(ret));
+          }
+          continue;
+        }
+        goodPackets++;
+      }
+    }
+    // Pull every frame the decoder has ready.
+    while (true) {
+      ret = avcodec_receive_frame(decoder.get(), frame.get());
+      if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) break;
+      if (ret < 0) {
+        if (++decodeErrors > kMaxDecodeErrors && decodeErrors > goodPackets) {
+          return Failed(failure, "AUDIO_DECODE_FAILED", "the audio stream is corrupt: " + AvError(ret));
+        }
+        break;
+      }
+      const int pushed = resampler.Push(frame.get(), out.samples);
+      av_frame_unref(frame.get());
+      if (pushed < 0) return Failed(failure, "AUDIO_DECODE_FAILED", "cannot resample the audio: " + AvError(pushed));
+      if (pushed == 1) {
+        return Failed(failure, "AUDIO_TOO_LONG",
+                      "the audio is longer than the maximum of " + std::to_string(request.maxDurationSeconds) +
+                          " s; decoding stopped there");
+      }
+    }
+    if (draining) break;
+  }
+  const int flushed = resampler.Flush(out.samples);
+  if (flushed == 1) {
+    return Failed(failure, "AUDIO_TOO_LONG",
+                  "the audio is longer than the maximum of " + std::to_string(request.maxDurationSeconds) + " s");
+  }
+  if (out.samples.empty()) {
+    if (readError != 0 || decodeErrors > 0) {
+      return Failed(failure, "AUDIO_DECODE_FAILED",
+                    "no audio could be decoded: " + AvError(readError != 0 ? readError : AVERROR_INVALIDDATA));
+    }
+    return Failed(failure, "AUDIO_EMPTY", "the audio stream contains no samples");
+  }
+  // Give back a large over-reservation (a header that overstated its duration); small slack is cheaper kept.
+  if (out.samples.capacity() > out.samples.size() + out.samples.size() / 4 + 16000) out.samples.shrink_to_fit();
+  return true;
+}
+
+}  // namespace voxmill

@@ -1,0 +1,44 @@
+// Any container FFmpeg knows -> 16 kHz mono float32. Pure C++ (no N-API) so it runs on a worker
+// thread and can be fuzzed on its own.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace voxmill {
+
+struct DecodeRequest {
+  // Exactly one of (data, size) or path is used.
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  std::string path;
+  int targetSampleRate = 16000;
+  // Decoding stops with AUDIO_TOO_LONG as soon as the output would pass this many seconds.
+  double maxDurationSeconds = 3 * 3600.0;
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct DecodedAudio {
+  std::vector<float> samples;  // mono, targetSampleRate
+  std::string container;       // FFmpeg demuxer name, e.g. "wav", "mp3", "mov,mp4,m4a,3gp,3g2,mj2"
+  std::string codec;           // e.g. "pcm_s16le", "mp3", "aac"
+  int sampleRate = 0;          // of the source stream
+  int channels = 0;            // of the source stream
+  int64_t bitRate = 0;         // of the source stream when known, else 0
+};
+
+struct DecodeFailure {
+  // AUDIO_DECODE_FAILED | AUDIO_UNSUPPORTED | AUDIO_EMPTY | AUDIO_TOO_LONG | ABORTED | FILE_NOT_FOUND
+  std::string code;
+  std::string message;
+};
+
+// Returns true on success. Never throws for bad input; may throw std::bad_alloc.
+bool DecodeAudio(const DecodeRequest& request, DecodedAudio& out, DecodeFailure& failure);
+
+// FFmpeg's version string, for diagnostics.
+std::string FfmpegVersion();
+
+}  // namespace voxmill

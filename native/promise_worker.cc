@@ -1,0 +1,72 @@
+#include "promise_worker.h"
+
+#include <exception>
+#include <new>
+
+namespace voxmill {
+
+PromiseWorker::PromiseWorker(Napi::Env env, const char* resourceName)
+    : Napi::AsyncWorker(env, resourceName),
+      deferred_(Napi::Promise::Deferred::New(env)),
+      cancel_(std::make_shared<std::atomic<bool>>(false)) {}
+
+Napi::Object PromiseWorker::Start() {
+  Napi::Env env = Env();
+  Napi::Object job = Napi::Object::New(env);
+  job.Set("promise", deferred_.Promise());
+  CancelFlag flag = cancel_;
+  job.Set("abort", Napi::Function::New(env, [flag](const Napi::CallbackInfo& info) {
+            flag->store(true);
+            return info.Env().Undefined();
+          }));
+  Queue();
+  return job;
+}
+
+void PromiseWorker::Fail(const std::string& code, const std::string& message) {
+  code_ = code;
+  SetError(message.empty() ? code : message);
+}
+
+void PromiseWorker::Execute() {
+  try {
+    Run();
+  } catch (const std::bad_alloc&) {
+    Fail("OUT_OF_MEMORY", "out of memory");
+  } catch (const std::exception& e) {
+    Fail("INTERNAL", std::string("internal error: ") + e.what());
+  } catch (...) {
+    Fail("INTERNAL", "internal error: unknown exception");
+  }
+}
+
+void PromiseWorker::OnOK() {
+  Napi::Env env = Env();
+  Napi::HandleScope scope(env);
+  try {
+    Napi::Value value = Result(env);
+    Settled();
+    deferred_.Resolve(value);
+  } catch (const Napi::Error& e) {
+    Settled();
+    deferred_.Reject(e.Value());
+  } catch (const std::exception& e) {
+    Settled();
+    deferred_.Reject(MakeError(env, "INTERNAL", std::string("internal error: ") + e.what()));
+  }
+}
+
+void PromiseWorker::OnError(const Napi::Error& error) {
+  Napi::Env env = Env();
+  Napi::HandleScope scope(env);
+  Settled();
+  deferred_.Reject(MakeError(env, code_, error.Message()));
+}
+
+Napi::Value MakeError(Napi::Env env, const std::string& code, const std::string& message) {
+  Napi::Error error = Napi::Error::New(env, message);
+  error.Set("code", Napi::String::New(env, code));
+  return error.Value();
+}
+
+}  // namespace voxmill

@@ -1,0 +1,46 @@
+// Base for every async native operation: a libuv worker that settles a Promise, carries a stable
+// error code, can be cancelled through an atomic flag, and never lets a C++ exception escape.
+#pragma once
+#include <napi.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+namespace voxmill {
+
+using CancelFlag = std::shared_ptr<std::atomic<bool>>;
+
+class PromiseWorker : public Napi::AsyncWorker {
+ public:
+  PromiseWorker(Napi::Env env, const char* resourceName);
+
+  // Queues the work and returns `{ promise, abort }`; abort() sets the cancel flag.
+  Napi::Object Start();
+
+ protected:
+  // The work, on a worker thread. Must not touch N-API. Report failures with Fail().
+  virtual void Run() = 0;
+  // Builds the resolved value, on the main thread.
+  virtual Napi::Value Result(Napi::Env env) = 0;
+  // Called on the main thread once the job settled either way (release references here).
+  virtual void Settled() {}
+
+  void Fail(const std::string& code, const std::string& message);
+  bool Cancelled() const { return cancel_->load(std::memory_order_relaxed); }
+  const CancelFlag& cancelFlag() const { return cancel_; }
+
+ private:
+  void Execute() final;
+  void OnOK() final;
+  void OnError(const Napi::Error& error) final;
+
+  Napi::Promise::Deferred deferred_;
+  CancelFlag cancel_;
+  std::string code_ = "INTERNAL";
+};
+
+// Makes an Error object carrying a `code` property.
+Napi::Value MakeError(Napi::Env env, const std::string& code, const std::string& message);
+
+}  // namespace voxmill

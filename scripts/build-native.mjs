@@ -1,0 +1,87 @@
+#!/usr/bin/env node
+// Builds the C++ addon with cmake-js, offline. Runs as the package's install script.
+//
+// Environment:
+//   VOXMILL_WHISPER_CPP_DIR  another whisper.cpp checkout (newer, or a GPU build) instead of whisper-cpp-src
+//   VOXMILL_GPU              cuda | vulkan | metal: passes GGML_<X>=ON to the whisper.cpp build
+//   VOXMILL_CMAKE_ARGS       extra -D options, space separated
+//   VOXMILL_BUILD_JOBS       parallel compile jobs (default: number of CPUs)
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(join(root, 'package.json'));
+const force = process.argv.includes('--force');
+const addon = join(root, 'build', 'Release', 'voxmill.node');
+
+function fail(message) {
+  console.error(`voxmill: native build failed: ${message}`);
+  process.exit(1);
+}
+
+function whisperTree() {
+  const fromEnv = process.env.VOXMILL_WHISPER_CPP_DIR;
+  if (fromEnv) {
+    if (!existsSync(join(fromEnv, 'include', 'whisper.h'))) {
+      fail(`VOXMILL_WHISPER_CPP_DIR=${fromEnv} is not a whisper.cpp tree (no include/whisper.h)`);
+    }
+    return resolve(fromEnv);
+  }
+  try {
+    return join(dirname(require.resolve('whisper-cpp-src/package.json')), 'cpp', 'whisper.cpp');
+  } catch {
+    fail('the whisper-cpp-src package is missing; run npm install (it is an alias of nodejs-whisper@0.3.1)');
+  }
+}
+
+function gpuFlags() {
+  const gpu = (process.env.VOXMILL_GPU ?? '').trim().toLowerCase();
+  if (gpu === '' || gpu === 'none' || gpu === 'cpu') return [];
+  const known = { cuda: 'GGML_CUDA', vulkan: 'GGML_VULKAN', metal: 'GGML_METAL' };
+  if (!(gpu in known)) fail(`VOXMILL_GPU must be one of cuda, vulkan, metal; received '${gpu}'`);
+  return [`--CD${known[gpu]}=ON`];
+}
+
+function checkTools() {
+  const cmake = spawnSync('cmake', ['--version'], { encoding: 'utf8' });
+  if (cmake.status !== 0) fail('cmake not found. On Debian/Ubuntu: apt-get install cmake');
+  const pkg = spawnSync('pkg-config', ['--exists', 'libavformat', 'libavcodec', 'libswresample', 'libavutil']);
+  if (pkg.error || pkg.status !== 0) {
+    fail(
+      'FFmpeg development libraries not found: apt-get install pkg-config libavformat-dev libavcodec-dev libswresample-dev libavutil-dev',
+    );
+  }
+}
+
+if (!force && existsSync(addon)) {
+  console.log(`voxmill: native addon present at ${addon} (npm run build:native rebuilds it)`);
+  process.exit(0);
+}
+checkTools();
+const cmakeJs = join(dirname(require.resolve('cmake-js/package.json')), 'bin', 'cmake-js');
+const nodeAddonApi = dirname(require.resolve('node-addon-api/package.json'));
+const jobs = process.env.VOXMILL_BUILD_JOBS ?? String(availableParallelism());
+const extra = (process.env.VOXMILL_CMAKE_ARGS ?? '')
+  .split(/\s+/)
+  .filter(Boolean)
+  .map((arg) => arg.replace(/^-D/, '--CD'));
+const args = [
+  cmakeJs,
+  'compile',
+  '--directory',
+  root,
+  `--CDWHISPER_CPP_DIR=${whisperTree()}`,
+  `--CDNODE_ADDON_API_DIR=${nodeAddonApi}`,
+  ...gpuFlags(),
+  ...extra,
+  '--parallel',
+  jobs,
+];
+const started = Date.now();
+const result = spawnSync(process.execPath, args, { stdio: 'inherit', cwd: root });
+if (result.status !== 0) fail(`cmake-js exited with ${result.status ?? result.signal}`);
+console.log(`voxmill: native addon built in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -1,0 +1,124 @@
+// Audio input of any supported kind -> 16 kHz mono float32, decoded on a worker thread.
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { AudioDecodeError, AudioTooLongError, InvalidOptionTypeError } from '../errors.js';
+import { native } from '../native.js';
+import { runJob } from '../util/job.js';
+
+/** whisper.cpp's input rate. */
+export const WHISPER_SAMPLE_RATE = 16000;
+/** Default cap on decoded audio: 3 hours. */
+export const DEFAULT_MAX_DURATION_SECONDS = 3 * 3600;
+/** Default cap on bytes read from a stream input before decoding: 1 GiB. */
+export const DEFAULT_MAX_INPUT_BYTES = 1024 ** 3;
+
+/**
+ * Audio accepted by `transcribe()` and `decodeAudio()`: encoded bytes (any supported container; the
+ * format is detected from the bytes, never from a name), a file path or `file:` URL, a readable
+ * stream of bytes, or already-decoded 16 kHz mono PCM as a Float32Array.
+ */
+export type AudioInput = Uint8Array | string | URL | Readable | AsyncIterable<Uint8Array> | Float32Array;
+
+/** Facts about the source audio before conversion. */
+export interface AudioSourceInfo {
+  /** FFmpeg demuxer name (`wav`, `mp3`, `ogg`, `flac`, `mov,mp4,m4a,3gp,3g2,mj2`, ...), or `pcm` for Float32Array input. */
+  container: string;
+  /** Codec name (`pcm_s16le`, `mp3`, `aac`, `opus`, ...), or `pcm_f32` for Float32Array input. */
+  codec: string;
+  sampleRate: number;
+  channels: number;
+  /** Bits per second when the container says, else 0. */
+  bitRate: number;
+}
+
+export interface DecodedAudio {
+  /** Mono float32 samples at {@link WHISPER_SAMPLE_RATE}. */
+  samples: Float32Array;
+  sampleRate: number;
+  /** Seconds of decoded audio. */
+  duration: number;
+  source: AudioSourceInfo;
+}
+
+export interface DecodeOptions {
+  /** Stop with AudioTooLongError once the decoded audio passes this many seconds. Default 3 hours. */
+  maxDurationSeconds?: number;
+  /** Stop with AudioDecodeError once a stream input passes this many bytes. Default 1 GiB. */
+  maxInputBytes?: number;
+  signal?: AbortSignal;
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+}
+
+async function collect(stream: AsyncIterable<unknown>, maxBytes: number, signal?: AbortSignal): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of stream) {
+    signal?.throwIfAborted();
+    if (!(chunk instanceof Uint8Array)) {
+      throw new InvalidOptionTypeError('input', 'a stream of Buffer/Uint8Array chunks', chunk);
+    }
+    total += chunk.byteLength;
+    if (total > maxBytes) {
+      if (stream instanceof Readable) stream.destroy();
+      throw new AudioDecodeError(`the audio stream is larger than the maximum of ${maxBytes} bytes`, {
+        code: 'AUDIO_TOO_LARGE',
+      });
+    }
+    chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  }
+  return Buffer.concat(chunks, total);
+}
+
+function fromPcm(samples: Float32Array, maxDurationSeconds: number): DecodedAudio {
+  if (samples.length === 0) throw new AudioDecodeError('the PCM input is empty', { code: 'AUDIO_EMPTY' });
+  const duration = samples.length / WHISPER_SAMPLE_RATE;
+  if (duration > maxDurationSeconds) {
+    throw new AudioTooLongError(
+      `the audio is ${duration.toFixed(1)} s, longer than the maximum of ${maxDurationSeconds} s`,
+      maxDurationSeconds,
+    );
+  }
+  return {
+    samples,
+    sampleRate: WHISPER_SAMPLE_RATE,
+    duration,
+    source: { container: 'pcm', codec: 'pcm_f32', sampleRate: WHISPER_SAMPLE_RATE, channels: 1, bitRate: 0 },
+  };
+}
+
+/**
+ * Decodes audio to 16 kHz mono float32 on a worker thread. Float32Array input is taken as already
+ * decoded. Fails with {@link AudioDecodeError} (codes `AUDIO_DECODE_FAILED`, `AUDIO_UNSUPPORTED`,
+ * `AUDIO_EMPTY`, `FILE_NOT_FOUND`, `AUDIO_TOO_LARGE`) or {@link AudioTooLongError}.
+ */
+export async function decodeAudio(input: AudioInput, options: DecodeOptions = {}): Promise<DecodedAudio> {
+  const maxDurationSeconds = options.maxDurationSeconds ?? DEFAULT_MAX_DURATION_SECONDS;
+  const maxInputBytes = options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
+  const { signal } = options;
+  signal?.throwIfAborted();
+  if (input instanceof Float32Array) return fromPcm(input, maxDurationSeconds);
+  let source: Uint8Array | string;
+  if (typeof input === 'string') {
+    if (input.length === 0) throw new InvalidOptionTypeError('input', 'a non-empty path', input);
+    source = input;
+  } else if (input instanceof URL) {
+    if (input.protocol !== 'file:') throw new InvalidOptionTypeError('input', 'a file: URL', input.href);
+    source = fileURLToPath(input);
+  } else if (input instanceof Uint8Array) {
+    source = input;
+  } else if (isAsyncIterable(input)) {
+    source = await collect(input, maxInputBytes, signal);
+  } else {
+    throw new InvalidOptionTypeError(
+      'input',
+      'a Buffer/Uint8Array, a file path or file: URL, a readable stream, or a Float32Array of 16 kHz PCM',
+      input,
+    );
+  }
+  const decoded = await runJob(() => native().decodeAudio(source, maxDurationSeconds), { signal, maxDurationSeconds });
+  const { samples, ...facts } = decoded;
+  return { samples, sampleRate: WHISPER_SAMPLE_RATE, duration: samples.length / WHISPER_SAMPLE_RATE, source: facts };
+}

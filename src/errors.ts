@@ -1,0 +1,140 @@
+/**
+ * Typed errors. Every error voxmill raises on purpose carries a stable string `code`; validation
+ * errors also name the offending option (`param`) and what was received.
+ */
+
+/** Base class of voxmill's own errors (not of validation errors, which extend TypeError / RangeError). */
+export class VoxmillError extends Error {
+  /** Stable, machine-readable error code. */
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** Audio could not be decoded: not audio, corrupt, truncated, unsupported or empty. */
+export class AudioDecodeError extends VoxmillError {
+  constructor(message: string, options?: { cause?: unknown; code?: string }) {
+    super(options?.code ?? 'AUDIO_DECODE_FAILED', message, options);
+  }
+}
+
+/** The decoded audio would exceed the configured maximum duration; decoding stopped there. */
+export class AudioTooLongError extends AudioDecodeError {
+  /** The limit in seconds. */
+  readonly maxDurationSeconds: number;
+  constructor(message: string, maxDurationSeconds: number) {
+    super(message, { code: 'AUDIO_TOO_LONG' });
+    this.maxDurationSeconds = maxDurationSeconds;
+  }
+}
+
+/** A model id or file that is not configured, not installed or not in the catalog. */
+export class ModelNotFoundError extends VoxmillError {
+  constructor(message: string) {
+    super('MODEL_NOT_FOUND', message);
+  }
+}
+
+/** A model file exists but could not be loaded (wrong format, corrupt, out of memory). */
+export class ModelLoadError extends VoxmillError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('MODEL_LOAD_FAILED', message, options);
+  }
+}
+
+/** The per-model queue is full; the caller should retry later (HTTP 429/503). */
+export class QueueFullError extends VoxmillError {
+  constructor(message: string) {
+    super('QUEUE_FULL', message);
+  }
+}
+
+/** whisper.cpp failed while transcribing. */
+export class TranscriptionError extends VoxmillError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('TRANSCRIPTION_FAILED', message, options);
+  }
+}
+
+/** The engine was closed; no more work is accepted. */
+export class ClosedError extends VoxmillError {
+  constructor(message = 'this Speech instance has been closed') {
+    super('SPEECH_CLOSED', message);
+  }
+}
+
+/** The native addon is missing or could not be loaded. */
+export class NativeAddonError extends VoxmillError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('NATIVE_ADDON_UNAVAILABLE', message, options);
+  }
+}
+
+/** A model download failed (HTTP status, network error, size mismatch). */
+export class DownloadError extends VoxmillError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('DOWNLOAD_FAILED', message, options);
+  }
+}
+
+/** A file's sha256 does not match the catalog. The file is not installed. */
+export class ChecksumMismatchError extends VoxmillError {
+  readonly expected: string;
+  readonly actual: string;
+  constructor(file: string, expected: string, actual: string) {
+    super('CHECKSUM_MISMATCH', `sha256 of ${file} is ${actual}, expected ${expected}`);
+    this.expected = expected;
+    this.actual = actual;
+  }
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  if (Array.isArray(value)) return `an array of length ${value.length}`;
+  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name} of ${value.byteLength} bytes`;
+  if (typeof value === 'function') return 'a function';
+  return `an object (${Object.prototype.toString.call(value).slice(8, -1)})`;
+}
+
+/** An option has the wrong type. `param` names it; the message says what was expected and received. */
+export class InvalidOptionTypeError extends TypeError {
+  readonly code = 'INVALID_OPTION_TYPE';
+  readonly param: string;
+  readonly received: unknown;
+  constructor(param: string, expected: string, received: unknown) {
+    super(`${param} must be ${expected}; received ${describe(received)}`);
+    this.name = 'InvalidOptionTypeError';
+    this.param = param;
+    this.received = received;
+  }
+}
+
+/** An option has the right type but a value out of range or not among the allowed ones. */
+export class InvalidOptionValueError extends RangeError {
+  readonly code = 'INVALID_OPTION_VALUE';
+  readonly param: string;
+  readonly received: unknown;
+  constructor(param: string, expected: string, received: unknown) {
+    super(`${param} must be ${expected}; received ${describe(received)}`);
+    this.name = 'InvalidOptionValueError';
+    this.param = param;
+    this.received = received;
+  }
+}
+
+/**
+ * A file's SHA-1 does not match the catalog. Used only for models whose upstream publishes a SHA-1 and no
+ * sha256; it is a {@link ChecksumMismatchError} (same `code`) whose message names the right digest.
+ */
+export class Sha1MismatchError extends ChecksumMismatchError {
+  constructor(file: string, expected: string, actual: string) {
+    super(file, expected, actual);
+    this.message = `sha1 of ${file} is ${actual}, expected ${expected}`;
+  }
+}

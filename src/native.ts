@@ -1,0 +1,184 @@
+// The one place that loads the C++ addon and types its surface. Nothing else touches the .node file.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { NativeAddonError } from './errors.js';
+
+/** A native async job: the promise settles once; abort() asks the worker thread to stop early. */
+export interface NativeJob<T> {
+  promise: Promise<T>;
+  abort(): void;
+}
+
+/** Errors rejected by native jobs carry one of these codes. */
+export type NativeErrorCode =
+  | 'AUDIO_DECODE_FAILED'
+  | 'AUDIO_UNSUPPORTED'
+  | 'AUDIO_EMPTY'
+  | 'AUDIO_TOO_LONG'
+  | 'FILE_NOT_FOUND'
+  | 'ABORTED'
+  | 'MODEL_LOAD_FAILED'
+  | 'TRANSCRIPTION_FAILED'
+  | 'VAD_FAILED'
+  | 'OUT_OF_MEMORY'
+  | 'INTERNAL';
+
+export interface NativeDecodedAudio {
+  samples: Float32Array;
+  container: string;
+  codec: string;
+  sampleRate: number;
+  channels: number;
+  bitRate: number;
+}
+
+export interface NativeLoadOptions {
+  gpu?: boolean;
+  flashAttention?: boolean;
+  dtw?: boolean;
+  gpuDevice?: number;
+}
+
+export interface NativeModelInfo {
+  type: string;
+  multilingual: boolean;
+  vocabSize: number;
+  audioLayers: number;
+  textLayers: number;
+  audioState: number;
+  mels: number;
+  ftype: number;
+  dtwPreset: string | null;
+  flashAttention: boolean;
+  gpu: boolean;
+  disposed: boolean;
+}
+
+export interface NativeVadParams {
+  modelPath: string;
+  threshold?: number;
+  minSpeechMs?: number;
+  minSilenceMs?: number;
+  maxSpeechSeconds?: number;
+  speechPadMs?: number;
+  overlapSeconds?: number;
+}
+
+export interface NativeTranscribeParams {
+  language?: string;
+  translate?: boolean;
+  threads?: number;
+  beamSize?: number;
+  bestOf?: number;
+  temperature?: number;
+  temperatureIncrement?: number;
+  entropyThreshold?: number;
+  logprobThreshold?: number;
+  noSpeechThreshold?: number;
+  initialPrompt?: string;
+  tokenTimestamps?: boolean;
+  tinydiarize?: boolean;
+  suppressNonSpeech?: boolean;
+  noContext?: boolean;
+  maxSegmentLength?: number;
+  splitOnWord?: boolean;
+  vad?: NativeVadParams;
+  progressEvents?: boolean;
+  segmentEvents?: boolean;
+}
+
+export interface NativeToken {
+  id: number;
+  p: number;
+  start: number;
+  end: number;
+  /** DTW timestamp in seconds, or -1 when DTW is off for this model. */
+  dtw: number;
+  special: boolean;
+  byteLength: number;
+}
+
+export interface NativeSegment {
+  start: number;
+  end: number;
+  text: string;
+  speakerTurnNext: boolean;
+  noSpeechProb: number;
+  /** Every token's raw bytes back to back; `tokens[i].byteLength` slices it. */
+  tokenBytes: Buffer;
+  tokens: NativeToken[];
+}
+
+/** A stretch of speech the VAD kept: [origStart, origEnd] of the input is [procStart, procEnd] of what was decoded. */
+export interface NativeSpeechSpan {
+  origStart: number;
+  origEnd: number;
+  procStart: number;
+  procEnd: number;
+}
+
+export interface NativeTranscription {
+  language: string;
+  vad: boolean;
+  speech: NativeSpeechSpan[];
+  segments: NativeSegment[];
+}
+
+export type NativeTranscribeEvent =
+  | ['progress', { progress: number }]
+  | ['segment', { index: number; start: number; end: number; text: string }];
+
+export interface NativeWhisperModel {
+  info(): NativeModelInfo;
+  transcribe(
+    samples: Float32Array,
+    params: NativeTranscribeParams,
+    onEvent?: (...event: NativeTranscribeEvent) => void,
+  ): NativeJob<NativeTranscription>;
+  dispose(): void;
+}
+
+export interface NativeDevice {
+  name: string;
+  description: string;
+  type: 'cpu' | 'gpu' | 'igpu' | 'accelerator';
+}
+
+export interface NativeAddon {
+  WhisperModel: { load(path: string, options: NativeLoadOptions): NativeJob<NativeWhisperModel> };
+  decodeAudio(input: Uint8Array | string, maxDurationSeconds: number): NativeJob<NativeDecodedAudio>;
+  versions(): { whisper: string; ffmpeg: string; system: string };
+  devices(): NativeDevice[];
+}
+
+/** An Error rejected by a native job. */
+export interface NativeError extends Error {
+  code: NativeErrorCode;
+}
+
+export function isNativeError(error: unknown): error is NativeError {
+  return error instanceof Error && typeof (error as { code?: unknown }).code === 'string';
+}
+
+const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
+let cached: NativeAddon | undefined;
+
+/** Loads the addon once per thread (it is safe to load in worker_threads). */
+export function native(): NativeAddon {
+  if (cached) return cached;
+  const path = process.env.VOXMILL_ADDON_PATH ?? join(packageRoot, 'build', 'Release', 'voxmill.node');
+  if (!existsSync(path)) {
+    throw new NativeAddonError(
+      `the voxmill native addon is not built (${path} is missing). Run 'npm run build:native'; it needs cmake, ` +
+        'a C++17 compiler and: apt-get install pkg-config libavformat-dev libavcodec-dev libswresample-dev libavutil-dev',
+    );
+  }
+  try {
+    cached = createRequire(import.meta.url)(path) as NativeAddon;
+  } catch (cause) {
+    throw new NativeAddonError(`cannot load the voxmill native addon ${path}: ${(cause as Error).message}`, { cause });
+  }
+  return cached;
+}
