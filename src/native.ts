@@ -128,7 +128,8 @@ export interface NativeTranscription {
 
 export type NativeTranscribeEvent =
   | ['progress', { progress: number }]
-  | ['segment', { index: number; start: number; end: number; text: string }];
+  | ['segment', { index: number; start: number; end: number; text: string }]
+  | ['speech', { spans: NativeSpeechSpan[] }];
 
 export interface NativeWhisperModel {
   info(): NativeModelInfo;

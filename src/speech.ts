@@ -1,0 +1,402 @@
+// createSpeech(): the engine behind the library and the HTTP handler. Maps model ids to files, loads
+// each model lazily and once, runs transcriptions through a bounded queue per model, and unloads
+// models that sat idle.
+import { existsSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { type AudioInput, DEFAULT_MAX_DURATION_SECONDS, DEFAULT_MAX_INPUT_BYTES, decodeAudio } from './audio/decode.js';
+import { ClosedError, InvalidOptionTypeError, ModelNotFoundError } from './errors.js';
+import { catalogDefaults, findCatalogEntry } from './models/catalog.js';
+import { defaultModelsDir, installedPath } from './models/store.js';
+import { defaultThreads, normalizeTranscribeOptions, normalizeVadOptions } from './stt/options.js';
+import type { TranscribeOptions, Transcription, VadOptions } from './stt/types.js';
+import { nativeVadParams, WhisperModel, type WhisperModelInfo } from './stt/whisper-model.js';
+import { abortReason } from './util/job.js';
+import { WorkQueue } from './util/queue.js';
+import {
+  booleanOption,
+  integerOption,
+  isPlainObject,
+  numberOption,
+  objectOption,
+  rejectUnknownKeys,
+  stringOption,
+} from './util/validate.js';
+
+/** The speech-to-text model ids of the speech API. */
+export const STT_MODEL_IDS = ['svc-stt-1', 'svc-stt-1-flash'] as const;
+
+/** How one speech-to-text model id is served. */
+export interface SttModelConfig {
+  /** A catalog id (`base.en`, `tiny-q5_1`, ...; see `voxmill models list`) or a path to a ggml model file. */
+  model: string;
+  /** Default beam width for this id: 1 = greedy. svc-stt-1: 5, others: 1. */
+  beamSize?: number;
+  /** Default CPU threads per transcription. Default: the engine's `threads`. */
+  threads?: number;
+  /** Transcriptions running at once on this model. Default: the engine's `concurrency`. */
+  concurrency?: number;
+  /** Transcriptions waiting beyond those; more fail with QueueFullError. Default: the engine's `maxQueue`. */
+  maxQueue?: number;
+}
+
+/** Options of {@link createSpeech}. Also the JSON form of the server's configuration file. */
+export interface SpeechOptions {
+  /** Where catalog models are installed. Default `$VOXMILL_MODELS_DIR` or `~/.cache/voxmill/models`. */
+  modelsDir?: string;
+  /**
+   * Model ids and what serves them: a catalog id, a file path, or a {@link SttModelConfig}. `svc-stt-1` and
+   * `svc-stt-1-flash` default to the catalog's defaults (`base` and `tiny-q5_1`); other ids may be added.
+   */
+  models?: Record<string, string | SttModelConfig>;
+  /** Silero VAD model: a catalog id or a file path. Default the catalog's (`silero-v6.2.0`); null for none. */
+  vadModel?: string | null;
+  /** VAD for calls that do not say: false (default), true, or settings. Needs a VAD model. */
+  vad?: boolean | VadOptions;
+  /** Transcriptions running at once per model. Default 1 (whisper already uses several threads per call). */
+  concurrency?: number;
+  /** Transcriptions waiting per model before QueueFullError. Default 16. */
+  maxQueue?: number;
+  /** Unload a model after this many ms without work; 0 keeps models loaded. Default 300000 (5 minutes). */
+  idleUnloadMs?: number;
+  /** CPU threads per transcription. Default min(4, available cores - 1), at least 1. */
+  threads?: number;
+  /** Longest audio accepted, in seconds; enforced while decoding. Default 10800 (3 hours). */
+  maxDurationSeconds?: number;
+  /** Largest stream input read before decoding, in bytes. Default 1 GiB. */
+  maxInputBytes?: number;
+  /** Use a GPU backend when the addon was built with one. Default true. */
+  gpu?: boolean;
+  /** DTW word timestamps where a preset exists. Default true. */
+  dtw?: boolean;
+}
+
+/** A transcription request to the engine: {@link TranscribeOptions} plus the model id. */
+export interface SpeechTranscribeOptions extends TranscribeOptions {
+  /** A configured model id. Default `svc-stt-1`. */
+  model?: string;
+}
+
+/** What the engine knows about one model id. */
+export interface SttModelStatus {
+  id: string;
+  /** The model file (resolved; may not exist yet). */
+  path: string | undefined;
+  /** The catalog id behind it, when it came from the catalog. */
+  catalogId: string | undefined;
+  installed: boolean;
+  loaded: boolean;
+  active: number;
+  pending: number;
+  info: WhisperModelInfo | undefined;
+}
+
+interface ResolvedConfig {
+  modelsDir: string;
+  concurrency: number;
+  maxQueue: number;
+  idleUnloadMs: number;
+  threads: number;
+  maxDurationSeconds: number;
+  maxInputBytes: number;
+  gpu: boolean;
+  dtw: boolean;
+  vadModel: string | null;
+  vad: VadOptions | undefined;
+}
+
+interface ModelSlot {
+  id: string;
+  spec: string;
+  beamSize: number;
+  threads: number;
+  queue: WorkQueue;
+  model: WhisperModel | undefined;
+  loading: Promise<WhisperModel> | undefined;
+  idleTimer: NodeJS.Timeout | undefined;
+}
+
+const SPEECH_KEYS = [
+  'modelsDir',
+  'models',
+  'vadModel',
+  'vad',
+  'concurrency',
+  'maxQueue',
+  'idleUnloadMs',
+  'threads',
+  'maxDurationSeconds',
+  'maxInputBytes',
+  'gpu',
+  'dtw',
+] as const;
+
+/** A path when it looks like one; otherwise a catalog id. */
+function looksLikePath(spec: string): boolean {
+  return isAbsolute(spec) || spec.startsWith('.') || spec.includes('/') || spec.includes('\\') || spec.endsWith('.bin');
+}
+
+/** Resolves a catalog id or path to a file path (which may not exist). */
+function resolveSpec(spec: string, modelsDir: string): { path: string; catalogId: string | undefined } {
+  if (looksLikePath(spec)) return { path: resolve(spec), catalogId: undefined };
+  const entry = findCatalogEntry(spec);
+  if (!entry) throw new ModelNotFoundError(`"${spec}" is neither a catalog model id nor a path to a model file`);
+  return { path: installedPath(entry, modelsDir), catalogId: entry.id };
+}
+
+function requireInstalled(id: string, spec: string, modelsDir: string): string {
+  const { path, catalogId } = resolveSpec(spec, modelsDir);
+  if (existsSync(path)) return path;
+  const hint = catalogId ? `; install it with: npx voxmill models pull ${catalogId}` : '';
+  throw new ModelNotFoundError(`model ${id} (${spec}) is not installed: ${path} does not exist${hint}`);
+}
+
+/** Waits for `promise` unless the signal aborts first (the promise itself goes on). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(abortReason(signal));
+  return new Promise<T>((resolvePromise, reject) => {
+    const onAbort = () => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolvePromise(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * The speech engine. Create one per process with {@link createSpeech} and share it: models load once
+ * and are shared by every call.
+ */
+export class Speech {
+  readonly #config: ResolvedConfig;
+  readonly #slots = new Map<string, ModelSlot>();
+  #closed = false;
+
+  /** @internal Use {@link createSpeech}. */
+  constructor(options: SpeechOptions = {}) {
+    const raw = objectOption('options', options);
+    rejectUnknownKeys('options', raw, SPEECH_KEYS);
+    const modelsDir = stringOption('modelsDir', raw.modelsDir);
+    const vadModel = raw.vadModel === null ? null : stringOption('vadModel', raw.vadModel);
+    this.#config = {
+      modelsDir: modelsDir ? resolve(modelsDir) : defaultModelsDir(),
+      concurrency: integerOption('concurrency', raw.concurrency, 1, 64) ?? 1,
+      maxQueue: integerOption('maxQueue', raw.maxQueue, 0, 100_000) ?? 16,
+      idleUnloadMs: integerOption('idleUnloadMs', raw.idleUnloadMs, 0, 2 ** 31 - 1) ?? 300_000,
+      threads: integerOption('threads', raw.threads, 1, 64) ?? defaultThreads(),
+      maxDurationSeconds: numberOption('maxDurationSeconds', raw.maxDurationSeconds, 0.001, 1e7) ?? DEFAULT_MAX_DURATION_SECONDS,
+      maxInputBytes: integerOption('maxInputBytes', raw.maxInputBytes, 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_MAX_INPUT_BYTES,
+      gpu: booleanOption('gpu', raw.gpu) ?? true,
+      dtw: booleanOption('dtw', raw.dtw) ?? true,
+      vadModel: vadModel === undefined ? (catalogDefaults().vad ?? null) : vadModel,
+      vad: normalizeVadOptions('vad', raw.vad),
+    };
+    const models = objectOption('models', raw.models);
+    const defaults = catalogDefaults();
+    for (const id of STT_MODEL_IDS) {
+      if (models[id] === undefined && defaults[id] !== undefined) this.#addSlot(id, defaults[id]);
+    }
+    for (const [id, value] of Object.entries(models)) this.#addSlot(id, value);
+  }
+
+  #addSlot(id: string, value: unknown): void {
+    const param = `models.${id}`;
+    const config: Record<string, unknown> = typeof value === 'string' ? { model: value } : objectOption(param, value);
+    if (!isPlainObject(value) && typeof value !== 'string') {
+      throw new InvalidOptionTypeError(param, 'a catalog id, a file path or { model, ... }', value);
+    }
+    rejectUnknownKeys(param, config, ['model', 'beamSize', 'threads', 'concurrency', 'maxQueue']);
+    const spec = stringOption(`${param}.model`, config.model);
+    if (spec === undefined || spec === '') {
+      throw new InvalidOptionTypeError(`${param}.model`, 'a catalog id or a file path', config.model);
+    }
+    const c = this.#config;
+    this.#slots.set(id, {
+      id,
+      spec,
+      beamSize: integerOption(`${param}.beamSize`, config.beamSize, 1, 16) ?? (id === 'svc-stt-1' ? 5 : 1),
+      threads: integerOption(`${param}.threads`, config.threads, 1, 64) ?? c.threads,
+      queue: new WorkQueue(`model ${id}`, {
+        concurrency: integerOption(`${param}.concurrency`, config.concurrency, 1, 64) ?? c.concurrency,
+        maxQueue: integerOption(`${param}.maxQueue`, config.maxQueue, 0, 100_000) ?? c.maxQueue,
+      }),
+      model: undefined,
+      loading: undefined,
+      idleTimer: undefined,
+    });
+  }
+
+  #slot(id: unknown): ModelSlot {
+    if (this.#closed) throw new ClosedError();
+    if (typeof id !== 'string') throw new InvalidOptionTypeError('model', 'a string', id);
+    const slot = this.#slots.get(id);
+    if (!slot) {
+      throw new ModelNotFoundError(`unknown model "${id}"; configured: ${[...this.#slots.keys()].join(', ')}`);
+    }
+    return slot;
+  }
+
+  /** The configured speech-to-text model ids. */
+  get modelIds(): string[] {
+    return [...this.#slots.keys()];
+  }
+
+  /** Where catalog models are looked up. */
+  get modelsDir(): string {
+    return this.#config.modelsDir;
+  }
+
+  /** The state of every configured model id. */
+  status(): SttModelStatus[] {
+    return [...this.#slots.values()].map((slot) => {
+      let path: string | undefined;
+      let catalogId: string | undefined;
+      try {
+        ({ path, catalogId } = resolveSpec(slot.spec, this.#config.modelsDir));
+      } catch {
+        // An unknown catalog id shows as not installed.
+      }
+      return {
+        id: slot.id,
+        path,
+        catalogId,
+        installed: path !== undefined && existsSync(path),
+        loaded: slot.model?.loaded === true,
+        active: slot.queue.active,
+        pending: slot.queue.pending,
+        info: slot.model?.info,
+      };
+    });
+  }
+
+  #load(slot: ModelSlot): Promise<WhisperModel> {
+    if (slot.model?.loaded) return Promise.resolve(slot.model);
+    if (!slot.loading) {
+      const c = this.#config;
+      slot.loading = (async () => {
+        const path = requireInstalled(slot.id, slot.spec, c.modelsDir);
+        return WhisperModel.load(path, { gpu: c.gpu, dtw: c.dtw });
+      })().then(
+        (model) => {
+          slot.loading = undefined;
+          if (this.#closed) {
+            model.dispose();
+            throw new ClosedError();
+          }
+          slot.model = model;
+          return model;
+        },
+        (error: unknown) => {
+          // A failed load is not cached: the next call tries again (the file may have been installed since).
+          slot.loading = undefined;
+          throw error;
+        },
+      );
+    }
+    return slot.loading;
+  }
+
+  /** Loads a model now instead of on its first transcription. Resolves to its facts. */
+  async loadModel(id: string, options: { signal?: AbortSignal } = {}): Promise<WhisperModelInfo> {
+    const slot = this.#slot(id);
+    const model = await untilAborted(this.#load(slot), options.signal);
+    this.#scheduleUnload(slot);
+    return model.info;
+  }
+
+  /** Unloads a model now; running transcriptions finish first. It loads again when next used. */
+  unloadModel(id: string): void {
+    const slot = this.#slot(id);
+    clearTimeout(slot.idleTimer);
+    slot.model?.dispose();
+    slot.model = undefined;
+  }
+
+  #scheduleUnload(slot: ModelSlot): void {
+    clearTimeout(slot.idleTimer);
+    slot.idleTimer = undefined;
+    const ms = this.#config.idleUnloadMs;
+    if (ms === 0 || slot.queue.active > 0 || slot.queue.pending > 0 || !slot.model) return;
+    slot.idleTimer = setTimeout(() => {
+      slot.idleTimer = undefined;
+      if (slot.queue.active === 0 && slot.queue.pending === 0) {
+        slot.model?.dispose();
+        slot.model = undefined;
+      }
+    }, ms);
+    // An idle model must not keep the process alive.
+    slot.idleTimer.unref();
+  }
+
+  /**
+   * Transcribes audio: bytes in any supported format, a file path, a readable stream, or 16 kHz mono
+   * Float32Array PCM. The result follows the speech API (section 4.2): `text`, `language` and `duration`
+   * always; `words` when `timestamps` is `word`; `segments` when `timestamps` is `segment` (the default)
+   * or `diarize` is true.
+   * @throws InvalidOptionTypeError / InvalidOptionValueError, ModelNotFoundError, QueueFullError,
+   *   AudioDecodeError, AudioTooLongError, ModelLoadError, TranscriptionError; the signal's reason when aborted.
+   */
+  async transcribe(input: AudioInput, options: SpeechTranscribeOptions = {}): Promise<Transcription> {
+    const raw = objectOption('options', options);
+    const slot = this.#slot(raw.model ?? 'svc-stt-1');
+    const c = this.#config;
+    const normalized = normalizeTranscribeOptions(raw, { beamSize: slot.beamSize, threads: slot.threads });
+    if (normalized.maxDurationSeconds !== undefined && normalized.maxDurationSeconds > c.maxDurationSeconds) {
+      normalized.maxDurationSeconds = c.maxDurationSeconds;
+    }
+    // A call that says nothing about VAD gets the engine's default.
+    if (raw.vad === undefined && c.vad) normalized.vad = c.vad;
+    const vadModelPath =
+      normalized.vad && normalized.vad.model === undefined && c.vadModel !== null
+        ? requireInstalled('vad', c.vadModel, c.modelsDir)
+        : undefined;
+    const vad = nativeVadParams(normalized.vad, vadModelPath);
+    const { signal } = normalized;
+    // Fail before decoding when the model file is missing (the error says how to install it).
+    if (!slot.model?.loaded) requireInstalled(slot.id, slot.spec, c.modelsDir);
+
+    // Take a place first (fails fast when full), then decode while earlier jobs still run.
+    const lease = slot.queue.admit();
+    clearTimeout(slot.idleTimer);
+    try {
+      const audio = await decodeAudio(input, {
+        maxDurationSeconds: normalized.maxDurationSeconds ?? c.maxDurationSeconds,
+        maxInputBytes: c.maxInputBytes,
+        ...(signal ? { signal } : {}),
+      });
+      await lease.acquire(signal);
+      const model = await untilAborted(this.#load(slot), signal);
+      return await model.transcribeDecoded(audio, normalized, vad);
+    } finally {
+      lease.release();
+      this.#scheduleUnload(slot);
+    }
+  }
+
+  /** Stops accepting work and unloads every model (running transcriptions finish first). Idempotent. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const slot of this.#slots.values()) {
+      clearTimeout(slot.idleTimer);
+      slot.model?.dispose();
+      slot.model = undefined;
+    }
+  }
+}
+
+/**
+ * Creates the speech engine. Nothing is loaded until first use (or {@link Speech.loadModel}).
+ * @example
+ * const speech = createSpeech({ models: { 'svc-stt-1': 'base.en' } });
+ * const { text } = await speech.transcribe('meeting.m4a', { language: 'en' });
+ */
+export function createSpeech(options: SpeechOptions = {}): Speech {
+  return new Speech(options);
+}

@@ -1,0 +1,155 @@
+// Validates transcription options and turns them into native parameters.
+import { availableParallelism } from 'node:os';
+import { InvalidOptionValueError } from '../errors.js';
+import type { NativeTranscribeParams } from '../native.js';
+import {
+  booleanOption,
+  enumOption,
+  functionOption,
+  integerOption,
+  numberOption,
+  objectOption,
+  rejectUnknownKeys,
+  signalOption,
+  stringOption,
+} from '../util/validate.js';
+import { isWhisperLanguage } from './languages.js';
+import type { Segment, TimestampGranularity, TranscribeOptions, VadOptions } from './types.js';
+
+export const TIMESTAMP_GRANULARITIES: readonly TimestampGranularity[] = ['none', 'segment', 'word'];
+export const MAX_PROMPT_LENGTH = 2000;
+
+const TRANSCRIBE_KEYS = [
+  'model',
+  'language',
+  'timestamps',
+  'diarize',
+  'translate',
+  'prompt',
+  'threads',
+  'beamSize',
+  'bestOf',
+  'temperature',
+  'temperatureIncrement',
+  'noSpeechThreshold',
+  'entropyThreshold',
+  'logprobThreshold',
+  'vad',
+  'tinydiarize',
+  'suppressNonSpeech',
+  'maxDurationSeconds',
+  'signal',
+  'onProgress',
+  'onSegment',
+] as const;
+
+const VAD_KEYS = [
+  'model',
+  'threshold',
+  'minSpeechMs',
+  'minSilenceMs',
+  'maxSpeechSeconds',
+  'speechPadMs',
+  'overlapSeconds',
+] as const;
+
+/**
+ * Threads per transcription unless configured: one core is left to the event loop and the host (ggml's
+ * workers spin while they wait, so using every core starves timers and I/O), and whisper gains little past 4.
+ */
+export function defaultThreads(cores = availableParallelism()): number {
+  return Math.max(1, Math.min(4, cores - 1));
+}
+
+export interface NormalizedTranscribeOptions {
+  /** undefined = detect. */
+  language: string | undefined;
+  timestamps: TimestampGranularity;
+  diarize: boolean;
+  /** Native parameters, VAD excluded (resolved by the caller, which knows the configured model). */
+  params: NativeTranscribeParams;
+  /** undefined = VAD off; otherwise the per-call settings (model may still be missing). */
+  vad: VadOptions | undefined;
+  maxDurationSeconds: number | undefined;
+  signal: AbortSignal | undefined;
+  onProgress: ((fraction: number) => void) | undefined;
+  onSegment: ((segment: Segment) => void) | undefined;
+}
+
+export function normalizeLanguage(value: unknown): string | undefined {
+  const raw = stringOption('language', value);
+  if (raw === undefined) return undefined;
+  const code = raw.trim().toLowerCase();
+  if (code === '' || code === 'auto') return undefined;
+  if (!isWhisperLanguage(code)) {
+    throw new InvalidOptionValueError('language', 'an ISO-639-1 code whisper knows (en, de, fr, ...) or "auto"', raw);
+  }
+  return code;
+}
+
+export function normalizeVadOptions(param: string, value: unknown): VadOptions | undefined {
+  if (value === undefined || value === false) return undefined;
+  if (value === true) return {};
+  const raw = objectOption(param, value);
+  rejectUnknownKeys(param, raw, VAD_KEYS);
+  const vad: VadOptions = {};
+  const model = stringOption(`${param}.model`, raw.model);
+  if (model !== undefined) vad.model = model;
+  const threshold = numberOption(`${param}.threshold`, raw.threshold, 0, 1);
+  if (threshold !== undefined) vad.threshold = threshold;
+  const minSpeechMs = integerOption(`${param}.minSpeechMs`, raw.minSpeechMs, 0, 60_000);
+  if (minSpeechMs !== undefined) vad.minSpeechMs = minSpeechMs;
+  const minSilenceMs = integerOption(`${param}.minSilenceMs`, raw.minSilenceMs, 0, 60_000);
+  if (minSilenceMs !== undefined) vad.minSilenceMs = minSilenceMs;
+  const maxSpeechSeconds = numberOption(`${param}.maxSpeechSeconds`, raw.maxSpeechSeconds, 0, 3600);
+  if (maxSpeechSeconds !== undefined) vad.maxSpeechSeconds = maxSpeechSeconds;
+  const speechPadMs = integerOption(`${param}.speechPadMs`, raw.speechPadMs, 0, 10_000);
+  if (speechPadMs !== undefined) vad.speechPadMs = speechPadMs;
+  const overlapSeconds = numberOption(`${param}.overlapSeconds`, raw.overlapSeconds, 0, 1);
+  if (overlapSeconds !== undefined) vad.overlapSeconds = overlapSeconds;
+  return vad;
+}
+
+export interface TranscribeDefaults {
+  beamSize: number;
+  threads: number;
+}
+
+/** Validates `options` (throws InvalidOptionTypeError / InvalidOptionValueError naming the option). */
+export function normalizeTranscribeOptions(options: unknown, defaults: TranscribeDefaults): NormalizedTranscribeOptions {
+  const raw = objectOption('options', options);
+  rejectUnknownKeys('options', raw, TRANSCRIBE_KEYS);
+  const language = normalizeLanguage(raw.language);
+  const timestamps = enumOption('timestamps', raw.timestamps, TIMESTAMP_GRANULARITIES) ?? 'segment';
+  const diarize = booleanOption('diarize', raw.diarize) ?? false;
+  const beamSize = integerOption('beamSize', raw.beamSize, 1, 16) ?? defaults.beamSize;
+  const temperature = numberOption('temperature', raw.temperature, 0, 1);
+  const temperatureIncrement = numberOption('temperatureIncrement', raw.temperatureIncrement, 0, 1);
+  const params: NativeTranscribeParams = {
+    translate: booleanOption('translate', raw.translate) ?? false,
+    threads: integerOption('threads', raw.threads, 1, 64) ?? defaults.threads,
+    beamSize: beamSize > 1 ? beamSize : 0,
+    bestOf: integerOption('bestOf', raw.bestOf, 1, 16) ?? 5,
+    temperature: temperature ?? 0,
+    temperatureIncrement: temperatureIncrement ?? 0.2,
+    noSpeechThreshold: numberOption('noSpeechThreshold', raw.noSpeechThreshold, 0, 1) ?? 0.6,
+    entropyThreshold: numberOption('entropyThreshold', raw.entropyThreshold, 0, 100) ?? 2.4,
+    logprobThreshold: numberOption('logprobThreshold', raw.logprobThreshold, -100, 0) ?? -1,
+    initialPrompt: stringOption('prompt', raw.prompt, MAX_PROMPT_LENGTH) ?? '',
+    tokenTimestamps: timestamps === 'word',
+    tinydiarize: booleanOption('tinydiarize', raw.tinydiarize) ?? false,
+    suppressNonSpeech: booleanOption('suppressNonSpeech', raw.suppressNonSpeech) ?? false,
+  };
+  if (language !== undefined) params.language = language;
+  return {
+    language,
+    timestamps,
+    diarize,
+    params,
+    vad: normalizeVadOptions('vad', raw.vad),
+    maxDurationSeconds: numberOption('maxDurationSeconds', raw.maxDurationSeconds, 0.001, 1e7),
+    signal: signalOption('signal', raw.signal),
+    onProgress: functionOption('onProgress', raw.onProgress),
+    onSegment: functionOption('onSegment', raw.onSegment),
+  };
+}

@@ -1,0 +1,93 @@
+import type { Word } from './words.js';
+
+export type { Word } from './words.js';
+
+/** How much timing detail a transcription returns. */
+export type TimestampGranularity = 'none' | 'segment' | 'word';
+
+/** A stretch of the transcript with its time span in seconds. */
+export interface Segment {
+  /** 0-based position in `segments`. */
+  id: number;
+  start: number;
+  end: number;
+  text: string;
+  /** With `tinydiarize` on a tinydiarize model: whisper predicted a speaker change after this segment. */
+  speakerTurnNext?: boolean;
+}
+
+/**
+ * The transcription result, as the speech API's section 4.2 defines it: `words` only when
+ * `timestamps` is `word`; `segments` when `timestamps` is `segment` or `diarize` is true.
+ */
+export interface Transcription {
+  text: string;
+  /** The supplied language hint, else the detected language; `und` when nothing was said and no hint given. */
+  language: string;
+  /** Audio length in seconds. */
+  duration: number;
+  words?: Word[];
+  segments?: Segment[];
+}
+
+/** Voice activity detection settings (Silero VAD). Speech is cut out before decoding; silence is never decoded. */
+export interface VadOptions {
+  /** Path to a ggml Silero VAD model. Optional where the engine has one configured. */
+  model?: string;
+  /** Speech probability threshold, 0–1. Default 0.5. */
+  threshold?: number;
+  /** Shorter speech is dropped, in ms. Default 250. */
+  minSpeechMs?: number;
+  /** Silence needed to end speech, in ms. Default 100. */
+  minSilenceMs?: number;
+  /** Longer speech is split, in seconds. Default: no limit. */
+  maxSpeechSeconds?: number;
+  /** Padding around speech, in ms. Default 30. */
+  speechPadMs?: number;
+  /** Audio kept past each speech end, in seconds. Default 0.1. */
+  overlapSeconds?: number;
+}
+
+/** Options of one transcription. Every option is validated; errors name the option and the value received. */
+export interface TranscribeOptions {
+  /** ISO-639-1 hint (e.g. `en`, `de`); omitted or `auto` detects the language. */
+  language?: string;
+  /** `none`, `segment` (default) or `word`. */
+  timestamps?: TimestampGranularity;
+  /** Label speakers. Segments are always returned when true. */
+  diarize?: boolean;
+  /** Translate to English instead of transcribing. Default false. */
+  translate?: boolean;
+  /** Text that conditions the decoder (spelling of names, style). At most 2,000 characters. */
+  prompt?: string;
+  /** CPU threads for this call, 1–64. Default: min(4, available cores - 1), at least 1. */
+  threads?: number;
+  /** 1 = greedy decoding; 2–16 = beam search width. Default depends on the model tier. */
+  beamSize?: number;
+  /** Candidates sampled at each fallback temperature (greedy), 1–16. Default 5. */
+  bestOf?: number;
+  /** Initial temperature, 0–1. Default 0. */
+  temperature?: number;
+  /** Temperature step when decoding fails its quality checks, 0–1; 0 disables fallback. Default 0.2. */
+  temperatureIncrement?: number;
+  /** Probability above which a window counts as silence, 0–1. Default 0.6. */
+  noSpeechThreshold?: number;
+  /** Entropy above which decoding falls back to a higher temperature. Default 2.4. */
+  entropyThreshold?: number;
+  /** Average log probability below which decoding falls back. Default -1. */
+  logprobThreshold?: number;
+  /** Voice activity detection: true uses the configured VAD model and defaults. */
+  vad?: boolean | VadOptions;
+  /** tinydiarize speaker-turn detection (only models trained for it, e.g. small.en-tdrz). Default false. */
+  tinydiarize?: boolean;
+  /** Suppress non-speech tokens (music notes, sound descriptions). Default false. */
+  suppressNonSpeech?: boolean;
+  /** Reject longer audio with AudioTooLongError; checked while decoding. Default: the engine's (3 hours). */
+  maxDurationSeconds?: number;
+  /** Cancels decoding, waiting, and a running transcription (promptly, via whisper's abort callback). */
+  signal?: AbortSignal;
+  /** Progress of the decoder, 0–1. Exceptions thrown by the callback are ignored. */
+  onProgress?: (fraction: number) => void;
+  /** Each segment as soon as whisper finishes it. Exceptions thrown by the callback are ignored. */
+  onSegment?: (segment: Segment) => void;
+}

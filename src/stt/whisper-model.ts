@@ -1,0 +1,139 @@
+// A loaded whisper.cpp model: the weights once in memory, any number of concurrent transcriptions.
+import { resolve } from 'node:path';
+import { type AudioInput, decodeAudio, DEFAULT_MAX_DURATION_SECONDS } from '../audio/decode.js';
+import { ClosedError, InvalidOptionTypeError } from '../errors.js';
+import { type NativeModelInfo, type NativeVadParams, type NativeWhisperModel, native } from '../native.js';
+import { runJob } from '../util/job.js';
+import { booleanOption, integerOption, objectOption, rejectUnknownKeys, signalOption } from '../util/validate.js';
+import { defaultThreads, type NormalizedTranscribeOptions, normalizeTranscribeOptions } from './options.js';
+import { runTranscription } from './transcribe.js';
+import type { TranscribeOptions, Transcription, VadOptions } from './types.js';
+
+/** Options for loading a whisper model. */
+export interface WhisperLoadOptions {
+  /** Use a GPU backend when the addon was built with one. Default true. */
+  gpu?: boolean;
+  /** GPU index. Default 0. */
+  gpuDevice?: number;
+  /** Flash attention. Default true; turned off where DTW timestamps are on (whisper.cpp computes DTW only without it). */
+  flashAttention?: boolean;
+  /** DTW word timestamps where whisper.cpp has an alignment-heads preset for the model (tiny … large-v3-turbo). Default true. */
+  dtw?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Facts read from a loaded model. */
+export interface WhisperModelInfo {
+  /** whisper.cpp's size name: tiny, base, small, medium, large. */
+  type: string;
+  multilingual: boolean;
+  vocabSize: number;
+  audioLayers: number;
+  textLayers: number;
+  audioState: number;
+  mels: number;
+  /** ggml file type: 0 f32, 1 f16, 8 q5_0, 9 q5_1, 7 q8_0, ... */
+  ftype: number;
+  /** The DTW alignment-heads preset in use (e.g. `tiny.en`), or null when word times use the token heuristic. */
+  dtwPreset: string | null;
+  flashAttention: boolean;
+  gpu: boolean;
+}
+
+function publicInfo(info: NativeModelInfo): WhisperModelInfo {
+  const { disposed: _disposed, ...rest } = info;
+  return rest;
+}
+
+/** Resolves a per-call VAD request into native parameters. */
+export function nativeVadParams(vad: VadOptions | undefined, fallbackModel: string | undefined): NativeVadParams | undefined {
+  if (!vad) return undefined;
+  const modelPath = vad.model ?? fallbackModel;
+  if (modelPath === undefined) {
+    throw new InvalidOptionTypeError('vad.model', 'a path to a ggml Silero VAD model (none is configured)', undefined);
+  }
+  const { model: _model, ...settings } = vad;
+  return { modelPath: resolve(modelPath), ...settings };
+}
+
+/**
+ * A whisper.cpp model loaded in memory. Each transcription gets its own whisper state, so several can
+ * run at once on one copy of the weights; everything runs on worker threads.
+ */
+export class WhisperModel {
+  readonly path: string;
+  readonly info: WhisperModelInfo;
+  #native: NativeWhisperModel | undefined;
+
+  private constructor(path: string, model: NativeWhisperModel) {
+    this.path = path;
+    this.#native = model;
+    this.info = publicInfo(model.info());
+  }
+
+  /** Loads a ggml whisper model file on a worker thread. Rejects with ModelLoadError. */
+  static async load(path: string, options: WhisperLoadOptions = {}): Promise<WhisperModel> {
+    if (typeof path !== 'string' || path === '') throw new InvalidOptionTypeError('path', 'a non-empty string', path);
+    const raw = objectOption('options', options);
+    rejectUnknownKeys('options', raw, ['gpu', 'gpuDevice', 'flashAttention', 'dtw', 'signal']);
+    const signal = signalOption('signal', raw.signal);
+    const loadOptions = {
+      gpu: booleanOption('gpu', raw.gpu) ?? true,
+      gpuDevice: integerOption('gpuDevice', raw.gpuDevice, 0, 64) ?? 0,
+      flashAttention: booleanOption('flashAttention', raw.flashAttention) ?? true,
+      dtw: booleanOption('dtw', raw.dtw) ?? true,
+    };
+    const absolute = resolve(path);
+    const model = await runJob(() => native().WhisperModel.load(absolute, loadOptions), { signal });
+    if (signal?.aborted) {
+      model.dispose();
+      signal.throwIfAborted();
+    }
+    return new WhisperModel(absolute, model);
+  }
+
+  /** False once disposed. */
+  get loaded(): boolean {
+    return this.#native !== undefined;
+  }
+
+  /**
+   * Decodes `input` and transcribes it. `options.vad` needs `vad.model` here (the `Speech` engine fills
+   * in its configured VAD model).
+   */
+  async transcribe(input: AudioInput, options: TranscribeOptions = {}): Promise<Transcription> {
+    const normalized = normalizeTranscribeOptions(options, { beamSize: 1, threads: defaultThreads() });
+    return this.transcribeWith(input, normalized, undefined);
+  }
+
+  /** @internal Used by the Speech engine, which validates options itself. */
+  async transcribeWith(
+    input: AudioInput,
+    options: NormalizedTranscribeOptions,
+    fallbackVadModel: string | undefined,
+  ): Promise<Transcription> {
+    const vad = nativeVadParams(options.vad, fallbackVadModel);
+    const audio = await decodeAudio(input, {
+      maxDurationSeconds: options.maxDurationSeconds ?? DEFAULT_MAX_DURATION_SECONDS,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    return this.transcribeDecoded(audio, options, vad);
+  }
+
+  /** @internal */
+  async transcribeDecoded(
+    audio: Awaited<ReturnType<typeof decodeAudio>>,
+    options: NormalizedTranscribeOptions,
+    vad: NativeVadParams | undefined,
+  ): Promise<Transcription> {
+    const model = this.#native;
+    if (!model) throw new ClosedError(`the model ${this.path} has been disposed`);
+    return runTranscription({ model, info: model.info(), modelName: this.path, audio, options, vad });
+  }
+
+  /** Releases the weights once running transcriptions finish. Further calls reject with ClosedError. */
+  dispose(): void {
+    this.#native?.dispose();
+    this.#native = undefined;
+  }
+}

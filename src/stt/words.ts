@@ -1,0 +1,121 @@
+// Words from whisper tokens: sub-word tokens merged (a leading space starts a word), punctuation
+// attached to its word, UTF-8 decoded only after merging (a character may span tokens), and times
+// made well-formed (start <= end, non-decreasing, inside [0, duration]).
+import type { NativeSegment } from '../native.js';
+import type { TimeMap } from './time-map.js';
+
+/** One spoken word with its time span in seconds. */
+export interface Word {
+  word: string;
+  start: number;
+  end: number;
+}
+
+// Marks that belong to the word before them / after them (as OpenAI's whisper merges punctuation).
+const CLOSING = new Set(['"', "'", '.', '。', ',', '，', '!', '！', '?', '？', ':', '：', ';', '”', ')', ']', '}', '、', '…']);
+const OPENING = new Set(['"', "'", '“', '¿', '¡', '(', '[', '{', '-', '«']);
+
+const decoder = new TextDecoder('utf-8', { fatal: false });
+
+interface Piece {
+  bytes: Uint8Array[];
+  start: number;
+  end: number;
+  /** DTW time of the first token, or -1. */
+  dtw: number;
+}
+
+function onlyOf(text: string, set: Set<string>): boolean {
+  const chars = [...text.trim()];
+  return chars.length > 0 && chars.every((c) => set.has(c));
+}
+
+function text(piece: Piece): string {
+  let size = 0;
+  for (const b of piece.bytes) size += b.byteLength;
+  const all = new Uint8Array(size);
+  let offset = 0;
+  for (const b of piece.bytes) {
+    all.set(b, offset);
+    offset += b.byteLength;
+  }
+  return decoder.decode(all).trim();
+}
+
+/** Splits one segment's text tokens into raw word pieces (times still in processed seconds). */
+function piecesOf(segment: NativeSegment): Piece[] {
+  const pieces: Piece[] = [];
+  let offset = 0;
+  for (const token of segment.tokens) {
+    const bytes = segment.tokenBytes.subarray(offset, offset + token.byteLength);
+    offset += token.byteLength;
+    if (token.special || bytes.byteLength === 0) continue;
+    const current = pieces[pieces.length - 1];
+    if (current === undefined || bytes[0] === 0x20) {
+      pieces.push({ bytes: [bytes], start: token.start, end: token.end, dtw: token.dtw });
+    } else {
+      current.bytes.push(bytes);
+      current.end = Math.max(current.end, token.end);
+    }
+  }
+  return pieces;
+}
+
+/**
+ * Builds the words of all segments. With DTW times (token `dtw` >= 0) a word starts at its first
+ * token's DTW time and ends where the next word starts (or at its segment's end); otherwise the
+ * token-timestamp heuristic's start/end are used.
+ */
+export function wordsFromSegments(segments: readonly NativeSegment[], map: TimeMap, duration: number): Word[] {
+  const words: Word[] = [];
+  for (const segment of segments) {
+    const pieces = piecesOf(segment);
+    const useDtw = pieces.length > 0 && pieces.every((p) => p.dtw >= 0);
+    const merged: { text: string; start: number; end: number }[] = [];
+    let pendingOpening: { text: string; start: number } | undefined;
+    pieces.forEach((piece, i) => {
+      let value = text(piece);
+      if (value === '') return;
+      let start = useDtw ? piece.dtw : piece.start;
+      const end = useDtw ? (pieces[i + 1]?.dtw ?? segment.end) : piece.end;
+      if (pendingOpening) {
+        value = pendingOpening.text + value;
+        start = pendingOpening.start;
+        pendingOpening = undefined;
+      }
+      const previous = merged[merged.length - 1];
+      if (previous && onlyOf(value, CLOSING)) {
+        previous.text += value;
+        previous.end = Math.max(previous.end, end);
+      } else if (onlyOf(value, OPENING) && i + 1 < pieces.length) {
+        pendingOpening = { text: value, start };
+      } else {
+        merged.push({ text: value, start, end });
+      }
+    });
+    if (pendingOpening) merged.push({ text: pendingOpening.text, start: pendingOpening.start, end: segment.end });
+    for (const w of merged) words.push({ word: w.text, start: map(w.start), end: map(w.end) });
+  }
+  return normaliseTimes(words, duration);
+}
+
+/** Millisecond precision, never rounding past the end of the audio. */
+function round(seconds: number, duration: number): number {
+  const rounded = Math.round(seconds * 1000) / 1000;
+  return rounded > duration ? Math.floor(duration * 1000) / 1000 : rounded;
+}
+
+/** Clamps to [0, duration], makes starts and ends non-decreasing and start <= end. */
+export function normaliseTimes<T extends { start: number; end: number }>(items: T[], duration: number): T[] {
+  let lastStart = 0;
+  let lastEnd = 0;
+  for (const item of items) {
+    const start = Math.min(duration, Math.max(lastStart, Number.isFinite(item.start) ? item.start : lastStart, 0));
+    const end = Math.min(duration, Math.max(start, lastEnd, Number.isFinite(item.end) ? item.end : start));
+    item.start = round(start, duration);
+    item.end = round(end, duration);
+    lastStart = start;
+    lastEnd = end;
+  }
+  return items;
+}

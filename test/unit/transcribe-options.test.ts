@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidOptionTypeError, InvalidOptionValueError } from '../../src/errors.js';
+import { defaultThreads, normalizeTranscribeOptions } from '../../src/stt/options.js';
+
+const defaults = { beamSize: 5, threads: 3 };
+
+function rejects(options: unknown): InvalidOptionTypeError | InvalidOptionValueError {
+  try {
+    normalizeTranscribeOptions(options, defaults);
+  } catch (error) {
+    if (error instanceof InvalidOptionTypeError || error instanceof InvalidOptionValueError) return error;
+    throw error;
+  }
+  throw new Error(`accepted ${JSON.stringify(options)}`);
+}
+
+describe('normalizeTranscribeOptions', () => {
+  it('applies the defaults', () => {
+    const n = normalizeTranscribeOptions({}, defaults);
+    expect(n.timestamps).toBe('segment');
+    expect(n.diarize).toBe(false);
+    expect(n.language).toBeUndefined();
+    expect(n.vad).toBeUndefined();
+    expect(n.params).toMatchObject({ beamSize: 5, threads: 3, temperatureIncrement: 0.2, tokenTimestamps: false });
+  });
+
+  it('asks whisper for token timestamps only for word timestamps, and maps beamSize 1 to greedy', () => {
+    const n = normalizeTranscribeOptions({ timestamps: 'word', beamSize: 1 }, defaults);
+    expect(n.params.tokenTimestamps).toBe(true);
+    expect(n.params.beamSize).toBe(0);
+  });
+
+  it('normalises language hints and treats "auto" as detection', () => {
+    expect(normalizeTranscribeOptions({ language: 'DE' }, defaults).language).toBe('de');
+    expect(normalizeTranscribeOptions({ language: 'auto' }, defaults).language).toBeUndefined();
+    expect(normalizeTranscribeOptions({ language: 'haw' }, defaults).params.language).toBe('haw');
+  });
+
+  it.each([
+    [{ language: 'xx' }, 'language', InvalidOptionValueError],
+    [{ language: 5 }, 'language', InvalidOptionTypeError],
+    [{ timestamps: 'words' }, 'timestamps', InvalidOptionValueError],
+    [{ diarize: 'true' }, 'diarize', InvalidOptionTypeError],
+    [{ beamSize: 17 }, 'beamSize', InvalidOptionValueError],
+    [{ beamSize: 2.5 }, 'beamSize', InvalidOptionValueError],
+    [{ threads: 0 }, 'threads', InvalidOptionValueError],
+    [{ temperature: Number.NaN }, 'temperature', InvalidOptionTypeError],
+    [{ prompt: 'x'.repeat(2001) }, 'prompt', InvalidOptionValueError],
+    [{ vad: { threshold: 2 } }, 'vad.threshold', InvalidOptionValueError],
+    [{ vad: 'yes' }, 'vad', InvalidOptionTypeError],
+    [{ signal: {} }, 'signal', InvalidOptionTypeError],
+    [{ onProgress: 1 }, 'onProgress', InvalidOptionTypeError],
+    [{ timestamp: 'word' }, 'options.timestamp', InvalidOptionValueError],
+    [{ maxDurationSeconds: -1 }, 'maxDurationSeconds', InvalidOptionValueError],
+  ])('rejects %j naming %s', (options, param, type) => {
+    const error = rejects(options);
+    expect(error).toBeInstanceOf(type);
+    expect(error.param).toBe(param);
+    expect(error.message).toContain(param);
+    expect(error.message).toContain('received');
+  });
+
+  it('rejects a non-object', () => {
+    expect(rejects('word').param).toBe('options');
+  });
+});
+
+describe('defaultThreads', () => {
+  it('leaves one core to the host and uses at most 4', () => {
+    expect(defaultThreads(1)).toBe(1);
+    expect(defaultThreads(2)).toBe(1);
+    expect(defaultThreads(4)).toBe(3);
+    expect(defaultThreads(32)).toBe(4);
+  });
+});

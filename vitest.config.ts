@@ -1,0 +1,28 @@
+import { defineConfig } from 'vitest/config';
+
+// Unit tests (no addon, no models) run in parallel. Native and end-to-end tests load the addon in
+// forked processes (a native crash fails the file instead of the runner) one file at a time: they
+// measure event-loop latency, memory and speed on a 2-core machine, where parallel files would skew both.
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          pool: 'threads',
+        },
+      },
+      {
+        test: {
+          name: 'native',
+          include: ['test/native/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          pool: 'forks',
+          fileParallelism: false,
+          testTimeout: 120_000,
+          hookTimeout: 300_000,
+        },
+      },
+    ],
+  },
+});
