@@ -1,0 +1,147 @@
+#!/usr/bin/env node
+// Builds whisper.cpp's own `whisper-cli` from the same source tree the addon is built from
+// (whisper-cpp-src, or VOXMILL_WHISPER_CPP_DIR), with the addon's build flags, into bench/build-cli/.
+// The benchmarks compare the binding against this binary, so both must come from one tree.
+//
+//   node bench/build-whisper-cli.mjs [--force]   prints the binary's path (build output goes to stderr)
+//   import { ensureWhisperCli } from './build-whisper-cli.mjs'
+//
+// Environment:
+//   VOXMILL_WHISPER_CPP_DIR  another whisper.cpp checkout instead of whisper-cpp-src
+//   VOXMILL_BUILD_JOBS       parallel compile jobs (default: number of CPUs)
+//
+// Note: configured standalone (-S <tree>), whisper.cpp's top CMakeLists.txt runs
+// configure_file(bindings/javascript/package-tmpl.json -> bindings/javascript/package.json) in its
+// SOURCE tree. The content it writes equals the file already shipped, so nothing changes, but CMake still
+// creates package.json.tmp beside it, which fails on a read-only tree (for example a root-owned global
+// node_modules). When that folder is not writable we configure a generated wrapper project instead,
+// which add_subdirectory()s the tree exactly like the addon's CMakeLists.txt does, so nothing is written
+// into the tree.
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const buildDir = join(root, 'bench', 'build-cli');
+const exe = process.platform === 'win32' ? 'whisper-cli.exe' : 'whisper-cli';
+// Single-config generators put it in bin/, multi-config ones (Visual Studio, Xcode) in bin/Release/.
+const candidates = [join(buildDir, 'bin', exe), join(buildDir, 'bin', 'Release', exe)];
+
+// The addon's settings (CMakeLists.txt at the repository root), so the two builds are comparable.
+const cmakeFlags = [
+  '-DCMAKE_BUILD_TYPE=Release',
+  '-DGGML_NATIVE=OFF',
+  '-DGGML_OPENMP=OFF',
+  '-DBUILD_SHARED_LIBS=OFF',
+  '-DCMAKE_POSITION_INDEPENDENT_CODE=ON',
+  '-DWHISPER_BUILD_TESTS=OFF',
+  '-DWHISPER_BUILD_EXAMPLES=ON',
+  '-DWHISPER_BUILD_SERVER=OFF',
+  '-DWHISPER_ALL_WARNINGS=OFF',
+  '-DWHISPER_SDL2=OFF',
+  '-DWHISPER_CURL=OFF',
+];
+
+function whisperTree() {
+  const fromEnv = process.env.VOXMILL_WHISPER_CPP_DIR;
+  if (fromEnv) {
+    const dir = resolve(fromEnv);
+    if (!existsSync(join(dir, 'include', 'whisper.h'))) {
+      throw new Error(`VOXMILL_WHISPER_CPP_DIR=${fromEnv} is not a whisper.cpp tree (no include/whisper.h)`);
+    }
+    return dir;
+  }
+  const require = createRequire(join(root, 'package.json'));
+  let pkg;
+  try {
+    pkg = require.resolve('whisper-cpp-src/package.json');
+  } catch {
+    throw new Error('the whisper-cpp-src package is missing; run npm install (it is an alias of nodejs-whisper@0.3.1)');
+  }
+  return join(dirname(pkg), 'cpp', 'whisper.cpp');
+}
+
+function writable(dir) {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function run(command, args) {
+  // Build output goes to stderr, so stdout carries only the binary's path.
+  const result = spawnSync(command, args, { stdio: ['ignore', 2, 2] });
+  if (result.error) throw new Error(`${command} could not start: ${result.error.message}`);
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed with status ${result.status}`);
+}
+
+/** The source folder to configure: the tree itself, or a wrapper around it when the tree is read-only. */
+function sourceDir(tree) {
+  const bindings = join(tree, 'bindings', 'javascript');
+  if (!existsSync(bindings) || writable(bindings)) return tree;
+  const wrapper = join(buildDir, 'wrapper');
+  mkdirSync(wrapper, { recursive: true });
+  const cmakePath = tree.replaceAll('\\', '/');
+  writeFileSync(
+    join(wrapper, 'CMakeLists.txt'),
+    'cmake_minimum_required(VERSION 3.18)\n' +
+      'project(voxmill_whisper_cli C CXX)\n' +
+      // whisper.cpp sets CMAKE_RUNTIME_OUTPUT_DIRECTORY to <build>/bin itself.
+      `add_subdirectory("${cmakePath}" whisper.cpp)\n`,
+  );
+  return wrapper;
+}
+
+function existing() {
+  return candidates.find((path) => existsSync(path));
+}
+
+/**
+ * Returns the path of whisper-cli, building it first when it is missing (or when `force` is set).
+ * @param {{ force?: boolean }} [options]
+ * @returns {string}
+ */
+export function ensureWhisperCli({ force = false } = {}) {
+  const found = existing();
+  if (found && !force) return found;
+  const tree = whisperTree();
+  const cmake = spawnSync('cmake', ['--version'], { encoding: 'utf8' });
+  if (cmake.error || cmake.status !== 0) throw new Error('cmake not found. On Debian/Ubuntu: apt-get install cmake');
+  if (force) {
+    for (const path of candidates) rmSync(path, { force: true });
+  }
+  const source = sourceDir(tree);
+  if (source !== tree) {
+    process.stderr.write(`whisper-cli: ${tree} is read-only; building through a wrapper project in ${source}\n`);
+  }
+  // A cache made from another source folder (the tree vs the wrapper, or another VOXMILL_WHISPER_CPP_DIR)
+  // makes cmake refuse to configure: start that build folder afresh.
+  const cache = join(buildDir, 'CMakeCache.txt');
+  if (existsSync(cache)) {
+    const home = /^CMAKE_HOME_DIRECTORY:INTERNAL=(.*)$/m.exec(readFileSync(cache, 'utf8'))?.[1];
+    if (home !== undefined && resolve(home) !== resolve(source)) {
+      rmSync(cache, { force: true });
+      rmSync(join(buildDir, 'CMakeFiles'), { recursive: true, force: true });
+    }
+  }
+  run('cmake', ['-S', source, '-B', buildDir, ...cmakeFlags]);
+  const jobs = process.env.VOXMILL_BUILD_JOBS ?? String(availableParallelism());
+  run('cmake', ['--build', buildDir, '--config', 'Release', '--target', 'whisper-cli', '-j', jobs]);
+  const built = existing();
+  if (!built) throw new Error(`the build finished but no whisper-cli was found under ${join(buildDir, 'bin')}`);
+  return built;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  try {
+    console.log(ensureWhisperCli({ force: process.argv.includes('--force') }));
+  } catch (error) {
+    console.error(`whisper-cli: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
+}
