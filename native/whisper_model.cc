@@ -2,6 +2,10 @@
 
 #include <atomic>
 #include <climits>
+#include <future>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -181,27 +185,52 @@ struct SegmentOut {
 };
 
 struct JobEvent {
-  bool isProgress;
+  enum Kind { kProgress, kSegment, kSpeech, kFlush } kind;
   int progress;
   int index;
   double t0, t1;
   std::string text;
+  std::vector<SpeechSpan> spans;
+  // kFlush: set once every earlier event was delivered (or dropped at shutdown).
+  std::promise<void>* delivered = nullptr;
 };
+
+Napi::Array SpansToJs(Napi::Env env, const std::vector<SpeechSpan>& spans) {
+  Napi::Array out = Napi::Array::New(env, spans.size());
+  for (size_t i = 0; i < spans.size(); i++) {
+    Napi::Object span = Napi::Object::New(env);
+    span.Set("origStart", spans[i].origStart);
+    span.Set("origEnd", spans[i].origEnd);
+    span.Set("procStart", spans[i].procStart);
+    span.Set("procEnd", spans[i].procEnd);
+    out.Set(static_cast<uint32_t>(i), span);
+  }
+  return out;
+}
 
 void DeliverEvent(Napi::Env env, Napi::Function callback, std::nullptr_t*, JobEvent* event) {
   std::unique_ptr<JobEvent> owned(event);
+  if (owned->kind == JobEvent::kFlush) {
+    owned->delivered->set_value();
+    return;
+  }
   if (env == nullptr || callback.IsEmpty()) return;
   try {
     Napi::Object payload = Napi::Object::New(env);
-    if (owned->isProgress) {
+    const char* kind = "progress";
+    if (owned->kind == JobEvent::kProgress) {
       payload.Set("progress", owned->progress);
-    } else {
+    } else if (owned->kind == JobEvent::kSegment) {
+      kind = "segment";
       payload.Set("index", owned->index);
       payload.Set("start", owned->t0);
       payload.Set("end", owned->t1);
       payload.Set("text", owned->text);
+    } else {
+      kind = "speech";
+      payload.Set("spans", SpansToJs(env, owned->spans));
     }
-    callback.Call({Napi::String::New(env, owned->isProgress ? "progress" : "segment"), payload});
+    callback.Call({Napi::String::New(env, kind), payload});
   } catch (const Napi::Error& e) {
     // The JS side guards user callbacks; anything thrown here is dropped rather than crashing the host.
   }
@@ -230,6 +259,31 @@ class WhisperModelTranscribeWorker final : public PromiseWorker {
 
  protected:
   void Run() override {
+    Transcribe();
+    FlushEvents();
+#if defined(__GLIBC__)
+    // A call frees hundreds of MB (state, DTW scratch); glibc keeps it in this thread's arena unless asked,
+    // so a server's RSS would sit at the peak of its busiest moment. Returning it costs about a millisecond.
+    malloc_trim(0);
+#endif
+  }
+
+ private:
+  // Thread-safe-function calls and the worker's completion reach the main thread through different
+  // handles, so without this a promise could settle before its last segment event is delivered.
+  void FlushEvents() {
+    if (!hasEvents_) return;
+    std::promise<void> delivered;
+    std::future<void> done = delivered.get_future();
+    auto* marker = new JobEvent{JobEvent::kFlush, 0, 0, 0, 0, {}, {}, &delivered};
+    if (events_.BlockingCall(marker) != napi_ok) {
+      delete marker;
+      return;
+    }
+    done.wait();
+  }
+
+  void Transcribe() {
     if (count_ > static_cast<size_t>(INT_MAX)) return Fail("AUDIO_TOO_LONG", "too many samples for whisper.cpp");
     const float* audio = samples_;
     size_t audioCount = count_;
@@ -240,6 +294,8 @@ class WhisperModelTranscribeWorker final : public PromiseWorker {
         return Fail("VAD_FAILED", error);
       }
       vadUsed_ = true;
+      // Segment events carry times of the cut audio; the listener needs the map first (events stay in order).
+      if (hasEvents_) Emit(new JobEvent{JobEvent::kSpeech, 0, 0, 0, 0, {}, spans_});
       // No speech: the decoder is not run at all, so it cannot hallucinate on silence.
       if (speech.empty()) return;
       audio = speech.data();
@@ -284,7 +340,7 @@ class WhisperModelTranscribeWorker final : public PromiseWorker {
     wp.encoder_begin_callback_user_data = cancelFlag().get();
     if (hasEvents_ && params_.progressEvents) {
       wp.progress_callback = [](whisper_context*, whisper_state*, int progress, void* self) {
-        static_cast<WhisperModelTranscribeWorker*>(self)->Emit(new JobEvent{true, progress, 0, 0, 0, {}});
+        static_cast<WhisperModelTranscribeWorker*>(self)->Emit(new JobEvent{JobEvent::kProgress, progress, 0, 0, 0, {}, {}});
       };
       wp.progress_callback_user_data = this;
     }
@@ -306,20 +362,12 @@ class WhisperModelTranscribeWorker final : public PromiseWorker {
     Collect(ctx, state.get());
   }
 
+ protected:
   Napi::Value Result(Napi::Env env) override {
     Napi::Object result = Napi::Object::New(env);
     result.Set("language", language_);
     result.Set("vad", vadUsed_);
-    Napi::Array spans = Napi::Array::New(env, spans_.size());
-    for (size_t i = 0; i < spans_.size(); i++) {
-      Napi::Object span = Napi::Object::New(env);
-      span.Set("origStart", spans_[i].origStart);
-      span.Set("origEnd", spans_[i].origEnd);
-      span.Set("procStart", spans_[i].procStart);
-      span.Set("procEnd", spans_[i].procEnd);
-      spans.Set(static_cast<uint32_t>(i), span);
-    }
-    result.Set("speech", spans);
+    result.Set("speech", SpansToJs(env, spans_));
     Napi::Array segments = Napi::Array::New(env, segments_.size());
     for (size_t i = 0; i < segments_.size(); i++) {
       const SegmentOut& s = segments_[i];
@@ -364,9 +412,11 @@ class WhisperModelTranscribeWorker final : public PromiseWorker {
   void EmitSegments(whisper_state* state) {
     const int total = whisper_full_n_segments_from_state(state);
     for (; reported_ < total; reported_++) {
-      Emit(new JobEvent{false, 0, reported_, Centiseconds(whisper_full_get_segment_t0_from_state(state, reported_)),
+      const char* text = whisper_full_get_segment_text_from_state(state, reported_);
+      Emit(new JobEvent{JobEvent::kSegment, 0, reported_,
+                        Centiseconds(whisper_full_get_segment_t0_from_state(state, reported_)),
                         Centiseconds(whisper_full_get_segment_t1_from_state(state, reported_)),
-                        whisper_full_get_segment_text_from_state(state, reported_)});
+                        text != nullptr ? text : "", {}});
     }
   }
 

@@ -37,6 +37,12 @@ export interface SttModelConfig {
   concurrency?: number;
   /** Transcriptions waiting beyond those; more fail with QueueFullError. Default: the engine's `maxQueue`. */
   maxQueue?: number;
+  /**
+   * DTW word timestamps (where whisper.cpp has a preset for the model). Fixed when the model loads; costs about
+   * 30% more time and a 128 MB scratch buffer per running call, and turns flash attention off.
+   * Default: true for svc-stt-1 and custom ids (accuracy), false for svc-stt-1-flash (speed).
+   */
+  dtw?: boolean;
 }
 
 /** Options of {@link createSpeech}. Also the JSON form of the server's configuration file. */
@@ -66,8 +72,6 @@ export interface SpeechOptions {
   maxInputBytes?: number;
   /** Use a GPU backend when the addon was built with one. Default true. */
   gpu?: boolean;
-  /** DTW word timestamps where a preset exists. Default true. */
-  dtw?: boolean;
 }
 
 /** A transcription request to the engine: {@link TranscribeOptions} plus the model id. */
@@ -99,7 +103,6 @@ interface ResolvedConfig {
   maxDurationSeconds: number;
   maxInputBytes: number;
   gpu: boolean;
-  dtw: boolean;
   vadModel: string | null;
   vad: VadOptions | undefined;
 }
@@ -109,6 +112,7 @@ interface ModelSlot {
   spec: string;
   beamSize: number;
   threads: number;
+  dtw: boolean;
   queue: WorkQueue;
   model: WhisperModel | undefined;
   loading: Promise<WhisperModel> | undefined;
@@ -127,7 +131,6 @@ const SPEECH_KEYS = [
   'maxDurationSeconds',
   'maxInputBytes',
   'gpu',
-  'dtw',
 ] as const;
 
 /** A path when it looks like one; otherwise a catalog id. */
@@ -194,7 +197,6 @@ export class Speech {
       maxDurationSeconds: numberOption('maxDurationSeconds', raw.maxDurationSeconds, 0.001, 1e7) ?? DEFAULT_MAX_DURATION_SECONDS,
       maxInputBytes: integerOption('maxInputBytes', raw.maxInputBytes, 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_MAX_INPUT_BYTES,
       gpu: booleanOption('gpu', raw.gpu) ?? true,
-      dtw: booleanOption('dtw', raw.dtw) ?? true,
       vadModel: vadModel === undefined ? (catalogDefaults().vad ?? null) : vadModel,
       vad: normalizeVadOptions('vad', raw.vad),
     };
@@ -212,7 +214,7 @@ export class Speech {
     if (!isPlainObject(value) && typeof value !== 'string') {
       throw new InvalidOptionTypeError(param, 'a catalog id, a file path or { model, ... }', value);
     }
-    rejectUnknownKeys(param, config, ['model', 'beamSize', 'threads', 'concurrency', 'maxQueue']);
+    rejectUnknownKeys(param, config, ['model', 'beamSize', 'threads', 'concurrency', 'maxQueue', 'dtw']);
     const spec = stringOption(`${param}.model`, config.model);
     if (spec === undefined || spec === '') {
       throw new InvalidOptionTypeError(`${param}.model`, 'a catalog id or a file path', config.model);
@@ -223,6 +225,7 @@ export class Speech {
       spec,
       beamSize: integerOption(`${param}.beamSize`, config.beamSize, 1, 16) ?? (id === 'svc-stt-1' ? 5 : 1),
       threads: integerOption(`${param}.threads`, config.threads, 1, 64) ?? c.threads,
+      dtw: booleanOption(`${param}.dtw`, config.dtw) ?? id !== 'svc-stt-1-flash',
       queue: new WorkQueue(`model ${id}`, {
         concurrency: integerOption(`${param}.concurrency`, config.concurrency, 1, 64) ?? c.concurrency,
         maxQueue: integerOption(`${param}.maxQueue`, config.maxQueue, 0, 100_000) ?? c.maxQueue,
@@ -282,7 +285,7 @@ export class Speech {
       const c = this.#config;
       slot.loading = (async () => {
         const path = requireInstalled(slot.id, slot.spec, c.modelsDir);
-        return WhisperModel.load(path, { gpu: c.gpu, dtw: c.dtw });
+        return WhisperModel.load(path, { gpu: c.gpu, dtw: slot.dtw });
       })().then(
         (model) => {
           slot.loading = undefined;
@@ -365,6 +368,12 @@ export class Speech {
     // Take a place first (fails fast when full), then decode while earlier jobs still run.
     const lease = slot.queue.admit();
     clearTimeout(slot.idleTimer);
+    // An aborted call answers at once, but its slot stays taken until whisper has really stopped.
+    let nativeWork: Promise<void> | undefined;
+    const release = () => {
+      lease.release();
+      this.#scheduleUnload(slot);
+    };
     try {
       const audio = await decodeAudio(input, {
         maxDurationSeconds: normalized.maxDurationSeconds ?? c.maxDurationSeconds,
@@ -373,10 +382,12 @@ export class Speech {
       });
       await lease.acquire(signal);
       const model = await untilAborted(this.#load(slot), signal);
-      return await model.transcribeDecoded(audio, normalized, vad);
+      return await model.transcribeDecoded(audio, normalized, vad, (settled) => {
+        nativeWork = settled;
+      });
     } finally {
-      lease.release();
-      this.#scheduleUnload(slot);
+      if (nativeWork) void nativeWork.then(release);
+      else release();
     }
   }
 

@@ -52,6 +52,8 @@ export interface RunTranscriptionInput {
   options: NormalizedTranscribeOptions;
   /** Resolved VAD parameters (model path included), or undefined for no VAD. */
   vad: NativeVadParams | undefined;
+  /** See RunJobOptions.track. */
+  track?: ((settled: Promise<void>) => void) | undefined;
 }
 
 export async function runTranscription(input: RunTranscriptionInput): Promise<Transcription> {
@@ -77,7 +79,10 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
         }
       : undefined;
 
-  const result = await runJob(() => model.transcribe(audio.samples, params, onEvent), { signal: options.signal });
+  const result = await runJob(() => model.transcribe(audio.samples, params, onEvent), {
+    signal: options.signal,
+    track: input.track,
+  });
   const map = result.vad ? timeMapFromSpans(result.speech) : identityTimeMap;
   const segments = shapeSegments(result.segments, map, audio.duration, options.params.tinydiarize === true);
   const transcription: Transcription = {

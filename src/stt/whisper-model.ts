@@ -125,10 +125,11 @@ export class WhisperModel {
     audio: Awaited<ReturnType<typeof decodeAudio>>,
     options: NormalizedTranscribeOptions,
     vad: NativeVadParams | undefined,
+    track?: (settled: Promise<void>) => void,
   ): Promise<Transcription> {
     const model = this.#native;
     if (!model) throw new ClosedError(`the model ${this.path} has been disposed`);
-    return runTranscription({ model, info: model.info(), modelName: this.path, audio, options, vad });
+    return runTranscription({ model, info: model.info(), modelName: this.path, audio, options, vad, track });
   }
 
   /** Releases the weights once running transcriptions finish. Further calls reject with ClosedError. */

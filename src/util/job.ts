@@ -32,24 +32,43 @@ export interface RunJobOptions {
   signal?: AbortSignal | undefined;
   /** Passed to AudioTooLongError. */
   maxDurationSeconds?: number;
+  /** Receives a promise that settles when the native work has really stopped (which may be after an abort). */
+  track?: ((settled: Promise<void>) => void) | undefined;
 }
 
-/** Starts `start()` unless the signal is already aborted, and settles with typed errors. */
+/**
+ * Starts `start()` unless the signal is already aborted, and settles with typed errors. On abort the
+ * caller is answered at once with the signal's reason; the native work stops at its next checkpoint
+ * (whisper.cpp checks between graph passes), which `track` lets a queue wait for before reusing the slot.
+ */
 export async function runJob<T>(start: () => NativeJob<T>, options: RunJobOptions = {}): Promise<T> {
   const { signal } = options;
   const callerStack = new Error().stack ?? '';
   signal?.throwIfAborted();
   const job = start();
-  const onAbort = () => job.abort();
-  signal?.addEventListener('abort', onAbort, { once: true });
+  options.track?.(job.promise.then(
+    () => undefined,
+    () => undefined,
+  ));
+  let onAbort: (() => void) | undefined;
+  const aborted = signal
+    ? new Promise<never>((_, reject) => {
+        onAbort = () => {
+          job.abort();
+          reject(abortReason(signal));
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+      })
+    : undefined;
   try {
-    return await job.promise;
+    return await (aborted ? Promise.race([job.promise, aborted]) : job.promise);
   } catch (error) {
+    if (signal?.aborted) throw abortReason(signal);
     if (isNativeError(error) && error.code === 'ABORTED') throw abortReason(signal);
     const typed = toTypedError(error, options.maxDurationSeconds);
     if (typed instanceof Error) typed.stack = `${typed.name}: ${typed.message}\n${callerStack.split('\n').slice(2).join('\n')}`;
     throw typed;
   } finally {
-    signal?.removeEventListener('abort', onAbort);
+    if (onAbort) signal?.removeEventListener('abort', onAbort);
   }
 }

@@ -20,6 +20,7 @@ const info = (multilingual: boolean): NativeModelInfo => ({
   dtwPreset: null,
   flashAttention: true,
   gpu: false,
+  disposed: false,
 });
 
 const audio: DecodedAudio = {

@@ -1,0 +1,222 @@
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClosedError, ModelLoadError, type Transcription, WhisperModel } from '../../src/index.js';
+import { measureEventLoop, peakRss } from '../helpers/event-loop.js';
+import { fixture, repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js';
+
+const tinyEn = fixture('models/ggml-tiny.en-random.bin');
+const vadModel = sharedModel('whisper/ggml-silero-v6.2.0.bin');
+// Random weights can decode until the token limit; one pass without temperature fallback keeps tests bounded.
+const fast = { temperatureIncrement: 0 } as const;
+
+function expectWellFormedWords(result: Transcription): void {
+  let last = { start: 0, end: 0 };
+  for (const word of result.words ?? []) {
+    expect(word.word.trim()).toBe(word.word);
+    expect(word.word.length).toBeGreaterThan(0);
+    expect(word.start).toBeLessThanOrEqual(word.end);
+    expect(word.start).toBeGreaterThanOrEqual(last.start);
+    expect(word.end).toBeGreaterThanOrEqual(last.end);
+    expect(word.start).toBeGreaterThanOrEqual(0);
+    expect(word.end).toBeLessThanOrEqual(result.duration);
+    last = word;
+  }
+}
+
+describe('WhisperModel.load', () => {
+  it('reports the facts of a tiny.en-shaped model and picks its DTW preset', async () => {
+    const model = await WhisperModel.load(tinyEn);
+    expect(model.info).toMatchObject({
+      type: 'tiny',
+      multilingual: false,
+      vocabSize: 51864,
+      audioLayers: 4,
+      textLayers: 4,
+      audioState: 384,
+      mels: 80,
+      ftype: 1,
+      dtwPreset: 'tiny.en',
+      flashAttention: false,
+    });
+    model.dispose();
+  });
+
+  it('tells multilingual from English-only by the vocabulary, and leaves flash attention on without DTW', async () => {
+    const model = await WhisperModel.load(sharedModel('whisper/for-tests-ggml-tiny.bin'), { dtw: false });
+    expect(model.info).toMatchObject({ multilingual: true, vocabSize: 51865, dtwPreset: null, flashAttention: true });
+    model.dispose();
+  });
+
+  describe('bad model files give ModelLoadError', () => {
+    let dir: string;
+    beforeAll(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'voxmill-model-'));
+    });
+    afterAll(async () => {
+      await rm(dir, { recursive: true, force: true });
+    });
+
+    it.each([
+      ['a missing file', async () => join(dir, 'missing.bin'), /cannot open/],
+      ['an audio file', async () => sharedAudio('jfk.wav'), /not a whisper.cpp ggml model/],
+      ['an empty file', async () => {
+        const path = join(dir, 'empty.bin');
+        await writeFile(path, '');
+        return path;
+      }, /not a whisper.cpp ggml model/],
+      ['a truncated model', async () => {
+        const path = join(dir, 'truncated.bin');
+        await writeFile(path, readFileSync(tinyEn).subarray(0, 3_000_000));
+        return path;
+      }, /could not load/],
+    ])('%s', async (_name, make, message) => {
+      const error = await WhisperModel.load(await make()).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ModelLoadError);
+      expect(error).toMatchObject({ code: 'MODEL_LOAD_FAILED' });
+      expect((error as Error).message).toMatch(message);
+    });
+  });
+});
+
+describe('WhisperModel.transcribe', () => {
+  let model: WhisperModel;
+  beforeAll(async () => {
+    model = await WhisperModel.load(tinyEn);
+  });
+  afterAll(() => model.dispose());
+
+  it('keeps the event loop ticking during jfk.wav and returns well-formed words', async () => {
+    const { result, ratio } = await measureEventLoop(() =>
+      model.transcribe(sharedAudio('jfk.wav'), { ...fast, timestamps: 'word' }),
+    );
+    expect(ratio).toBeGreaterThanOrEqual(0.8);
+    expect(result).toMatchObject({ language: 'en', duration: 11 });
+    expect(result.segments).toBeUndefined();
+    expect(result.words!.length).toBeGreaterThan(0);
+    expectWellFormedWords(result);
+  });
+
+  it('keeps the event loop ticking during gb0.wav (127 s)', async () => {
+    const progress: number[] = [];
+    const { result, ratio, ms } = await measureEventLoop(() =>
+      model.transcribe(sharedAudio('gb0.wav'), { ...fast, timestamps: 'word', onProgress: (p) => progress.push(p) }),
+    );
+    console.log(`gb0.wav: ${(ms / 1000).toFixed(1)} s, interval ratio ${ratio.toFixed(2)}`);
+    expect(ratio).toBeGreaterThanOrEqual(0.8);
+    expect(result.duration).toBeCloseTo(127.355, 2);
+    expectWellFormedWords(result);
+    expect(progress.length).toBeGreaterThan(2);
+    expect(progress.every((p, i) => p >= 0 && p <= 1 && (i === 0 || p >= progress[i - 1]!))).toBe(true);
+  });
+
+  it('runs four transcriptions at once on one loaded model; memory grows by per-call state only', async () => {
+    const audio = readFileSync(sharedAudio('jfk.wav'));
+    const before = process.memoryUsage().rss;
+    const one = await peakRss(() => model.transcribe(audio, fast));
+    const perCall = one.peak - before;
+    const four = await peakRss(() => Promise.all([1, 2, 3, 4].map(() => model.transcribe(audio, fast))));
+    const growth = four.peak - before;
+    const mb = (n: number) => `${(n / 1048576).toFixed(0)} MB`;
+    console.log(`one call: +${mb(perCall)}, four at once: +${mb(growth)}, model file ${mb(readFileSync(tinyEn).length)}`);
+    expect(four.result).toHaveLength(4);
+    for (const result of four.result) expect(result).toEqual(one.result);
+    // Each extra call adds at most about one call's state (a weights copy per call would add ~77 MB each on top).
+    expect(growth).toBeLessThan(perCall * 4 * 1.25);
+    // Nothing accumulates: a second round of four needs no more memory than the first.
+    const afterFirst = process.memoryUsage().rss;
+    await Promise.all([1, 2, 3, 4].map(() => model.transcribe(audio, fast)));
+    expect(process.memoryUsage().rss - afterFirst).toBeLessThan(32 * 1048576);
+  });
+
+  it('with VAD, a minute of silence returns nothing quickly and never runs the decoder', async () => {
+    let progressEvents = 0;
+    const started = performance.now();
+    const result = await model.transcribe(fixture('audio/silence-60s.wav'), {
+      ...fast,
+      vad: { model: vadModel },
+      onProgress: () => progressEvents++,
+    });
+    const ms = performance.now() - started;
+    console.log(`silence with VAD: ${ms.toFixed(0)} ms`);
+    expect(result).toEqual({ text: '', language: 'en', duration: 60, segments: [] });
+    expect(progressEvents).toBe(0);
+    expect(ms).toBeLessThan(5000);
+  });
+
+  it('with VAD on speech, segment times stay inside the original audio', async () => {
+    const result = await model.transcribe(sharedAudio('jfk.wav'), { ...fast, vad: { model: vadModel } });
+    for (const s of result.segments ?? []) {
+      expect(s.start).toBeGreaterThanOrEqual(0);
+      expect(s.end).toBeLessThanOrEqual(11);
+    }
+  });
+
+  it('aborting gb0.wav rejects with the abort reason within 500 ms', async () => {
+    const controller = new AbortController();
+    let segments = 0;
+    const pending = model.transcribe(sharedAudio('gb0.wav'), {
+      ...fast,
+      signal: controller.signal,
+      onSegment: () => segments++,
+    });
+    await new Promise((r) => setTimeout(r, 1500));
+    const reason = new Error('caller gave up');
+    const abortedAt = performance.now();
+    controller.abort(reason);
+    await expect(pending).rejects.toBe(reason);
+    const latency = performance.now() - abortedAt;
+    console.log(`abort latency ${latency.toFixed(0)} ms`);
+    expect(latency).toBeLessThan(500);
+  });
+
+  it('streams segments through onSegment that match the result', async () => {
+    const seen: unknown[] = [];
+    const result = await model.transcribe(sharedAudio('jfk.wav'), {
+      ...fast,
+      onSegment: (s) => {
+        seen.push(s);
+        throw new Error('a throwing callback must not break the transcription');
+      },
+    });
+    expect(seen).toEqual(result.segments);
+  });
+
+  it('refuses a non-English hint on an English-only model', async () => {
+    await expect(model.transcribe(sharedAudio('jfk.wav'), { language: 'de' })).rejects.toMatchObject({
+      param: 'language',
+    });
+  });
+});
+
+describe('lifetime', () => {
+  it('a model disposed mid-transcription lets the running call finish, then refuses new ones', async () => {
+    const model = await WhisperModel.load(tinyEn, { dtw: false });
+    const running = model.transcribe(sharedAudio('jfk.wav'), fast);
+    await new Promise((r) => setTimeout(r, 100));
+    model.dispose();
+    expect(model.loaded).toBe(false);
+    await expect(running).resolves.toMatchObject({ duration: 11 });
+    await expect(model.transcribe(sharedAudio('jfk.wav'))).rejects.toBeInstanceOf(ClosedError);
+  });
+
+  it('the addon loads and decodes inside a worker thread', async () => {
+    const script = `
+      const { parentPort } = require('node:worker_threads');
+      import(${JSON.stringify(pathToFileURL(join(repoRoot, 'dist', 'index.js')).href)})
+        .then(({ decodeAudio }) => decodeAudio(${JSON.stringify(sharedAudio('jfk.flac'))}))
+        .then((audio) => parentPort.postMessage(audio.duration));
+    `;
+    const worker = new Worker(script, { eval: true });
+    const duration = await new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    await worker.terminate();
+    expect(duration).toBe(11);
+  });
+});
