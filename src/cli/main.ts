@@ -1,0 +1,55 @@
+#!/usr/bin/env node
+/** The `voxmill` command. */
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { registerModelsCommand } from './models-command.js';
+import { registerTranscribeCommand } from './transcribe-command.js';
+
+// `voxmill models list | head` closes stdout early: that is not an error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
+async function versionText(): Promise<string> {
+  try {
+    const { versions, devices } = await import('../system.js');
+    const v = versions();
+    const gpus = devices().filter((d) => d.type !== 'cpu');
+    return [
+      `voxmill ${version}`,
+      `whisper.cpp ${v.whisper}, FFmpeg ${v.ffmpeg}`,
+      `devices: ${['CPU', ...gpus.map((d) => `${d.name} (${d.description})`)].join(', ')}`,
+      v.system.trim(),
+    ].join('\n');
+  } catch (error) {
+    return `voxmill ${version} (native addon unavailable: ${(error as Error).message})`;
+  }
+}
+
+const program = new Command('voxmill')
+  .description('local speech for Node.js: whisper.cpp transcription')
+  .option('-V, --version', 'print versions and compute devices')
+  .showHelpAfterError();
+program
+  .command('version')
+  .description('print versions and compute devices')
+  .action(async () => {
+    process.stdout.write(`${await versionText()}\n`);
+  });
+registerTranscribeCommand(program);
+registerModelsCommand(program);
+
+const args = process.argv.slice(2);
+try {
+  // --version is answered like the `version` command (commander's built-in one cannot be async).
+  await program.parseAsync(args[0] === '-V' || args[0] === '--version' ? ['version'] : args, { from: 'user' });
+} catch (error) {
+  const e = error as Error & { code?: string };
+  process.stderr.write(`voxmill: ${e.message}${e.code && !e.message.includes(e.code) ? ` [${e.code}]` : ''}\n`);
+  process.exitCode = 1;
+}
