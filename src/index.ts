@@ -5,10 +5,10 @@
 export {
   type AudioInput,
   type AudioSourceInfo,
-  type DecodedAudio,
-  type DecodeOptions,
   DEFAULT_MAX_DURATION_SECONDS,
   DEFAULT_MAX_INPUT_BYTES,
+  type DecodedAudio,
+  type DecodeOptions,
   decodeAudio,
   WHISPER_SAMPLE_RATE,
 } from './audio/decode.js';
@@ -54,5 +54,5 @@ export type {
   VadOptions,
   Word,
 } from './stt/types.js';
-export { WhisperModel, type WhisperLoadOptions, type WhisperModelInfo } from './stt/whisper-model.js';
-export { versions, devices } from './system.js';
+export { type WhisperLoadOptions, WhisperModel, type WhisperModelInfo } from './stt/whisper-model.js';
+export { devices, versions } from './system.js';

@@ -194,8 +194,10 @@ export class Speech {
       maxQueue: integerOption('maxQueue', raw.maxQueue, 0, 100_000) ?? 16,
       idleUnloadMs: integerOption('idleUnloadMs', raw.idleUnloadMs, 0, 2 ** 31 - 1) ?? 300_000,
       threads: integerOption('threads', raw.threads, 1, 64) ?? defaultThreads(),
-      maxDurationSeconds: numberOption('maxDurationSeconds', raw.maxDurationSeconds, 0.001, 1e7) ?? DEFAULT_MAX_DURATION_SECONDS,
-      maxInputBytes: integerOption('maxInputBytes', raw.maxInputBytes, 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_MAX_INPUT_BYTES,
+      maxDurationSeconds:
+        numberOption('maxDurationSeconds', raw.maxDurationSeconds, 0.001, 1e7) ?? DEFAULT_MAX_DURATION_SECONDS,
+      maxInputBytes:
+        integerOption('maxInputBytes', raw.maxInputBytes, 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_MAX_INPUT_BYTES,
       gpu: booleanOption('gpu', raw.gpu) ?? true,
       vadModel: vadModel === undefined ? (catalogDefaults().vad ?? null) : vadModel,
       vad: normalizeVadOptions('vad', raw.vad),

@@ -14,7 +14,7 @@ import {
   stringOption,
 } from '../util/validate.js';
 import { isWhisperLanguage } from './languages.js';
-import type { Segment, TimestampGranularity, TranscribeOptions, VadOptions } from './types.js';
+import type { Segment, TimestampGranularity, VadOptions } from './types.js';
 
 export const TIMESTAMP_GRANULARITIES: readonly TimestampGranularity[] = ['none', 'segment', 'word'];
 export const MAX_PROMPT_LENGTH = 2000;
@@ -116,7 +116,10 @@ export interface TranscribeDefaults {
 }
 
 /** Validates `options` (throws InvalidOptionTypeError / InvalidOptionValueError naming the option). */
-export function normalizeTranscribeOptions(options: unknown, defaults: TranscribeDefaults): NormalizedTranscribeOptions {
+export function normalizeTranscribeOptions(
+  options: unknown,
+  defaults: TranscribeDefaults,
+): NormalizedTranscribeOptions {
   const raw = objectOption('options', options);
   rejectUnknownKeys('options', raw, TRANSCRIBE_KEYS);
   const language = normalizeLanguage(raw.language);

@@ -1,7 +1,14 @@
 // One transcription on a loaded model: native call with events, then the spec-shaped result.
-import { InvalidOptionValueError } from '../errors.js';
-import type { NativeModelInfo, NativeSegment, NativeTranscribeEvent, NativeVadParams, NativeWhisperModel } from '../native.js';
+
 import type { DecodedAudio } from '../audio/decode.js';
+import { InvalidOptionValueError } from '../errors.js';
+import type {
+  NativeModelInfo,
+  NativeSegment,
+  NativeTranscribeEvent,
+  NativeVadParams,
+  NativeWhisperModel,
+} from '../native.js';
 import { runJob } from '../util/job.js';
 import { UNDETERMINED_LANGUAGE } from './languages.js';
 import type { NormalizedTranscribeOptions } from './options.js';
@@ -73,7 +80,10 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
           else if (event[0] === 'speech') eventMap = timeMapFromSpans(event[1].spans);
           else {
             const { index, start, end, text } = event[1];
-            const [segment] = normaliseTimes([{ id: index, start: eventMap(start), end: eventMap(end), text: text.trim() }], audio.duration);
+            const [segment] = normaliseTimes(
+              [{ id: index, start: eventMap(start), end: eventMap(end), text: text.trim() }],
+              audio.duration,
+            );
             safely(options.onSegment, segment!);
           }
         }

@@ -1,6 +1,6 @@
 // A loaded whisper.cpp model: the weights once in memory, any number of concurrent transcriptions.
 import { resolve } from 'node:path';
-import { type AudioInput, decodeAudio, DEFAULT_MAX_DURATION_SECONDS } from '../audio/decode.js';
+import { type AudioInput, DEFAULT_MAX_DURATION_SECONDS, decodeAudio } from '../audio/decode.js';
 import { ClosedError, InvalidOptionTypeError } from '../errors.js';
 import { type NativeModelInfo, type NativeVadParams, type NativeWhisperModel, native } from '../native.js';
 import { runJob } from '../util/job.js';
@@ -46,7 +46,10 @@ function publicInfo(info: NativeModelInfo): WhisperModelInfo {
 }
 
 /** Resolves a per-call VAD request into native parameters. */
-export function nativeVadParams(vad: VadOptions | undefined, fallbackModel: string | undefined): NativeVadParams | undefined {
+export function nativeVadParams(
+  vad: VadOptions | undefined,
+  fallbackModel: string | undefined,
+): NativeVadParams | undefined {
   if (!vad) return undefined;
   const modelPath = vad.model ?? fallbackModel;
   if (modelPath === undefined) {

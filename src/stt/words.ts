@@ -12,7 +12,27 @@ export interface Word {
 }
 
 // Marks that belong to the word before them / after them (as OpenAI's whisper merges punctuation).
-const CLOSING = new Set(['"', "'", '.', '。', ',', '，', '!', '！', '?', '？', ':', '：', ';', '”', ')', ']', '}', '、', '…']);
+const CLOSING = new Set([
+  '"',
+  "'",
+  '.',
+  '。',
+  ',',
+  '，',
+  '!',
+  '！',
+  '?',
+  '？',
+  ':',
+  '：',
+  ';',
+  '”',
+  ')',
+  ']',
+  '}',
+  '、',
+  '…',
+]);
 const OPENING = new Set(['"', "'", '“', '¿', '¡', '(', '[', '{', '-', '«']);
 
 const decoder = new TextDecoder('utf-8', { fatal: false });

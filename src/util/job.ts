@@ -46,10 +46,12 @@ export async function runJob<T>(start: () => NativeJob<T>, options: RunJobOption
   const callerStack = new Error().stack ?? '';
   signal?.throwIfAborted();
   const job = start();
-  options.track?.(job.promise.then(
-    () => undefined,
-    () => undefined,
-  ));
+  options.track?.(
+    job.promise.then(
+      () => undefined,
+      () => undefined,
+    ),
+  );
   let onAbort: (() => void) | undefined;
   const aborted = signal
     ? new Promise<never>((_, reject) => {
@@ -66,7 +68,8 @@ export async function runJob<T>(start: () => NativeJob<T>, options: RunJobOption
     if (signal?.aborted) throw abortReason(signal);
     if (isNativeError(error) && error.code === 'ABORTED') throw abortReason(signal);
     const typed = toTypedError(error, options.maxDurationSeconds);
-    if (typed instanceof Error) typed.stack = `${typed.name}: ${typed.message}\n${callerStack.split('\n').slice(2).join('\n')}`;
+    if (typed instanceof Error)
+      typed.stack = `${typed.name}: ${typed.message}\n${callerStack.split('\n').slice(2).join('\n')}`;
     throw typed;
   } finally {
     if (onAbort) signal?.removeEventListener('abort', onAbort);

@@ -24,7 +24,12 @@ export function segment(start: number, end: number, tokens: TokenSpec[], text?: 
   return {
     start,
     end,
-    text: text ?? tokens.filter((t) => !t.special).map((t) => t.text).join(''),
+    text:
+      text ??
+      tokens
+        .filter((t) => !t.special)
+        .map((t) => t.text)
+        .join(''),
     speakerTurnNext: false,
     noSpeechProb: 0,
     tokenBytes: Buffer.concat(parts),

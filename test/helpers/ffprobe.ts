@@ -6,7 +6,17 @@ import { execFileSync } from 'node:child_process';
  */
 export function ffprobeDecodedDuration(path: string): number {
   const rate = Number(
-    execFileSync('ffprobe', ['-v', 'error', '-select_streams', 'a:0', '-show_entries', 'stream=sample_rate', '-of', 'csv=p=0', path])
+    execFileSync('ffprobe', [
+      '-v',
+      'error',
+      '-select_streams',
+      'a:0',
+      '-show_entries',
+      'stream=sample_rate',
+      '-of',
+      'csv=p=0',
+      path,
+    ])
       .toString()
       .trim(),
   );

@@ -39,19 +39,15 @@ describe('decodeAudio: every shared file', () => {
 });
 
 describe('decodeAudio: formats made by the fixtures', () => {
-  it.each([
-    'jfk-moov-end.m4a',
-    'jfk-faststart.m4a',
-    'jfk-f32.wav',
-    'jfk-8k.wav',
-    'jfk-48k-stereo.wav',
-    'jfk.webm',
-  ])('%s decodes from memory to about 11 s', async (name) => {
-    const bytes = readFileSync(fixture(`audio/${name}`));
-    const decoded = await decodeAudio(bytes);
-    expect(decoded.duration).toBeGreaterThan(10.9);
-    expect(decoded.duration).toBeLessThan(11.1);
-  });
+  it.each(['jfk-moov-end.m4a', 'jfk-faststart.m4a', 'jfk-f32.wav', 'jfk-8k.wav', 'jfk-48k-stereo.wav', 'jfk.webm'])(
+    '%s decodes from memory to about 11 s',
+    async (name) => {
+      const bytes = readFileSync(fixture(`audio/${name}`));
+      const decoded = await decodeAudio(bytes);
+      expect(decoded.duration).toBeGreaterThan(10.9);
+      expect(decoded.duration).toBeLessThan(11.1);
+    },
+  );
 
   it('m4a with the index at the end decodes from a Buffer (seekable memory I/O)', async () => {
     const bytes = readFileSync(fixture('audio/jfk-moov-end.m4a'));
@@ -126,7 +122,11 @@ describe('decodeAudio: bad input gives a typed error', () => {
     ['truncated header', () => readFileSync(sharedAudio('jfk.wav')).subarray(0, 20), 'AUDIO_UNSUPPORTED'],
     ['missing file', () => '/nonexistent/voxmill/audio.wav', 'FILE_NOT_FOUND'],
     ['a directory', () => sharedDir, 'AUDIO_DECODE_FAILED'],
-    ['a PNG image', () => Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489', 'hex'), 'AUDIO_UNSUPPORTED'],
+    [
+      'a PNG image',
+      () => Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489', 'hex'),
+      'AUDIO_UNSUPPORTED',
+    ],
   ];
 
   it.each(cases)('%s -> %s', async (_name, make, code) => {

@@ -64,16 +64,24 @@ describe('WhisperModel.load', () => {
     it.each([
       ['a missing file', async () => join(dir, 'missing.bin'), /cannot open/],
       ['an audio file', async () => sharedAudio('jfk.wav'), /not a whisper.cpp ggml model/],
-      ['an empty file', async () => {
-        const path = join(dir, 'empty.bin');
-        await writeFile(path, '');
-        return path;
-      }, /not a whisper.cpp ggml model/],
-      ['a truncated model', async () => {
-        const path = join(dir, 'truncated.bin');
-        await writeFile(path, readFileSync(tinyEn).subarray(0, 3_000_000));
-        return path;
-      }, /could not load/],
+      [
+        'an empty file',
+        async () => {
+          const path = join(dir, 'empty.bin');
+          await writeFile(path, '');
+          return path;
+        },
+        /not a whisper.cpp ggml model/,
+      ],
+      [
+        'a truncated model',
+        async () => {
+          const path = join(dir, 'truncated.bin');
+          await writeFile(path, readFileSync(tinyEn).subarray(0, 3_000_000));
+          return path;
+        },
+        /could not load/,
+      ],
     ])('%s', async (_name, make, message) => {
       const error = await WhisperModel.load(await make()).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ModelLoadError);
@@ -122,7 +130,9 @@ describe('WhisperModel.transcribe', () => {
     const four = await peakRss(() => Promise.all([1, 2, 3, 4].map(() => model.transcribe(audio, fast))));
     const growth = four.peak - before;
     const mb = (n: number) => `${(n / 1048576).toFixed(0)} MB`;
-    console.log(`one call: +${mb(perCall)}, four at once: +${mb(growth)}, model file ${mb(readFileSync(tinyEn).length)}`);
+    console.log(
+      `one call: +${mb(perCall)}, four at once: +${mb(growth)}, model file ${mb(readFileSync(tinyEn).length)}`,
+    );
     expect(four.result).toHaveLength(4);
     for (const result of four.result) expect(result).toEqual(one.result);
     // Each extra call adds at most about one call's state (a weights copy per call would add ~77 MB each on top).

@@ -46,8 +46,14 @@ const detected: NativeTranscription = {
   vad: false,
   speech: [],
   segments: [
-    segment(0, 1.5, [{ text: ' Guten', start: 0, end: 0.7 }, { text: ' Tag.', start: 0.7, end: 1.5 }]),
-    segment(1.5, 2.9, [{ text: ' Wie', start: 1.5, end: 2 }, { text: ' geht', start: 2, end: 2.9 }]),
+    segment(0, 1.5, [
+      { text: ' Guten', start: 0, end: 0.7 },
+      { text: ' Tag.', start: 0.7, end: 1.5 },
+    ]),
+    segment(1.5, 2.9, [
+      { text: ' Wie', start: 1.5, end: 2 },
+      { text: ' geht', start: 2, end: 2.9 },
+    ]),
   ],
 };
 

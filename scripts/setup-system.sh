@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the system packages voxmill builds and tests with (Debian/Ubuntu), only those missing.
+# Needs root or sudo. Node.js 20+ and npm must already be installed.
+set -euo pipefail
+packages=(cmake g++ make pkg-config python3 libavformat-dev libavcodec-dev libswresample-dev libavutil-dev)
+# Only for developing voxmill itself: test fixtures (ffmpeg CLI) and the C++ format check.
+if [[ "${1:-}" == "--dev" ]]; then packages+=(ffmpeg clang-format); fi
+missing=()
+for pkg in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]} == 0)); then
+  echo "system packages: all present"
+  exit 0
+fi
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+echo "installing: ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
