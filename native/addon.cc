@@ -32,10 +32,10 @@ Napi::Value Devices(const Napi::CallbackInfo& info) {
     d.Set("name", ggml_backend_dev_name(dev));
     d.Set("description", ggml_backend_dev_description(dev));
     const auto type = ggml_backend_dev_type(dev);
-    d.Set("type", type == GGML_BACKEND_DEVICE_TYPE_CPU   ? "cpu"
-                  : type == GGML_BACKEND_DEVICE_TYPE_GPU ? "gpu"
+    d.Set("type", type == GGML_BACKEND_DEVICE_TYPE_CPU    ? "cpu"
+                  : type == GGML_BACKEND_DEVICE_TYPE_GPU  ? "gpu"
                   : type == GGML_BACKEND_DEVICE_TYPE_IGPU ? "igpu"
-                                                           : "accelerator");
+                                                          : "accelerator");
     devices.Set(static_cast<uint32_t>(i), d);
   }
   return devices;

@@ -231,8 +231,8 @@ class MonoResampler {
 #else
     channels_ = frame->channels;
     if (channels_ <= 0 || channels_ > kMaxChannels) return AVERROR_INVALIDDATA;
-    const int64_t inLayout =
-        frame->channel_layout != 0 ? static_cast<int64_t>(frame->channel_layout) : av_get_default_channel_layout(channels_);
+    const int64_t inLayout = frame->channel_layout != 0 ? static_cast<int64_t>(frame->channel_layout)
+                                                        : av_get_default_channel_layout(channels_);
     swr = swr_alloc_set_opts(nullptr, AV_CH_LAYOUT_MONO, AV_SAMPLE_FMT_FLT, targetRate_, inLayout,
                              static_cast<AVSampleFormat>(format_), rate_, 0, nullptr);
     if (swr == nullptr) return AVERROR(ENOMEM);
@@ -319,9 +319,9 @@ bool DecodeAudio(const DecodeRequest& request, DecodedAudio& out, DecodeFailure&
   // avformat_open_input frees the context on failure.
   int ret = avformat_open_input(&rawFormat, nullptr, nullptr, nullptr);
   if (ret < 0) {
-    return Failed(failure, "AUDIO_UNSUPPORTED",
-                  "not a recognised audio format (accepted: wav, mp3, m4a/aac, flac, ogg vorbis/opus, webm): " +
-                      AvError(ret));
+    return Failed(
+        failure, "AUDIO_UNSUPPORTED",
+        "not a recognised audio format (accepted: wav, mp3, m4a/aac, flac, ogg vorbis/opus, webm): " + AvError(ret));
   }
   std::unique_ptr<AVFormatContext, FormatDeleter> format(rawFormat);
 
@@ -368,8 +368,8 @@ bool DecodeAudio(const DecodeRequest& request, DecodedAudio& out, DecodeFailure&
   // Reserve from the container's claimed duration, capped: a lying header must not allocate gigabytes.
   if (format->duration > 0) {
     const double claimed = static_cast<double>(format->duration) / AV_TIME_BASE * request.targetSampleRate;
-    out.samples.reserve(static_cast<size_t>(std::min({claimed * 1.01, static_cast<double>(maxSamples),
-                                                      600.0 * request.targetSampleRate})));
+    out.samples.reserve(static_cast<size_t>(
+        std::min({claimed * 1.01, static_cast<double>(maxSamples), 600.0 * request.targetSampleRate})));
   }
 
   MonoResampler resampler(request.targetSampleRate, maxSamples);

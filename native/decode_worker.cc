@@ -53,8 +53,8 @@ Napi::Float32Array AdoptSamples(Napi::Env env, std::vector<float>&& samples) {
     delete owned;
     return Napi::Float32Array::New(env, 0);
   }
-  Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(env, owned->data(), count * sizeof(float),
-                                                    [](Napi::Env, void*, std::vector<float>* v) { delete v; }, owned);
+  Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(
+      env, owned->data(), count * sizeof(float), [](Napi::Env, void*, std::vector<float>* v) { delete v; }, owned);
   return Napi::Float32Array::New(env, count, buffer, 0);
 }
 

@@ -308,8 +308,8 @@ class WhisperModelTranscribeWorker final : public PromiseWorker {
     std::unique_ptr<whisper_state, void (*)(whisper_state*)> state(whisper_init_state(ctx), whisper_free_state);
     if (!state) return Fail("OUT_OF_MEMORY", "cannot allocate a whisper state: " + ThreadLog());
 
-    whisper_full_params wp = whisper_full_default_params(params_.beamSize > 1 ? WHISPER_SAMPLING_BEAM_SEARCH
-                                                                              : WHISPER_SAMPLING_GREEDY);
+    whisper_full_params wp =
+        whisper_full_default_params(params_.beamSize > 1 ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);
     wp.n_threads = params_.threads;
     wp.translate = params_.translate;
     wp.language = params_.language.empty() ? "auto" : params_.language.c_str();
@@ -340,7 +340,8 @@ class WhisperModelTranscribeWorker final : public PromiseWorker {
     wp.encoder_begin_callback_user_data = cancelFlag().get();
     if (hasEvents_ && params_.progressEvents) {
       wp.progress_callback = [](whisper_context*, whisper_state*, int progress, void* self) {
-        static_cast<WhisperModelTranscribeWorker*>(self)->Emit(new JobEvent{JobEvent::kProgress, progress, 0, 0, 0, {}, {}});
+        static_cast<WhisperModelTranscribeWorker*>(self)->Emit(
+            new JobEvent{JobEvent::kProgress, progress, 0, 0, 0, {}, {}});
       };
       wp.progress_callback_user_data = this;
     }
@@ -413,10 +414,13 @@ class WhisperModelTranscribeWorker final : public PromiseWorker {
     const int total = whisper_full_n_segments_from_state(state);
     for (; reported_ < total; reported_++) {
       const char* text = whisper_full_get_segment_text_from_state(state, reported_);
-      Emit(new JobEvent{JobEvent::kSegment, 0, reported_,
+      Emit(new JobEvent{JobEvent::kSegment,
+                        0,
+                        reported_,
                         Centiseconds(whisper_full_get_segment_t0_from_state(state, reported_)),
                         Centiseconds(whisper_full_get_segment_t1_from_state(state, reported_)),
-                        text != nullptr ? text : "", {}});
+                        text != nullptr ? text : "",
+                        {}});
     }
   }
 
@@ -561,7 +565,8 @@ Napi::Object WhisperModel::Wrap(Napi::Env env, WhisperContextPtr context, const 
 
 Napi::Value WhisperModel::Load(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsString()) throw Napi::TypeError::New(env, "load(path, options): path must be a string");
+  if (info.Length() < 1 || !info[0].IsString())
+    throw Napi::TypeError::New(env, "load(path, options): path must be a string");
   LoadOptions options;
   options.path = info[0].As<Napi::String>().Utf8Value();
   if (info.Length() > 1 && info[1].IsObject()) {
