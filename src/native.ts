@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeAddonError } from './errors.js';
+import type { VadOptions } from './stt/types.js';
 
 /** A native async job: the promise settles once; abort() asks the worker thread to stop early. */
 export interface NativeJob<T> {
@@ -42,6 +43,7 @@ export interface NativeLoadOptions {
 }
 
 export interface NativeModelInfo {
+  /** whisper.cpp's size name: tiny, base, small, medium, large. */
   type: string;
   multilingual: boolean;
   vocabSize: number;
@@ -49,22 +51,18 @@ export interface NativeModelInfo {
   textLayers: number;
   audioState: number;
   mels: number;
+  /** ggml file type: 0 f32, 1 f16, 7 q8_0, 8 q5_0, 9 q5_1, ... */
   ftype: number;
+  /** The DTW alignment-heads preset in use (e.g. `tiny.en`), or null when word times use the token heuristic. */
   dtwPreset: string | null;
   flashAttention: boolean;
+  /** Whether a GPU backend is in use. */
   gpu: boolean;
   disposed: boolean;
 }
 
-export interface NativeVadParams {
-  modelPath: string;
-  threshold?: number;
-  minSpeechMs?: number;
-  minSilenceMs?: number;
-  maxSpeechSeconds?: number;
-  speechPadMs?: number;
-  overlapSeconds?: number;
-}
+/** VAD settings as the addon takes them: the public options with the model resolved to a path. */
+export type NativeVadParams = Omit<VadOptions, 'model'> & { modelPath: string };
 
 export interface NativeTranscribeParams {
   language?: string;

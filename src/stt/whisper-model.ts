@@ -22,23 +22,8 @@ export interface WhisperLoadOptions {
   signal?: AbortSignal;
 }
 
-/** Facts read from a loaded model. */
-export interface WhisperModelInfo {
-  /** whisper.cpp's size name: tiny, base, small, medium, large. */
-  type: string;
-  multilingual: boolean;
-  vocabSize: number;
-  audioLayers: number;
-  textLayers: number;
-  audioState: number;
-  mels: number;
-  /** ggml file type: 0 f32, 1 f16, 8 q5_0, 9 q5_1, 7 q8_0, ... */
-  ftype: number;
-  /** The DTW alignment-heads preset in use (e.g. `tiny.en`), or null when word times use the token heuristic. */
-  dtwPreset: string | null;
-  flashAttention: boolean;
-  gpu: boolean;
-}
+/** Facts read from a loaded model (see NativeModelInfo for each field). */
+export type WhisperModelInfo = Omit<NativeModelInfo, 'disposed'>;
 
 function publicInfo(info: NativeModelInfo): WhisperModelInfo {
   const { disposed: _disposed, ...rest } = info;

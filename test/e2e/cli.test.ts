@@ -7,6 +7,16 @@ import { fixture, repoRoot, sharedAudio } from '../helpers/paths.js';
 
 const run = promisify(execFile);
 const cli = join(repoRoot, 'dist', 'cli', 'main.js');
+const transcribe = (...args: string[]) =>
+  run(process.execPath, [
+    cli,
+    'transcribe',
+    '-m',
+    fixture('models/ggml-tiny.en-random.bin'),
+    '--threads',
+    '1',
+    ...args,
+  ]);
 
 beforeAll(() => {
   if (!existsSync(cli)) throw new Error(`${cli} is missing: run 'npm run build:ts' (npm ci does it)`);
@@ -14,45 +24,21 @@ beforeAll(() => {
 
 describe('voxmill CLI', () => {
   it('transcribe -f json prints the spec-shaped result', async () => {
-    const { stdout } = await run(process.execPath, [
-      cli,
-      'transcribe',
-      '-m',
-      fixture('models/ggml-tiny.en-random.bin'),
-      '--threads',
-      '1',
-      '-f',
-      'json',
-      sharedAudio('jfk.wav'),
-    ]);
+    const { stdout } = await transcribe('-f', 'json', sharedAudio('jfk.wav'));
     const result = JSON.parse(stdout);
     expect(result).toMatchObject({ language: 'en', duration: 11 });
     expect(Array.isArray(result.segments)).toBe(true);
   });
 
   it('transcribe -f srt prints numbered cues', async () => {
-    const { stdout } = await run(process.execPath, [
-      cli,
-      'transcribe',
-      '-m',
-      fixture('models/ggml-tiny.en-random.bin'),
-      '--threads',
-      '1',
-      '-f',
-      'srt',
-      sharedAudio('2830-3980-0043.wav'),
-    ]);
+    const { stdout } = await transcribe('-f', 'srt', sharedAudio('2830-3980-0043.wav'));
     expect(stdout).toMatch(/^1\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}\n/);
   });
 
   it('fails with one line and exit code 1 on undecodable input', async () => {
-    const error = await run(process.execPath, [
-      cli,
-      'transcribe',
-      '-m',
-      fixture('models/ggml-tiny.en-random.bin'),
-      join(repoRoot, 'package.json'),
-    ]).catch((e: unknown) => e as { code: number; stderr: string });
+    const error = await transcribe(join(repoRoot, 'package.json')).catch(
+      (e: unknown) => e as { code: number; stderr: string },
+    );
     expect(error).toMatchObject({ code: 1 });
     expect((error as { stderr: string }).stderr).toMatch(/^voxmill: not a recognised audio format.*\n$/);
   });
