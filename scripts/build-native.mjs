@@ -61,6 +61,9 @@ if (!force && existsSync(addon)) {
   console.log(`voxmill: native addon present at ${addon} (npm run build:native rebuilds it)`);
   process.exit(0);
 }
+// Configuration mistakes first: they are quicker to fix than missing packages.
+const whisperDir = whisperTree();
+const gpu = gpuFlags();
 checkTools();
 const cmakeJs = join(dirname(require.resolve('cmake-js/package.json')), 'bin', 'cmake-js');
 const nodeAddonApi = dirname(require.resolve('node-addon-api/package.json'));
@@ -74,9 +77,9 @@ const args = [
   'compile',
   '--directory',
   root,
-  `--CDWHISPER_CPP_DIR=${whisperTree()}`,
+  `--CDWHISPER_CPP_DIR=${whisperDir}`,
   `--CDNODE_ADDON_API_DIR=${nodeAddonApi}`,
-  ...gpuFlags(),
+  ...gpu,
   ...extra,
   '--parallel',
   jobs,
