@@ -38,6 +38,11 @@ class DecodeWorker final : public PromiseWorker {
 
   void Settled() override { input_.Reset(); }
 
+  void ReleaseNative() override {
+    audio_.samples.clear();
+    audio_.samples.shrink_to_fit();
+  }
+
  private:
   DecodeRequest request_;
   DecodedAudio audio_;

@@ -40,6 +40,22 @@ void PromiseWorker::Execute() {
   }
 }
 
+void PromiseWorker::OnWorkComplete(Napi::Env env, napi_status status) {
+  // When the job outlives its environment (a worker_thread terminated mid-transcription),
+  // node-addon-api's completion opens a HandleScope that fails and throws before any of our code
+  // runs; escaping here would std::terminate the whole process. There is nobody left to answer,
+  // so the job ends quietly: its C++ resources are released, and the small wrapper is deliberately
+  // leaked, because its destructor would hand N-API references back to an environment that is gone.
+  try {
+    Napi::AsyncWorker::OnWorkComplete(env, status);
+  } catch (...) {
+    try {
+      ReleaseNative();
+    } catch (...) {
+    }
+  }
+}
+
 void PromiseWorker::OnOK() {
   Napi::Env env = Env();
   Napi::HandleScope scope(env);

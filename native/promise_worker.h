@@ -25,6 +25,9 @@ class PromiseWorker : public Napi::AsyncWorker {
   virtual Napi::Value Result(Napi::Env env) = 0;
   // Called on the main thread once the job settled either way (release references here).
   virtual void Settled() {}
+  // Frees C++-only resources (model context, buffers) without touching N-API; used when the job
+  // outlived its environment.
+  virtual void ReleaseNative() {}
 
   void Fail(const std::string& code, const std::string& message);
   bool Cancelled() const { return cancel_->load(std::memory_order_relaxed); }
@@ -34,6 +37,7 @@ class PromiseWorker : public Napi::AsyncWorker {
   void Execute() final;
   void OnOK() final;
   void OnError(const Napi::Error& error) final;
+  void OnWorkComplete(Napi::Env env, napi_status status) final;
 
   Napi::Promise::Deferred deferred_;
   CancelFlag cancel_;

@@ -134,6 +134,8 @@ class WhisperModelLoadWorker final : public PromiseWorker {
 
   Napi::Value Result(Napi::Env env) override { return WhisperModel::Wrap(env, std::move(context_), facts_); }
 
+  void ReleaseNative() override { context_.reset(); }
+
  private:
   LoadOptions options_;
   WhisperContextPtr context_;
@@ -403,6 +405,12 @@ class WhisperModelTranscribeWorker final : public PromiseWorker {
     if (hasEvents_) events_.Release();
     input_.Reset();
     owner_.Reset();
+  }
+
+  void ReleaseNative() override {
+    context_.reset();
+    segments_.clear();
+    segments_.shrink_to_fit();
   }
 
  private:

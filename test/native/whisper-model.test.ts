@@ -229,4 +229,31 @@ describe('lifetime', () => {
     await worker.terminate();
     expect(duration).toBe(11);
   });
+
+  it('terminating a worker thread mid-transcription leaves the process healthy', async () => {
+    const script = `
+      const { parentPort } = require('node:worker_threads');
+      import(${JSON.stringify(pathToFileURL(join(repoRoot, 'dist', 'index.js')).href)}).then(async ({ WhisperModel }) => {
+        const model = await WhisperModel.load(${JSON.stringify(tinyEn)});
+        parentPort.postMessage('started');
+        await model.transcribe(${JSON.stringify(sharedAudio('gb0.wav'))}, {
+          temperatureIncrement: 0,
+          onSegment: () => {},
+          onProgress: () => {},
+        });
+      });
+    `;
+    const worker = new Worker(script, { eval: true });
+    await new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    await new Promise((r) => setTimeout(r, 700));
+    await worker.terminate();
+    // The orphaned native job runs to its next checkpoint on a pool thread; the process must survive it.
+    await new Promise((r) => setTimeout(r, 3000));
+    const model = await WhisperModel.load(tinyEn, { dtw: false });
+    await expect(model.transcribe(sharedAudio('2830-3980-0043.wav'), fast)).resolves.toMatchObject({ language: 'en' });
+    model.dispose();
+  });
 });
