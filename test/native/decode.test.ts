@@ -39,15 +39,19 @@ describe('decodeAudio: every shared file', () => {
 });
 
 describe('decodeAudio: formats made by the fixtures', () => {
-  it.each(['jfk-moov-end.m4a', 'jfk-faststart.m4a', 'jfk-f32.wav', 'jfk-8k.wav', 'jfk-48k-stereo.wav', 'jfk.webm'])(
-    '%s decodes from memory to about 11 s',
-    async (name) => {
-      const bytes = readFileSync(fixture(`audio/${name}`));
-      const decoded = await decodeAudio(bytes);
-      expect(decoded.duration).toBeGreaterThan(10.9);
-      expect(decoded.duration).toBeLessThan(11.1);
-    },
-  );
+  it.each([
+    'jfk-moov-end.m4a',
+    'jfk-faststart.m4a',
+    'jfk-f32.wav',
+    'jfk-8k.wav',
+    'jfk-48k-stereo.wav',
+    'jfk.webm',
+  ])('%s decodes from memory to about 11 s', async (name) => {
+    const bytes = readFileSync(fixture(`audio/${name}`));
+    const decoded = await decodeAudio(bytes);
+    expect(decoded.duration).toBeGreaterThan(10.9);
+    expect(decoded.duration).toBeLessThan(11.1);
+  });
 
   it('m4a with the index at the end decodes from a Buffer (seekable memory I/O)', async () => {
     const bytes = readFileSync(fixture('audio/jfk-moov-end.m4a'));
