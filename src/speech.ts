@@ -212,10 +212,10 @@ export class Speech {
 
   #addSlot(id: string, value: unknown): void {
     const param = `models.${id}`;
-    const config: Record<string, unknown> = typeof value === 'string' ? { model: value } : objectOption(param, value);
-    if (!isPlainObject(value) && typeof value !== 'string') {
+    if (typeof value !== 'string' && !isPlainObject(value)) {
       throw new InvalidOptionTypeError(param, 'a catalog id, a file path or { model, ... }', value);
     }
+    const config: Record<string, unknown> = typeof value === 'string' ? { model: value } : value;
     rejectUnknownKeys(param, config, ['model', 'beamSize', 'threads', 'concurrency', 'maxQueue', 'dtw']);
     const spec = stringOption(`${param}.model`, config.model);
     if (spec === undefined || spec === '') {
