@@ -1,0 +1,612 @@
+#!/usr/bin/env node
+// Speech-to-text benchmark: voxmill's WhisperModel against whisper.cpp's own whisper-cli, built from the same
+// whisper.cpp tree with the same flags (bench/build-whisper-cli.mjs), on the same model files and audio, with the
+// same decoding parameters. Results are ratios taken in one run (../shared/DESIGN.md): CLI and voxmill runs are
+// interleaved, their order alternating per repeat, and each ratio is the median of the per-pair ratios.
+//
+//   npm run bench:stt [-- options]
+//     --quick            1 repeat, jfk only
+//     --repeats N        repeats per case (default 3)
+//     --models LIST      tiny.en,base.en (default both; random-weight fixtures from `npm run fixtures`)
+//     --audio LIST       jfk,gb0 (default both; files in the shared test data)
+//     --threads N        threads on both sides (default 2)
+//     --beam-size N      1 = greedy (default 5, whisper-cli's default)
+//     --fallback         keep temperature fallback (default off on both sides: -nf / temperatureIncrement 0)
+//     --defaults-all     run the "defaults" configuration on every audio file, not only jfk
+//     --calls N          transcriptions in the memory-stability run (default 20)
+//     --memory-only      only the memory-stability run
+//
+// What one measurement is:
+// - whisper-cli: one process per run, `-m M -f F -t T -l en -bs B -bo 5 -nf -oj`: wall time from spawn to exit,
+//   peak RSS of the process, and its own "total - load" time from whisper_print_timings (decode audio + state +
+//   inference, without reading the weights).
+// - voxmill: one fresh Node process per run (so its peak RSS compares with a fresh whisper-cli): imports dist/,
+//   loads the model, transcribes the file once. Reported: load+transcribe wall (the like-for-like number for the
+//   CLI's wall; it leaves out Node's own start-up and module import, which are in the process wall), transcribe
+//   alone, then a second transcribe on the warm model (steady state), and peak RSS after the first call.
+// Peak RSS is the kernel's high-water mark of the process: for whisper-cli ru_maxrss at exit (GNU time's %M), for
+// voxmill VmHWM from /proc/self/status read by the child after its first call, which is the same counter
+// (mm->hiwater_rss) before the warm call could raise it. Neither samples, so no short peak is missed. Without
+// /usr/bin/time (Debian: apt-get install time) the CLI's VmHWM is polled every 5 ms instead, which can miss growth
+// in its last few ms; the JSON records which method was used. The voxmill process wall and process peak (GNU
+// time) are in the JSON too; the process wall printed is without the warm call.
+//
+// Configurations:
+// - parity:   voxmill loads with { dtw: false, flashAttention: true }, which is what whisper-cli does by default.
+// - defaults: voxmill's load defaults (DTW timestamps with the model's alignment-heads preset, which needs flash
+//             attention off) against whisper-cli -nfa -dtw <preset>: the same work on both sides.
+// Then one process loads tiny.en once and transcribes jfk N times: RSS (after a full GC, so garbage waiting for
+// the collector does not count) after the last call must be within max(10 MB, 5%) of RSS after call 5. On glibc
+// the same run is repeated with a fixed mmap threshold, which tells the allocator keeping freed memory in
+// per-thread arenas apart from memory that voxmill or whisper.cpp really holds on to. The exit status is 1 when the
+// first run fails that check or when the two sides transcribed different texts.
+//
+// Raw results go to bench/out/stt-<timestamp>.json.
+import { spawn, spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const distEntry = join(root, 'dist', 'index.js');
+const self = fileURLToPath(import.meta.url);
+
+const MODELS = {
+  'tiny.en': { file: 'ggml-tiny.en-random.bin', dtw: 'tiny.en' },
+  'base.en': { file: 'ggml-base.en-random.bin', dtw: 'base.en' },
+};
+const AUDIO = { jfk: 'jfk.wav', gb0: 'gb0.wav' };
+// Memory stability: RSS after the last call may differ from RSS after this call by at most the tolerance.
+const SETTLED_AFTER_CALL = 5;
+const RSS_TOLERANCE_KB = 10 * 1024;
+const RSS_TOLERANCE_FRACTION = 0.05;
+const WALL_RATIO_TARGET = 1.05;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Child side: runs in a fresh Node process per measurement.
+
+/** VmHWM and VmRSS of this process in kB (Linux); elsewhere maxRSS from getrusage and the current rss. */
+function ownMemory() {
+  try {
+    const status = readFileSync('/proc/self/status', 'utf8');
+    const field = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]);
+    return { hwmKb: field('VmHWM'), rssKb: field('VmRSS') };
+  } catch {
+    return { hwmKb: process.resourceUsage().maxRSS, rssKb: Math.round(process.memoryUsage().rss / 1024) };
+  }
+}
+
+async function child(task) {
+  const started = performance.now();
+  const { WhisperModel } = await import(pathToFileURL(distEntry).href);
+  const imported = performance.now();
+  const memoryAfterImport = ownMemory();
+  const model = await WhisperModel.load(task.model, task.load);
+  const loaded = performance.now();
+  const memoryAfterLoad = ownMemory();
+  if (task.kind === 'memory') {
+    const calls = [];
+    for (let i = 1; i <= task.calls; i++) {
+      const t = performance.now();
+      await model.transcribe(task.audio, task.options);
+      const ms = performance.now() - t;
+      const beforeGc = ownMemory();
+      // Growth means memory still held, not garbage waiting for the collector (each call's decoded audio, 0.7 MB
+      // of ArrayBuffer here, stays until V8 collects): the child runs with --expose-gc.
+      globalThis.gc?.();
+      calls.push({ call: i, ms, rssBeforeGcKb: beforeGc.rssKb, ...ownMemory() });
+    }
+    model.dispose();
+    return { info: model.info, loadMs: loaded - imported, calls };
+  }
+  const first = await model.transcribe(task.audio, task.options);
+  const transcribed = performance.now();
+  // Peak of a process that has done what one whisper-cli run does: load, one transcription.
+  const afterFirst = ownMemory();
+  let steadyMs = null;
+  if (task.steady) {
+    const t = performance.now();
+    await model.transcribe(task.audio, task.options);
+    steadyMs = performance.now() - t;
+  }
+  model.dispose();
+  return {
+    info: model.info,
+    importMs: imported - started,
+    loadMs: loaded - imported,
+    transcribeMs: transcribed - loaded,
+    loadTranscribeMs: transcribed - imported,
+    steadyMs,
+    hwmKb: afterFirst.hwmKb,
+    rssKb: afterFirst.rssKb,
+    // Where the fixed cost of a Node process goes: the runtime, then the addon and its shared libraries.
+    rssAfterImportKb: memoryAfterImport.rssKb,
+    rssAfterLoadKb: memoryAfterLoad.rssKb,
+    text: first.text,
+    segments: first.segments?.length ?? 0,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Parent side.
+
+function parseArgs(argv) {
+  const options = {
+    repeats: 3,
+    models: Object.keys(MODELS),
+    audio: Object.keys(AUDIO),
+    threads: 2,
+    beamSize: 5,
+    fallback: false,
+    defaultsAll: false,
+    calls: 20,
+    quick: false,
+    memoryOnly: false,
+  };
+  const list = (value, known, name) => {
+    const items = value.split(',').map((s) => s.trim());
+    for (const item of items) {
+      if (!(item in known)) throw new Error(`--${name}: unknown "${item}" (known: ${Object.keys(known).join(', ')})`);
+    }
+    return items;
+  };
+  const int = (value, name, min) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} needs an integer >= ${min}, got "${value}"`);
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const next = () => {
+      if (i + 1 >= argv.length) throw new Error(`${arg} needs a value`);
+      return argv[++i];
+    };
+    if (arg === '--quick') options.quick = true;
+    else if (arg === '--repeats') options.repeats = int(next(), 'repeats', 1);
+    else if (arg === '--models') options.models = list(next(), MODELS, 'models');
+    else if (arg === '--audio') options.audio = list(next(), AUDIO, 'audio');
+    else if (arg === '--threads') options.threads = int(next(), 'threads', 1);
+    else if (arg === '--beam-size') options.beamSize = int(next(), 'beam-size', 1);
+    else if (arg === '--fallback') options.fallback = true;
+    else if (arg === '--defaults-all') options.defaultsAll = true;
+    else if (arg === '--calls') options.calls = int(next(), 'calls', SETTLED_AFTER_CALL + 1);
+    else if (arg === '--memory-only') options.memoryOnly = true;
+    else if (arg === '--help' || arg === '-h') {
+      process.stdout.write(`${readFileSync(self, 'utf8').split('\n').slice(1, 18).join('\n')}\n`);
+      process.exit(0);
+    } else throw new Error(`unknown argument ${arg} (see --help)`);
+  }
+  if (options.quick) {
+    options.repeats = 1;
+    options.audio = ['jfk'];
+  }
+  return options;
+}
+
+function newestMtime(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** dist/ is what the child imports: rebuild it when it is missing or older than src/. */
+function ensureDist() {
+  if (existsSync(distEntry) && statSync(distEntry).mtimeMs >= newestMtime(join(root, 'src'))) return;
+  process.stderr.write('dist/ is missing or older than src/: tsc -p tsconfig.build.json\n');
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+  if (result.status !== 0) throw new Error('tsc failed; fix the build first');
+}
+
+function ensureFixtures(models) {
+  const missing = models.filter((m) => !existsSync(fixturePath(m)));
+  if (missing.length === 0) return;
+  process.stderr.write(`fixture models missing (${missing.join(', ')}): npm run fixtures\n`);
+  const result = spawnSync(process.execPath, [join(root, 'scripts', 'make-fixtures.mjs')], {
+    cwd: root,
+    stdio: 'inherit',
+  });
+  if (result.status !== 0) throw new Error('npm run fixtures failed');
+}
+
+const fixturePath = (model) => join(root, 'test', 'fixtures', 'models', MODELS[model].file);
+
+function sharedAudio(name) {
+  const dir = resolve(root, process.env.VOXMILL_TEST_DATA ?? '../shared');
+  const path = join(dir, 'audio', name);
+  if (!existsSync(path)) throw new Error(`${path} not found; set VOXMILL_TEST_DATA to the shared test-data folder`);
+  return path;
+}
+
+function hasGnuTime() {
+  const probe = spawnSync('/usr/bin/time', ['-f', '%M', 'true'], { encoding: 'utf8' });
+  return probe.status === 0 && /^\d+\s*$/.test(probe.stderr.trim().split('\n').pop() ?? '');
+}
+
+/**
+ * Runs one process to its end: wall time from spawn to exit and its peak RSS. With GNU time the peak is the
+ * kernel's ru_maxrss of the measured process (time itself is a separate, tiny process).
+ */
+function measureProcess(command, args, { gnuTime, scratch }) {
+  return new Promise((resolvePromise, reject) => {
+    const rssFile = join(scratch, `rss-${process.hrtime.bigint()}`);
+    const [file, argv] = gnuTime ? ['/usr/bin/time', ['-f', '%M', '-o', rssFile, command, ...args]] : [command, args];
+    const started = performance.now();
+    const proc = spawn(file, argv, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.setEncoding('utf8').on('data', (d) => {
+      stdout += d;
+    });
+    proc.stderr.setEncoding('utf8').on('data', (d) => {
+      stderr += d;
+    });
+    let polledKb = 0;
+    const poll = gnuTime
+      ? undefined
+      : setInterval(() => {
+          try {
+            const status = readFileSync(`/proc/${proc.pid}/status`, 'utf8');
+            polledKb = Math.max(polledKb, Number(/^VmHWM:\s+(\d+)/m.exec(status)?.[1] ?? 0));
+          } catch {
+            // The process has just exited.
+          }
+        }, 5);
+    proc.on('error', reject);
+    proc.on('close', (code) => {
+      const wallMs = performance.now() - started;
+      if (poll) clearInterval(poll);
+      if (code !== 0) {
+        reject(new Error(`${command} exited with ${code}:\n${stderr.slice(-3000)}`));
+        return;
+      }
+      const peakRssKb = gnuTime ? Number(readFileSync(rssFile, 'utf8').trim().split('\n').pop()) : polledKb;
+      rmSync(rssFile, { force: true });
+      resolvePromise({ wallMs, peakRssKb, stdout, stderr });
+    });
+  });
+}
+
+/** whisper-cli's -oj escapes only `"` and `\`: read the texts from the bytes (see test/native/parity.test.ts). */
+function cliText(jsonPath) {
+  const raw = readFileSync(jsonPath).toString('latin1');
+  const texts = [
+    ...raw.matchAll(/"offsets": \{\n\t*"from": \d+,\n\t*"to": \d+\n\t*\},\n\t*"text": "((?:[^"\\]|\\.)*)"\n/g),
+  ];
+  return {
+    segments: texts.length,
+    text: Buffer.from(texts.map((m) => m[1].replace(/\\(["\\])/g, '$1')).join(''), 'latin1')
+      .toString('utf8')
+      .trim(),
+  };
+}
+
+async function runCli(cli, c, settings, ctx) {
+  const out = join(ctx.scratch, `cli-${process.hrtime.bigint()}`);
+  const args = [
+    ...['-m', fixturePath(c.model), '-f', sharedAudio(AUDIO[c.audio]), '-t', String(settings.threads), '-l', 'en'],
+    ...['-bs', String(settings.beamSize), '-bo', '5'],
+    ...(settings.fallback ? ['-tpi', '0.2'] : ['-nf']),
+    ...(c.config === 'defaults' ? ['-nfa', '-dtw', MODELS[c.model].dtw] : []),
+    ...['-oj', '-of', out],
+  ];
+  const run = await measureProcess(cli, args, ctx);
+  const timing = (name) => Number(new RegExp(`${name} time =\\s+([\\d.]+) ms`).exec(run.stderr)?.[1]);
+  const { text, segments } = cliText(`${out}.json`);
+  rmSync(`${out}.json`, { force: true });
+  return {
+    wallMs: run.wallMs,
+    peakRssKb: run.peakRssKb,
+    loadMs: timing('load'),
+    // whisper_print_timings' total runs from the start of model loading to the end of inference.
+    transcribeMs: timing('total') - timing('load'),
+    text,
+    segments,
+  };
+}
+
+async function runVoxmill(c, settings, ctx) {
+  const task = {
+    kind: 'measure',
+    model: fixturePath(c.model),
+    audio: sharedAudio(AUDIO[c.audio]),
+    load: c.config === 'parity' ? { dtw: false, flashAttention: true } : {},
+    options: {
+      threads: settings.threads,
+      beamSize: settings.beamSize,
+      bestOf: 5,
+      temperatureIncrement: settings.fallback ? 0.2 : 0,
+      language: 'en',
+      timestamps: 'segment',
+    },
+    steady: true,
+  };
+  const run = await measureProcess(process.execPath, [self, '--child', JSON.stringify(task)], ctx);
+  const line = run.stdout.split('\n').find((l) => l.startsWith('@@result '));
+  if (!line) throw new Error(`the voxmill child printed no result:\n${run.stderr.slice(-3000)}`);
+  const result = JSON.parse(line.slice('@@result '.length));
+  const wantPreset = c.config === 'defaults' ? MODELS[c.model].dtw : null;
+  if (result.info.dtwPreset !== wantPreset || result.info.flashAttention !== (c.config === 'parity')) {
+    throw new Error(`voxmill loaded ${c.model} with ${JSON.stringify(result.info)}, not the ${c.config} configuration`);
+  }
+  const { info: _info, ...rest } = result;
+  return {
+    // The process also ran the warm call, which a whisper-cli run does not: leave it out of the process wall.
+    processWallMs: run.wallMs - result.steadyMs,
+    // Likewise the peak: VmHWM read in the child right after the first call (the same kernel counter as the
+    // CLI's ru_maxrss); the process peak, warm call included, is kept for reference.
+    peakRssKb: result.hwmKb,
+    processPeakRssKb: run.peakRssKb,
+    ...rest,
+  };
+}
+
+const median = (values) => {
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+function summarize(c, runs) {
+  const cli = (key) => median(runs.map((r) => r.cli[key]));
+  const vox = (key) => median(runs.map((r) => r.voxmill[key]));
+  // Median of per-pair ratios: each pair ran back to back, so slow phases of a shared machine hit both sides.
+  const ratio = (voxKey, cliKey) => median(runs.map((r) => r.voxmill[voxKey] / r.cli[cliKey]));
+  return {
+    config: c.config,
+    model: c.model,
+    audio: c.audio,
+    repeats: runs.length,
+    sameText: runs.every((r) => r.cli.text === r.voxmill.text),
+    cli: { wallMs: cli('wallMs'), transcribeMs: cli('transcribeMs'), peakRssKb: cli('peakRssKb') },
+    voxmill: {
+      loadTranscribeMs: vox('loadTranscribeMs'),
+      processWallMs: vox('processWallMs'),
+      importMs: vox('importMs'),
+      transcribeMs: vox('transcribeMs'),
+      steadyMs: vox('steadyMs'),
+      peakRssKb: vox('peakRssKb'),
+    },
+    ratios: {
+      wall: ratio('loadTranscribeMs', 'wallMs'),
+      processWall: ratio('processWallMs', 'wallMs'),
+      transcribe: ratio('transcribeMs', 'transcribeMs'),
+      steady: ratio('steadyMs', 'transcribeMs'),
+      peakRss: ratio('peakRssKb', 'peakRssKb'),
+    },
+  };
+}
+
+const sec = (ms) => (ms / 1000).toFixed(2);
+const mb = (kb) => (kb / 1024).toFixed(0);
+const x = (r) => r.toFixed(3);
+
+function table(summaries) {
+  const lines = [
+    '| config | model | audio | CLI wall s | vox load+tx s | ratio | vox process s | ratio | CLI tx s | vox tx s | ratio | vox warm tx s | ratio | CLI peak MB | vox peak MB | ratio | same text |',
+    '|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|',
+  ];
+  for (const s of summaries) {
+    const flag = s.ratios.wall <= WALL_RATIO_TARGET ? '' : ' ⚠';
+    lines.push(
+      `| ${s.config} | ${s.model} | ${s.audio} | ${sec(s.cli.wallMs)} | ${sec(s.voxmill.loadTranscribeMs)} | ` +
+        `${x(s.ratios.wall)}${flag} | ${sec(s.voxmill.processWallMs)} | ${x(s.ratios.processWall)} | ` +
+        `${sec(s.cli.transcribeMs)} | ${sec(s.voxmill.transcribeMs)} | ${x(s.ratios.transcribe)} | ` +
+        `${sec(s.voxmill.steadyMs)} | ${x(s.ratios.steady)} | ${mb(s.cli.peakRssKb)} | ${mb(s.voxmill.peakRssKb)} | ` +
+        `${x(s.ratios.peakRss)} | ${s.sameText ? 'yes' : 'NO'} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/**
+ * One process, one model, `settings.calls` transcriptions of jfk; RSS after each (after a full GC). `env` is added
+ * to the child's environment (the allocator diagnostic).
+ */
+async function memoryStability(settings, env = {}) {
+  const task = {
+    kind: 'memory',
+    model: fixturePath('tiny.en'),
+    audio: sharedAudio(AUDIO.jfk),
+    load: { dtw: false, flashAttention: true },
+    options: {
+      threads: settings.threads,
+      beamSize: settings.beamSize,
+      bestOf: 5,
+      temperatureIncrement: settings.fallback ? 0.2 : 0,
+      language: 'en',
+    },
+    calls: settings.calls,
+  };
+  const proc = spawn(process.execPath, ['--expose-gc', self, '--child', JSON.stringify(task)], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.setEncoding('utf8').on('data', (d) => {
+    stdout += d;
+  });
+  proc.stderr.setEncoding('utf8').on('data', (d) => {
+    stderr += d;
+  });
+  const code = await new Promise((done) => proc.on('close', done));
+  const line = stdout.split('\n').find((l) => l.startsWith('@@result '));
+  if (code !== 0 || !line) throw new Error(`the memory run failed (exit ${code}):\n${stderr.slice(-3000)}`);
+  const { calls } = JSON.parse(line.slice('@@result '.length));
+  const settled = calls[SETTLED_AFTER_CALL - 1].rssKb;
+  const last = calls[calls.length - 1].rssKb;
+  const toleranceKb = Math.max(RSS_TOLERANCE_KB, settled * RSS_TOLERANCE_FRACTION);
+  return {
+    env,
+    calls,
+    settledCall: SETTLED_AFTER_CALL,
+    settledRssKb: settled,
+    lastRssKb: last,
+    growthKb: last - settled,
+    toleranceKb,
+    pass: Math.abs(last - settled) <= toleranceKb,
+  };
+}
+
+function printCalls(memory) {
+  for (const call of memory.calls) {
+    process.stdout.write(
+      `  call ${String(call.call).padStart(2)}: RSS ${(call.rssKb / 1024).toFixed(1)} MB ` +
+        `(${(call.rssBeforeGcKb / 1024).toFixed(1)} before GC), peak ${(call.hwmKb / 1024).toFixed(1)} MB, ` +
+        `${sec(call.ms)} s\n`,
+    );
+  }
+}
+
+function memoryVerdict(label, memory) {
+  return (
+    `${label}: RSS after call ${memory.settledCall} ${mb(memory.settledRssKb)} MB, after call ${memory.calls.length} ` +
+    `${mb(memory.lastRssKb)} MB, growth ${(memory.growthKb / 1024).toFixed(1)} MB ` +
+    `(tolerance ${(memory.toleranceKb / 1024).toFixed(1)} MB): ${memory.pass ? 'PASS' : 'FAIL'}; ` +
+    `peak ${mb(memory.calls[memory.settledCall - 1].hwmKb)} -> ${mb(memory.calls[memory.calls.length - 1].hwmKb)} MB`
+  );
+}
+
+async function main() {
+  const settings = parseArgs(process.argv.slice(2));
+  const benchStarted = performance.now();
+  ensureDist();
+  ensureFixtures(settings.models);
+  const { ensureWhisperCli } = await import('./build-whisper-cli.mjs');
+  const cli = ensureWhisperCli();
+  const gnuTime = hasGnuTime();
+  const scratch = mkdtempSync(join(tmpdir(), 'voxmill-bench-'));
+  const ctx = { gnuTime, scratch };
+
+  const cases = [];
+  for (const config of ['parity', 'defaults']) {
+    for (const model of settings.models) {
+      for (const audio of settings.audio) {
+        if (settings.memoryOnly || (config === 'defaults' && audio !== 'jfk' && !settings.defaultsAll)) continue;
+        cases.push({ config, model, audio });
+      }
+    }
+  }
+  const machine = {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: availableParallelism(),
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    kernel: release(),
+    node: process.version,
+    loadAverageAtStart: loadavg(),
+  };
+  const decoding =
+    `threads ${settings.threads}, ${settings.beamSize > 1 ? `beam ${settings.beamSize}` : 'greedy'}, best-of 5, ` +
+    `${settings.fallback ? 'temperature fallback 0.2' : 'no temperature fallback (-nf / temperatureIncrement 0)'}, language en`;
+  process.stdout.write(
+    `voxmill STT bench: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}\n` +
+      `whisper-cli: ${cli}\npeak RSS: ${gnuTime ? 'GNU time %M (ru_maxrss)' : 'VmHWM polled every 5 ms'}\n` +
+      `decoding: ${decoding}\n${settings.repeats} repeat(s) of ${cases.length} case(s), CLI and voxmill interleaved\n\n`,
+  );
+
+  const runs = new Map(cases.map((c) => [c, []]));
+  for (let repeat = 0; repeat < settings.repeats; repeat++) {
+    for (const c of cases) {
+      // Alternate which side goes first, so a drift in machine load does not favour one side.
+      const cliFirst = repeat % 2 === 0;
+      const pair = {};
+      for (const side of cliFirst ? ['cli', 'voxmill'] : ['voxmill', 'cli']) {
+        pair[side] = side === 'cli' ? await runCli(cli, c, settings, ctx) : await runVoxmill(c, settings, ctx);
+      }
+      runs.get(c).push({ repeat, cliFirst, ...pair });
+      process.stdout.write(
+        `[${repeat + 1}/${settings.repeats}] ${c.config} ${c.model} ${c.audio}: CLI ${sec(pair.cli.wallMs)} s ` +
+          `${mb(pair.cli.peakRssKb)} MB | voxmill load+tx ${sec(pair.voxmill.loadTranscribeMs)} s ` +
+          `(process ${sec(pair.voxmill.processWallMs)} s, warm tx ${sec(pair.voxmill.steadyMs)} s) ` +
+          `${mb(pair.voxmill.peakRssKb)} MB${pair.cli.text === pair.voxmill.text ? '' : ' — TEXT DIFFERS'}\n`,
+      );
+    }
+  }
+  const summaries = cases.map((c) => summarize(c, runs.get(c)));
+
+  process.stdout.write(`\nMemory stability: tiny.en loaded once, jfk transcribed ${settings.calls} times\n`);
+  const memory = await memoryStability(settings);
+  printCalls(memory);
+  // glibc raises its mmap threshold to the size of the largest block freed so far (up to 32 MB), so whisper's
+  // per-call buffers move from mmap (returned on free) into malloc arenas (kept), one arena per thread that
+  // allocated them; which thread runs a call varies. A fixed threshold takes that behaviour away: what still grows
+  // under it is held by voxmill or whisper.cpp.
+  const allocatorDiagnostic =
+    process.platform === 'linux' && process.report?.getReport().header.glibcVersionRuntime
+      ? await memoryStability(settings, { GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=131072' })
+      : null;
+  if (allocatorDiagnostic) {
+    process.stdout.write(
+      'Again with a fixed glibc mmap threshold (GLIBC_TUNABLES=glibc.malloc.mmap_threshold=131072):\n',
+    );
+    printCalls(allocatorDiagnostic);
+  }
+  rmSync(scratch, { recursive: true, force: true });
+  const benchMs = performance.now() - benchStarted;
+
+  process.stdout.write(
+    (summaries.length === 0
+      ? '\n'
+      : `\nMedians (ratio = median of per-pair voxmill/CLI; target wall ratio <= ${WALL_RATIO_TARGET}, ⚠ = over):\n` +
+        `${table(summaries)}\n\n`) +
+      `${memoryVerdict('Memory', memory)}\n` +
+      (allocatorDiagnostic ? `${memoryVerdict('Memory, fixed mmap threshold', allocatorDiagnostic)}\n` : '') +
+      `Bench time: ${(benchMs / 60000).toFixed(1)} min\n`,
+  );
+
+  const outDir = join(root, 'bench', 'out');
+  mkdirSync(outDir, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const outFile = join(outDir, `stt-${stamp}.json`);
+  const commit = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' }).stdout?.trim() || null;
+  writeFileSync(
+    outFile,
+    `${JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        commit,
+        machine: { ...machine, loadAverageAtEnd: loadavg() },
+        whisperCli: cli,
+        peakRssMethod: gnuTime ? 'gnu-time-maxrss' : 'vmhwm-poll-5ms',
+        settings,
+        decoding,
+        benchMs,
+        summaries,
+        memory,
+        allocatorDiagnostic,
+        runs: cases.map((c) => ({ ...c, runs: runs.get(c) })),
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  process.stdout.write(`Raw results: ${outFile}\n`);
+  if (!memory.pass || summaries.some((s) => !s.sameText)) process.exitCode = 1;
+}
+
+if (process.argv[2] === '--child') {
+  const result = await child(JSON.parse(process.argv[3]));
+  process.stdout.write(`\n@@result ${JSON.stringify(result)}\n`);
+} else {
+  main().catch((error) => {
+    process.stderr.write(`bench:stt: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });
+}
