@@ -237,6 +237,18 @@ function hasGnuTime() {
   return probe.status === 0 && /^\d+\s*$/.test(probe.stderr.trim().split('\n').pop() ?? '');
 }
 
+/** Accumulates a child's stdout and stderr as text; read the fields once it has closed. */
+function collectOutput(proc) {
+  const output = { stdout: '', stderr: '' };
+  proc.stdout.setEncoding('utf8').on('data', (d) => {
+    output.stdout += d;
+  });
+  proc.stderr.setEncoding('utf8').on('data', (d) => {
+    output.stderr += d;
+  });
+  return output;
+}
+
 /**
  * Runs one process to its end: wall time from spawn to exit and its peak RSS. With GNU time the peak is the
  * kernel's ru_maxrss of the measured process (time itself is a separate, tiny process).
@@ -247,14 +259,7 @@ function measureProcess(command, args, { gnuTime, scratch }) {
     const [file, argv] = gnuTime ? ['/usr/bin/time', ['-f', '%M', '-o', rssFile, command, ...args]] : [command, args];
     const started = performance.now();
     const proc = spawn(file, argv, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    proc.stdout.setEncoding('utf8').on('data', (d) => {
-      stdout += d;
-    });
-    proc.stderr.setEncoding('utf8').on('data', (d) => {
-      stderr += d;
-    });
+    const output = collectOutput(proc);
     let polledKb = 0;
     const poll = gnuTime
       ? undefined
@@ -271,12 +276,12 @@ function measureProcess(command, args, { gnuTime, scratch }) {
       const wallMs = performance.now() - started;
       if (poll) clearInterval(poll);
       if (code !== 0) {
-        reject(new Error(`${command} exited with ${code}:\n${stderr.slice(-3000)}`));
+        reject(new Error(`${command} exited with ${code}:\n${output.stderr.slice(-3000)}`));
         return;
       }
       const peakRssKb = gnuTime ? Number(readFileSync(rssFile, 'utf8').trim().split('\n').pop()) : polledKb;
       rmSync(rssFile, { force: true });
-      resolvePromise({ wallMs, peakRssKb, stdout, stderr });
+      resolvePromise({ wallMs, peakRssKb, stdout: output.stdout, stderr: output.stderr });
     });
   });
 }
@@ -438,17 +443,10 @@ async function memoryStability(settings, env = {}) {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  proc.stdout.setEncoding('utf8').on('data', (d) => {
-    stdout += d;
-  });
-  proc.stderr.setEncoding('utf8').on('data', (d) => {
-    stderr += d;
-  });
+  const output = collectOutput(proc);
   const code = await new Promise((done) => proc.on('close', done));
-  const line = stdout.split('\n').find((l) => l.startsWith('@@result '));
-  if (code !== 0 || !line) throw new Error(`the memory run failed (exit ${code}):\n${stderr.slice(-3000)}`);
+  const line = output.stdout.split('\n').find((l) => l.startsWith('@@result '));
+  if (code !== 0 || !line) throw new Error(`the memory run failed (exit ${code}):\n${output.stderr.slice(-3000)}`);
   const { calls } = JSON.parse(line.slice('@@result '.length));
   const settled = calls[SETTLED_AFTER_CALL - 1].rssKb;
   const last = calls[calls.length - 1].rssKb;

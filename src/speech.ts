@@ -10,7 +10,7 @@ import { defaultModelsDir, installedPath } from './models/store.js';
 import { defaultThreads, normalizeTranscribeOptions, normalizeVadOptions } from './stt/options.js';
 import type { TranscribeOptions, Transcription, VadOptions } from './stt/types.js';
 import { nativeVadParams, WhisperModel, type WhisperModelInfo } from './stt/whisper-model.js';
-import { abortReason } from './util/job.js';
+import { untilAborted } from './util/job.js';
 import { WorkQueue } from './util/queue.js';
 import {
   booleanOption,
@@ -151,26 +151,6 @@ function requireInstalled(id: string, spec: string, modelsDir: string): string {
   if (existsSync(path)) return path;
   const hint = catalogId ? `; install it with: npx voxmill models pull ${catalogId}` : '';
   throw new ModelNotFoundError(`model ${id} (${spec}) is not installed: ${path} does not exist${hint}`);
-}
-
-/** Waits for `promise` unless the signal aborts first (the promise itself goes on). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(abortReason(signal));
-  return new Promise<T>((resolvePromise, reject) => {
-    const onAbort = () => reject(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolvePromise(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 /**

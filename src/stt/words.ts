@@ -51,15 +51,7 @@ function onlyOf(text: string, set: Set<string>): boolean {
 }
 
 function text(piece: Piece): string {
-  let size = 0;
-  for (const b of piece.bytes) size += b.byteLength;
-  const all = new Uint8Array(size);
-  let offset = 0;
-  for (const b of piece.bytes) {
-    all.set(b, offset);
-    offset += b.byteLength;
-  }
-  return decoder.decode(all).trim();
+  return decoder.decode(Buffer.concat(piece.bytes)).trim();
 }
 
 /** Splits one segment's text tokens into raw word pieces (times still in processed seconds). */

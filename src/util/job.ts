@@ -8,6 +8,26 @@ export function abortReason(signal: AbortSignal | undefined): unknown {
   return signal?.reason ?? new DOMException('The operation was aborted', 'AbortError');
 }
 
+/** Waits for `promise` unless the signal aborts first, then rejects with its reason (the promise itself goes on). */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(abortReason(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
 export function toTypedError(error: unknown, maxDurationSeconds?: number): unknown {
   if (!isNativeError(error)) return error;
   switch (error.code) {
@@ -52,18 +72,10 @@ export async function runJob<T>(start: () => NativeJob<T>, options: RunJobOption
       () => undefined,
     ),
   );
-  let onAbort: (() => void) | undefined;
-  const aborted = signal
-    ? new Promise<never>((_, reject) => {
-        onAbort = () => {
-          job.abort();
-          reject(abortReason(signal));
-        };
-        signal.addEventListener('abort', onAbort, { once: true });
-      })
-    : undefined;
+  const onAbort = () => job.abort();
+  signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    return await (aborted ? Promise.race([job.promise, aborted]) : job.promise);
+    return await untilAborted(job.promise, signal);
   } catch (error) {
     if (signal?.aborted) throw abortReason(signal);
     if (isNativeError(error) && error.code === 'ABORTED') throw abortReason(signal);
@@ -72,6 +84,6 @@ export async function runJob<T>(start: () => NativeJob<T>, options: RunJobOption
       typed.stack = `${typed.name}: ${typed.message}\n${callerStack.split('\n').slice(2).join('\n')}`;
     throw typed;
   } finally {
-    if (onAbort) signal?.removeEventListener('abort', onAbort);
+    signal?.removeEventListener('abort', onAbort);
   }
 }
