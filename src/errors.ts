@@ -91,6 +91,45 @@ export class ChecksumMismatchError extends VoxmillError {
   }
 }
 
+/** PCM could not be encoded (codec or muxer failure, unsupported sample rate for the format). */
+export class AudioEncodeError extends VoxmillError {
+  constructor(message: string, options?: { cause?: unknown; code?: string }) {
+    super(options?.code ?? 'AUDIO_ENCODE_FAILED', message, options);
+  }
+}
+
+/** No installed voice has this id (or it is installed without its model file). */
+export class VoiceNotFoundError extends VoxmillError {
+  /** The voice id asked for. */
+  readonly voice: string;
+  constructor(voice: string, message: string) {
+    super('VOICE_NOT_FOUND', message);
+    this.voice = voice;
+  }
+}
+
+/**
+ * A voice's files are unusable: its `.onnx.json` is missing, not JSON or not a valid Piper config, or its
+ * `.onnx` is missing. `file` names the file at fault.
+ */
+export class VoiceConfigError extends VoxmillError {
+  readonly file: string;
+  constructor(file: string, message: string, options?: { cause?: unknown }) {
+    super('VOICE_CONFIG_INVALID', `${file}: ${message}`, options);
+    this.file = file;
+  }
+}
+
+/**
+ * Speech synthesis failed: the ONNX session could not be created or run, phonemization failed, or the worker
+ * thread running it died (`code` `TTS_WORKER_DIED`; the pool replaces the worker).
+ */
+export class SynthesisError extends VoxmillError {
+  constructor(message: string, options?: { cause?: unknown; code?: string }) {
+    super(options?.code ?? 'SYNTHESIS_FAILED', message, options);
+  }
+}
+
 function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
