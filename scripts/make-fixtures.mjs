@@ -10,6 +10,15 @@
 //                                             text they produce is meaningless.
 //   audio/silence-60s.wav                     60 s of digital silence, 16 kHz mono s16
 //   audio/jfk-*.{m4a,wav}, audio/jfk.webm     jfk.wav in other containers and formats (ffmpeg CLI)
+//   voices/<voice>.onnx, <voice>.onnx.json    fixture Piper voices (scripts/lib/fixture-voices.mjs): Piper's
+//                                             ONNX inputs and outputs and real-structured configs. The audio is
+//                                             a deterministic tone of floor(ids * length_scale * 256) samples
+//                                             under a sin(pi t / T) envelope. <voice> is
+//                                             en_US-fixture-medium (22050 Hz, 220 Hz tone),
+//                                             en_US-fixture-low (16000 Hz, 330 Hz),
+//                                             en_US-fixture_multi-medium (22050 Hz, speakers alice, bob, carol,
+//                                             dave = sid 0-3, 220 + 55 * sid Hz) or
+//                                             de_DE-fixture-x_low (16000 Hz, espeak voice de, 247 Hz).
 //
 // The shared test data is found at $VOXMILL_TEST_DATA, default ../shared beside the checkout.
 import { spawn, spawnSync } from 'node:child_process';
@@ -28,13 +37,14 @@ import {
 } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fixtureVoiceFiles } from './lib/fixture-voices.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const sharedDir = resolve(root, process.env.VOXMILL_TEST_DATA ?? '../shared');
 const fixturesDir = join(root, 'test', 'fixtures');
 
 // Bump when the generated content changes: fixtures made by another version are made again.
-const FIXTURES_VERSION = '1';
+const FIXTURES_VERSION = '2';
 const versionFile = join(fixturesDir, '.version');
 
 function fail(message) {
@@ -518,6 +528,7 @@ function ffmpegJob(input, job) {
 async function main() {
   const modelsDir = join(fixturesDir, 'models');
   const audioDir = join(fixturesDir, 'audio');
+  const voicesDir = join(fixturesDir, 'voices');
 
   const jfk = join(sharedDir, 'audio', 'jfk.wav');
   const jobs = JFK_JOBS.filter((job) => !present(join(audioDir, job.file)));
@@ -530,12 +541,18 @@ async function main() {
   const base = readBaseModel(baseModelPath);
   const plans = MODELS.map((model) => modelPlan(model, base)).filter((plan) => !present(plan.path, plan.size));
 
-  if (jobs.length === 0 && !needSilence && plans.length === 0) return;
+  const voiceFiles = fixtureVoiceFiles(sharedDir).filter(
+    (file) => !present(join(voicesDir, file.name), file.data.length),
+  );
+
+  if (jobs.length === 0 && !needSilence && plans.length === 0 && voiceFiles.length === 0) return;
 
   mkdirSync(modelsDir, { recursive: true });
   mkdirSync(audioDir, { recursive: true });
+  mkdirSync(voicesDir, { recursive: true });
   removeStaleTemps(modelsDir);
   removeStaleTemps(audioDir);
+  removeStaleTemps(voicesDir);
 
   // ffmpeg runs in child processes while the models are generated here.
   let encoding = Promise.resolve();
@@ -553,6 +570,13 @@ async function main() {
     writeFileSync(tempName(silencePath), silence);
     renameSync(tempName(silencePath), silencePath);
     report(silencePath, started);
+  }
+  for (const file of voiceFiles) {
+    const started = performance.now();
+    const path = join(voicesDir, file.name);
+    writeFileSync(tempName(path), file.data);
+    renameSync(tempName(path), path);
+    report(path, started);
   }
   for (const plan of plans) writeModel(plan, base);
 
