@@ -10,6 +10,7 @@
 #include "addon_data.h"
 #include "audio_decode.h"
 #include "decode_worker.h"
+#include "encoder_wrap.h"
 #include "ggml-backend.h"
 #include "whisper.h"
 #include "whisper_log.h"
@@ -70,6 +71,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   data->whisperModel = Napi::Persistent(whisperModel);
   exports.Set("WhisperModel", whisperModel);
   exports.Set("decodeAudio", Napi::Function::New(env, DecodeAudioJs, "decodeAudio"));
+  exports.Set("AudioEncoder", AudioEncoderWrap::Init(env));
   exports.Set("versions", Napi::Function::New(env, Versions, "versions"));
   exports.Set("devices", Napi::Function::New(env, Devices, "devices"));
   return exports;

@@ -24,7 +24,12 @@ export type NativeErrorCode =
   | 'TRANSCRIPTION_FAILED'
   | 'VAD_FAILED'
   | 'OUT_OF_MEMORY'
-  | 'INTERNAL';
+  | 'INTERNAL'
+  | 'AUDIO_ENCODE_FAILED'
+  | 'ENCODER_BUSY'
+  | 'ENCODER_CLOSED'
+  | 'INVALID_ARGUMENT'
+  | 'ENCODE_UNSUPPORTED_RATE';
 
 export interface NativeDecodedAudio {
   samples: Float32Array;
@@ -139,6 +144,36 @@ export interface NativeWhisperModel {
   dispose(): void;
 }
 
+/** Containers the native encoder writes: mp3 (libmp3lame), wav (s16le), Ogg Opus (libopus), raw s16le. */
+export type NativeEncodeFormat = 'mp3' | 'wav' | 'opus' | 'pcm16';
+
+export interface NativeEncoderOptions {
+  format: NativeEncodeFormat;
+  /** Rate of the Float32Array samples passed to encode(): an integer from 8000 to 192000. */
+  inputSampleRate: number;
+  /** 8000, 16000, 22050, 24000, 44100 or 48000; Opus: 8000, 12000, 16000, 24000 or 48000. */
+  outputSampleRate: number;
+  /** true: finish() returns one complete file with final headers; false: bytes stream out of every call. */
+  whole: boolean;
+  /** mp3/opus bits per second (6000 to 512000); default 64000 for mp3, 32000 for opus. */
+  bitRate?: number;
+}
+
+/**
+ * One native encoder: mono float32 PCM in, encoded bytes out, FFmpeg's work on a worker thread. One call
+ * at a time: another call while one runs rejects with ENCODER_BUSY; after finish(), dispose() or a
+ * failure, calls reject with ENCODER_CLOSED. The constructor throws INVALID_ARGUMENT or
+ * ENCODE_UNSUPPORTED_RATE errors.
+ */
+export interface NativeAudioEncoder {
+  /** The bytes ready so far (possibly none); always empty in whole mode. The samples are copied. */
+  encode(samples: Float32Array): NativeJob<Buffer>;
+  /** Flushes resampler, codec and muxer: streaming, the remaining bytes; whole, the complete file. */
+  finish(): NativeJob<Buffer>;
+  /** Frees the FFmpeg state now (or when the running job ends); idempotent. */
+  dispose(): void;
+}
+
 export interface NativeDevice {
   name: string;
   description: string;
@@ -148,6 +183,7 @@ export interface NativeDevice {
 export interface NativeAddon {
   WhisperModel: { load(path: string, options: NativeLoadOptions): NativeJob<NativeWhisperModel> };
   decodeAudio(input: Uint8Array | string, maxDurationSeconds: number): NativeJob<NativeDecodedAudio>;
+  AudioEncoder: new (options: NativeEncoderOptions) => NativeAudioEncoder;
   versions(): { whisper: string; ffmpeg: string; system: string };
   devices(): NativeDevice[];
 }

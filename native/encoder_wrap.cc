@@ -1,0 +1,243 @@
+#include "encoder_wrap.h"
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "promise_worker.h"
+
+namespace voxmill {
+namespace {
+
+// A streamed chunk is a few hundred bytes to a few KB: copying it costs less than the heap object and
+// GC finalizer of an external buffer. Whole files and big chunks are handed over without a copy.
+constexpr size_t kAdoptFromBytes = 64 * 1024;
+
+Napi::Buffer<uint8_t> ToBuffer(Napi::Env env, std::vector<uint8_t>&& bytes) {
+  if (bytes.size() < kAdoptFromBytes) return Napi::Buffer<uint8_t>::Copy(env, bytes.data(), bytes.size());
+  auto* owned = new std::vector<uint8_t>(std::move(bytes));
+  return Napi::Buffer<uint8_t>::NewOrCopy(
+      env, owned->data(), owned->size(), [](Napi::Env, uint8_t*, std::vector<uint8_t>* v) { delete v; }, owned);
+}
+
+// Shared by encode() and finish(): holds the JS object (so GC cannot finalize it mid-job) and its own
+// share of the encoder (so dispose() mid-job cannot free what the worker thread is using).
+class AudioEncoderWorker : public PromiseWorker {
+ public:
+  AudioEncoderWorker(Napi::Env env, const char* resourceName, AudioEncoderWrap* wrap, Napi::Object owner,
+                     std::shared_ptr<AudioEncoder> encoder)
+      : PromiseWorker(env, resourceName), wrap_(wrap), encoder_(std::move(encoder)) {
+    owner_ = Napi::Persistent(owner);
+  }
+
+ protected:
+  // Runs `work` unless the job was aborted before it started (then the encoder is left as it was).
+  template <typename Work>
+  void RunUnlessAborted(Work work) {
+    if (Cancelled()) {
+      healthy_ = true;
+      return Fail("ABORTED", "encoding was aborted");
+    }
+    EncodeFailure failure;
+    healthy_ = work(failure);
+    if (!healthy_) Fail(failure.code, failure.message);
+  }
+
+  Napi::Value Result(Napi::Env env) override { return ToBuffer(env, std::move(output_)); }
+
+  void Settled() override {
+    // Anything that escaped Run() (out of memory) left healthy_ false: the encoder is closed then too.
+    wrap_->JobSettled(closesEncoder_ || !healthy_);
+    encoder_.reset();
+    owner_.Reset();
+  }
+
+  void ReleaseNative() override {
+    encoder_.reset();
+    output_.clear();
+    output_.shrink_to_fit();
+  }
+
+  std::shared_ptr<AudioEncoder> encoder_;
+  std::vector<uint8_t> output_;
+  bool closesEncoder_ = false;
+
+ private:
+  AudioEncoderWrap* wrap_;
+  Napi::ObjectReference owner_;
+  bool healthy_ = false;
+};
+
+class AudioEncoderEncodeWorker final : public AudioEncoderWorker {
+ public:
+  AudioEncoderEncodeWorker(Napi::Env env, AudioEncoderWrap* wrap, Napi::Object owner,
+                           std::shared_ptr<AudioEncoder> encoder, std::vector<float> samples)
+      : AudioEncoderWorker(env, "voxmill.AudioEncoder.encode", wrap, owner, std::move(encoder)),
+        samples_(std::move(samples)) {}
+
+ protected:
+  void Run() override {
+    RunUnlessAborted([this](EncodeFailure& failure) {
+      const bool ok = encoder_->Encode(samples_.data(), samples_.size(), output_, failure);
+      samples_ = std::vector<float>();
+      return ok;
+    });
+  }
+
+ private:
+  std::vector<float> samples_;
+};
+
+class AudioEncoderFinishWorker final : public AudioEncoderWorker {
+ public:
+  AudioEncoderFinishWorker(Napi::Env env, AudioEncoderWrap* wrap, Napi::Object owner,
+                           std::shared_ptr<AudioEncoder> encoder)
+      : AudioEncoderWorker(env, "voxmill.AudioEncoder.finish", wrap, owner, std::move(encoder)) {}
+
+ protected:
+  void Run() override {
+    RunUnlessAborted([this](EncodeFailure& failure) {
+      closesEncoder_ = true;
+      return encoder_->Finish(output_, failure);
+    });
+  }
+};
+
+[[noreturn]] void ThrowCoded(Napi::Env env, const std::string& code, const std::string& message) {
+  throw Napi::Error(env, MakeError(env, code, message));
+}
+
+std::string Describe(const Napi::Value& value) {
+  if (value.IsUndefined()) return "undefined";
+  if (value.IsNull()) return "null";
+  if (value.IsNumber()) return std::to_string(value.As<Napi::Number>().DoubleValue());
+  if (value.IsString()) return "\"" + value.As<Napi::String>().Utf8Value() + "\"";
+  if (value.IsBoolean()) return value.As<Napi::Boolean>().Value() ? "true" : "false";
+  return "a value of another type";
+}
+
+// An integer in [0, limit], or throws INVALID_ARGUMENT; the range proper is checked by
+// ValidateEncodeOptions, this only keeps the cast to an integer defined.
+int64_t ReadInteger(Napi::Env env, const Napi::Object& options, const char* key, double limit) {
+  Napi::Value value = options.Get(key);
+  const bool number = value.IsNumber();
+  const double d = number ? value.As<Napi::Number>().DoubleValue() : 0;
+  if (!number || !std::isfinite(d) || d != std::floor(d) || d < 0 || d > limit) {
+    ThrowCoded(env, "INVALID_ARGUMENT",
+               std::string("options.") + key + " must be a positive integer; received " + Describe(value));
+  }
+  return static_cast<int64_t>(d);
+}
+
+}  // namespace
+
+Napi::Function AudioEncoderWrap::Init(Napi::Env env) {
+  return DefineClass(env, "AudioEncoder",
+                     {
+                         InstanceMethod<&AudioEncoderWrap::Encode>("encode"),
+                         InstanceMethod<&AudioEncoderWrap::Finish>("finish"),
+                         InstanceMethod<&AudioEncoderWrap::Dispose>("dispose"),
+                     });
+}
+
+AudioEncoderWrap::AudioEncoderWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<AudioEncoderWrap>(info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsObject()) {
+    ThrowCoded(env, "INVALID_ARGUMENT",
+               "new AudioEncoder(options): options must be an object { format, inputSampleRate, "
+               "outputSampleRate, whole, bitRate? }");
+  }
+  Napi::Object o = info[0].As<Napi::Object>();
+  EncodeOptions options;
+  Napi::Value format = o.Get("format");
+  if (!format.IsString()) {
+    ThrowCoded(env, "INVALID_ARGUMENT",
+               "options.format must be one of mp3, wav, opus, pcm16; received " + Describe(format));
+  }
+  options.format = format.As<Napi::String>().Utf8Value();
+  options.inputSampleRate = static_cast<int>(ReadInteger(env, o, "inputSampleRate", 1e7));
+  options.outputSampleRate = static_cast<int>(ReadInteger(env, o, "outputSampleRate", 1e7));
+  Napi::Value whole = o.Get("whole");
+  if (!whole.IsUndefined() && !whole.IsBoolean()) {
+    ThrowCoded(env, "INVALID_ARGUMENT", "options.whole must be a boolean; received " + Describe(whole));
+  }
+  options.whole = whole.IsBoolean() && whole.As<Napi::Boolean>().Value();
+  if (!o.Get("bitRate").IsUndefined()) options.bitRate = ReadInteger(env, o, "bitRate", 1e9);
+  EncodeFailure failure;
+  if (!ValidateEncodeOptions(options, failure)) ThrowCoded(env, failure.code, failure.message);
+  encoder_ = std::make_shared<AudioEncoder>(std::move(options));
+}
+
+const char* AudioEncoderWrap::Refusal() const {
+  if (closed_) return "ENCODER_CLOSED";
+  if (busy_) return "ENCODER_BUSY";
+  return nullptr;
+}
+
+Napi::Object AudioEncoderWrap::Rejected(Napi::Env env, const char* code, const std::string& message) {
+  Napi::Promise::Deferred deferred = Napi::Promise::Deferred::New(env);
+  deferred.Reject(MakeError(env, code, message));
+  Napi::Object job = Napi::Object::New(env);
+  job.Set("promise", deferred.Promise());
+  job.Set("abort", Napi::Function::New(env, [](const Napi::CallbackInfo& info) { return info.Env().Undefined(); }));
+  return job;
+}
+
+Napi::Value AudioEncoderWrap::Encode(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 1 || !info[0].IsTypedArray() ||
+      info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array) {
+    return Rejected(env, "INVALID_ARGUMENT", "encode(samples): samples must be a Float32Array");
+  }
+  if (const char* refusal = Refusal()) {
+    return Rejected(env, refusal,
+                    closed_ ? "the encoder was finished, disposed, or failed earlier"
+                            : "another encode() or finish() is still running; await it first");
+  }
+  // Copied rather than borrowed: chunks are small (a sentence of speech is a few hundred KB at most),
+  // and a copy cannot be changed or freed under the worker thread (a transferred or reused buffer).
+  Napi::Float32Array array = info[0].As<Napi::Float32Array>();
+  std::vector<float> samples;
+  try {
+    samples.assign(array.Data(), array.Data() + array.ElementLength());
+  } catch (const std::bad_alloc&) {
+    return Rejected(env, "OUT_OF_MEMORY",
+                    "out of memory copying " + std::to_string(array.ElementLength()) + " samples");
+  }
+  auto* worker = new AudioEncoderEncodeWorker(env, this, Value(), encoder_, std::move(samples));
+  Napi::Object job = worker->Start();
+  busy_ = true;
+  return job;
+}
+
+Napi::Value AudioEncoderWrap::Finish(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (const char* refusal = Refusal()) {
+    return Rejected(env, refusal,
+                    closed_ ? "the encoder was finished, disposed, or failed earlier"
+                            : "another encode() or finish() is still running; await it first");
+  }
+  auto* worker = new AudioEncoderFinishWorker(env, this, Value(), encoder_);
+  Napi::Object job = worker->Start();
+  // Later calls are refused at once, though the finish itself is still running.
+  busy_ = true;
+  closed_ = true;
+  return job;
+}
+
+Napi::Value AudioEncoderWrap::Dispose(const Napi::CallbackInfo& info) {
+  closed_ = true;
+  encoder_.reset();
+  return info.Env().Undefined();
+}
+
+void AudioEncoderWrap::JobSettled(bool closes) {
+  busy_ = false;
+  if (closes) {
+    closed_ = true;
+    encoder_.reset();
+  }
+}
+
+}  // namespace voxmill
