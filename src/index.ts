@@ -13,7 +13,21 @@ export {
   WHISPER_SAMPLE_RATE,
 } from './audio/decode.js';
 export {
+  type EncoderOptions,
+  StreamingEncoder,
+} from './audio/encode.js';
+export {
+  contentTypeOf,
+  defaultSampleRate,
+  OPUS_SAMPLE_RATES,
+  SPEECH_FORMATS,
+  SPEECH_SAMPLE_RATES,
+  type SpeechFormat,
+  sampleRatesOf,
+} from './audio/formats.js';
+export {
   AudioDecodeError,
+  AudioEncodeError,
   AudioTooLongError,
   ChecksumMismatchError,
   ClosedError,
@@ -24,10 +38,13 @@ export {
   ModelNotFoundError,
   NativeAddonError,
   QueueFullError,
+  SynthesisError,
   TranscriptionError,
+  VoiceConfigError,
+  VoiceNotFoundError,
   VoxmillError,
 } from './errors.js';
-export { type CatalogEntry, listCatalog, type ModelKind } from './models/catalog.js';
+export { type CatalogEntry, type CatalogVoice, listCatalog, type ModelKind } from './models/catalog.js';
 export {
   defaultModelsDir,
   isInstalled,
@@ -56,3 +73,16 @@ export type {
 } from './stt/types.js';
 export { type WhisperLoadOptions, WhisperModel, type WhisperModelInfo } from './stt/whisper-model.js';
 export { devices, versions } from './system.js';
+export type { ListVoicesOptions, TtsStatus } from './tts/engine.js';
+export type { TtsOptions } from './tts/tts-options.js';
+export {
+  type SpeechAudio,
+  type SpeechAudioInfo,
+  type SpeechStream,
+  type SynthesisProgress,
+  type SynthesizeOptions,
+  TTS_MODEL_IDS,
+  type TtsModelId,
+  type Voice,
+  type VoiceGender,
+} from './tts/types.js';

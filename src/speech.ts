@@ -4,12 +4,16 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { type AudioInput, DEFAULT_MAX_DURATION_SECONDS, DEFAULT_MAX_INPUT_BYTES, decodeAudio } from './audio/decode.js';
-import { ClosedError, InvalidOptionTypeError, ModelNotFoundError } from './errors.js';
-import { catalogDefaults, findCatalogEntry } from './models/catalog.js';
+import { ClosedError, InvalidOptionTypeError, ModelNotFoundError, type VoiceConfigError } from './errors.js';
+import { catalogDefaults, catalogVoice, findCatalogEntry } from './models/catalog.js';
 import { defaultModelsDir, installedPath } from './models/store.js';
 import { defaultThreads, normalizeTranscribeOptions, normalizeVadOptions } from './stt/options.js';
 import type { TranscribeOptions, Transcription, VadOptions } from './stt/types.js';
 import { nativeVadParams, WhisperModel, type WhisperModelInfo } from './stt/whisper-model.js';
+import { type ListVoicesOptions, TtsEngine, type TtsStatus } from './tts/engine.js';
+import { type ResolvedTtsOptions, resolveTtsOptions, type TtsOptions } from './tts/tts-options.js';
+import type { SpeechAudio, SpeechStream, SynthesizeOptions, Voice } from './tts/types.js';
+import { VoiceDirectoryScanner, voicesOf } from './tts/voices.js';
 import { untilAborted } from './util/job.js';
 import { WorkQueue } from './util/queue.js';
 import {
@@ -72,6 +76,13 @@ export interface SpeechOptions {
   maxInputBytes?: number;
   /** Use a GPU backend when the addon was built with one. Default true. */
   gpu?: boolean;
+  /**
+   * Directories scanned for Piper voices (`<name>.onnx` with `<name>.onnx.json`), in order; the first one holding
+   * a variant wins. Default: the models directory, where `voxmill models pull <voice>` puts them.
+   */
+  voiceDirs?: string[];
+  /** Text-to-speech workers, threads, queue and limits. */
+  tts?: TtsOptions;
 }
 
 /** A transcription request to the engine: {@link TranscribeOptions} plus the model id. */
@@ -105,6 +116,8 @@ interface ResolvedConfig {
   gpu: boolean;
   vadModel: string | null;
   vad: VadOptions | undefined;
+  voiceDirs: string[];
+  tts: ResolvedTtsOptions;
 }
 
 interface ModelSlot {
@@ -131,7 +144,17 @@ const SPEECH_KEYS = [
   'maxDurationSeconds',
   'maxInputBytes',
   'gpu',
+  'voiceDirs',
+  'tts',
 ] as const;
+
+function voiceDirsOption(value: unknown): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.some((dir) => typeof dir !== 'string' || dir.length === 0)) {
+    throw new InvalidOptionTypeError('voiceDirs', 'an array of directory paths', value);
+  }
+  return value.map((dir: string) => resolve(dir));
+}
 
 /** A path when it looks like one; otherwise a catalog id. */
 function looksLikePath(spec: string): boolean {
@@ -160,6 +183,8 @@ function requireInstalled(id: string, spec: string, modelsDir: string): string {
 export class Speech {
   readonly #config: ResolvedConfig;
   readonly #slots = new Map<string, ModelSlot>();
+  #tts: TtsEngine | undefined;
+  #voiceScanner: VoiceDirectoryScanner | undefined;
   #closed = false;
 
   /** @internal Use {@link createSpeech}. */
@@ -181,7 +206,10 @@ export class Speech {
       gpu: booleanOption('gpu', raw.gpu) ?? true,
       vadModel: vadModel === undefined ? (catalogDefaults().vad ?? null) : vadModel,
       vad: normalizeVadOptions('vad', raw.vad),
+      voiceDirs: [],
+      tts: resolveTtsOptions(raw.tts),
     };
+    this.#config.voiceDirs = voiceDirsOption(raw.voiceDirs) ?? [this.#config.modelsDir];
     const models = objectOption('models', raw.models);
     const defaults = catalogDefaults();
     for (const id of STT_MODEL_IDS) {
@@ -373,9 +401,69 @@ export class Speech {
     }
   }
 
+  /** The voice scanner, made on first use (it caches configs by mtime). */
+  #voices(): VoiceDirectoryScanner {
+    this.#voiceScanner ??= new VoiceDirectoryScanner(this.#config.voiceDirs);
+    return this.#voiceScanner;
+  }
+
+  /** The text-to-speech engine, made on first use: speech-to-text users never start its workers. */
+  #ttsEngine(): TtsEngine {
+    if (this.#closed) throw new ClosedError();
+    this.#tts ??= new TtsEngine({
+      ...this.#config.tts,
+      size: this.#config.tts.workers,
+      scanner: this.#voices(),
+    });
+    return this.#tts;
+  }
+
+  /**
+   * The installed voices (spec section 2): one per single-speaker voice, one per speaker of a multi-speaker voice
+   * (`<voice>#<speaker>`). Reads configs only; a voice's quality variants are one voice (see `synthesize`'s model).
+   */
+  async listVoices(options: ListVoicesOptions = {}): Promise<Voice[]> {
+    if (this.#closed) throw new ClosedError();
+    const raw = objectOption('options', options);
+    rejectUnknownKeys('options', raw, ['includeUninstalled']);
+    const includeUninstalled = booleanOption('includeUninstalled', raw.includeUninstalled) ?? false;
+    const { variants } = await this.#voices().scan();
+    return voicesOf(includeUninstalled ? variants : variants.filter((variant) => variant.installed), (voiceId) =>
+      catalogVoice(voiceId),
+    );
+  }
+
+  /** A {@link VoiceConfigError} for every voice file in the voice directories that cannot be used, naming it. */
+  async voiceProblems(): Promise<VoiceConfigError[]> {
+    return [...(await this.#voices().scan()).problems];
+  }
+
+  /**
+   * Speaks text. Resolves, once the request is valid, the voice found and a place in the queue taken, to a
+   * byte stream of audio in the requested format that fills sentence by sentence; destroy it (or abort the
+   * signal) to stop synthesis. `contentType`, `sampleRate` and `format` are on the stream.
+   * @throws InvalidOptionTypeError / InvalidOptionValueError (naming `input`, `voice`, `speed`, `format`,
+   *   `sampleRate` or `model`), VoiceNotFoundError, QueueFullError; the stream emits SynthesisError or
+   *   AudioEncodeError if synthesis fails midway.
+   */
+  async synthesize(options: SynthesizeOptions): Promise<SpeechStream> {
+    return this.#ttsEngine().synthesize(options);
+  }
+
+  /** Like {@link Speech.synthesize}, resolving to the whole audio in one Buffer with final headers. */
+  async synthesizeToBuffer(options: SynthesizeOptions): Promise<SpeechAudio> {
+    return this.#ttsEngine().synthesizeToBuffer(options);
+  }
+
+  /** Text-to-speech workers and queue. */
+  ttsStatus(): TtsStatus {
+    return this.#tts?.status() ?? { workers: 0, active: 0, pending: 0, replacedWorkers: 0 };
+  }
+
   /** Stops accepting work and unloads every model (running transcriptions finish first). Idempotent. */
   async close(): Promise<void> {
     this.#closed = true;
+    await this.#tts?.close();
     for (const slot of this.#slots.values()) {
       clearTimeout(slot.idleTimer);
       slot.model?.dispose();

@@ -4,7 +4,7 @@
  */
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
-import { type CatalogEntry, catalogDefaults, listCatalog } from '../models/catalog.js';
+import { type CatalogEntry, catalogDefaults, listCatalog, withCompanions } from '../models/catalog.js';
 import {
   defaultModelsDir,
   installedPath,
@@ -50,7 +50,10 @@ export function registerModelsCommand(program: Command, io: ModelsCommandIo = pr
   models
     .command('pull')
     .description('download models (resumes interrupted downloads) and verify them')
-    .argument('<id...>', 'catalog ids (tiny.en, base-q5_1, silero-v6.2.0) or service ids (svc-stt-1)')
+    .argument(
+      '<id...>',
+      'catalog ids (tiny.en, base-q5_1, silero-v6.2.0, en_US-lessac-medium) or service ids (svc-stt-1, svc-tts-1)',
+    )
     .option('--dir <dir>', DIR_HELP)
     .option('--from <url-or-dir>', 'a base URL or a local directory holding the same file names')
     .option('--verify', 're-hash files already installed instead of trusting their size')
@@ -138,7 +141,7 @@ async function pullAll(
   options: { dir?: string; from?: string; verify?: boolean },
 ): Promise<void> {
   // Resolve every id first, so a typo in the last one does not surface after a long download.
-  const entries = ids.map((id) => resolveModelEntry(id));
+  const entries = ids.flatMap((id) => withCompanions(resolveModelEntry(id)));
   const dir = options.dir ?? defaultModelsDir();
   for (const entry of entries) {
     const controller = new AbortController();

@@ -15,8 +15,17 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 
-/** What a catalog file is for. */
-export type ModelKind = 'whisper' | 'vad';
+/** What a catalog file is for: a whisper model, a Silero VAD, a Piper voice model or a Piper voice config. */
+export type ModelKind = 'whisper' | 'vad' | 'piper-voice' | 'piper-config';
+
+/** Curated facts about a Piper voice that its config does not carry. */
+export interface CatalogVoice {
+  /** Voice id without the quality (`en_US-lessac`), as `listVoices()` reports it. */
+  readonly id: string;
+  readonly quality: 'x_low' | 'low' | 'medium' | 'high';
+  /** `neutral` for multi-speaker voices whose speakers are of both genders. */
+  readonly gender: 'female' | 'male' | 'neutral';
+}
 
 /** One downloadable model file. */
 export interface CatalogEntry {
@@ -35,6 +44,10 @@ export interface CatalogEntry {
   readonly sha1?: string | null;
   /** Whisper models: whether the model handles languages other than English. Absent for other kinds. */
   readonly multilingual?: boolean;
+  /** Ids of entries pulled along with this one (a Piper voice's config). */
+  readonly companions?: readonly string[];
+  /** Piper voices: the voice this file is a quality variant of. */
+  readonly voice?: CatalogVoice;
   /** One line for humans. */
   readonly description: string;
 }
@@ -46,7 +59,9 @@ export interface Catalog {
   readonly defaults: Readonly<Record<string, string>>;
 }
 
-const MODEL_KINDS: readonly ModelKind[] = ['whisper', 'vad'];
+const MODEL_KINDS: readonly ModelKind[] = ['whisper', 'vad', 'piper-voice', 'piper-config'];
+const VOICE_QUALITIES = ['x_low', 'low', 'medium', 'high'] as const;
+const VOICE_GENDERS = ['female', 'male', 'neutral'] as const;
 const SHA256_PATTERN = /^[0-9a-f]{64}$/;
 const SHA1_PATTERN = /^[0-9a-f]{40}$/;
 // A file name that cannot climb out of the models directory or hide as a dot file.
@@ -100,6 +115,13 @@ export function parseCatalog(document: unknown, source = 'catalog'): Catalog {
     seenIds.add(entry.id);
     seenFiles.add(entry.file);
   }
+  for (const entry of entries) {
+    for (const companion of entry.companions ?? []) {
+      if (!seenIds.has(companion)) {
+        throw new InvalidOptionValueError(`${source}: ${entry.id}.companions`, 'ids of catalog entries', companion);
+      }
+    }
+  }
   if (!isRecord(defaults)) throw new InvalidOptionTypeError(`${source}: defaults`, 'an object', defaults);
   const checkedDefaults: Record<string, string> = {};
   for (const [service, id] of Object.entries(defaults)) {
@@ -122,7 +144,7 @@ export function validateCatalogEntry(value: unknown, where = 'entry'): CatalogEn
     throw new InvalidOptionValueError(`${where}.id`, 'a non-empty id of letters, digits, ".", "_" or "-"', id);
   }
   const at = `${where} ("${id}")`;
-  const { kind, file, url, bytes, sha256, sha1, multilingual, description } = value;
+  const { kind, file, url, bytes, sha256, sha1, multilingual, description, companions, voice } = value;
   if (!MODEL_KINDS.includes(kind as ModelKind)) {
     throw new InvalidOptionValueError(`${at}.kind`, `one of ${MODEL_KINDS.join(', ')}`, kind);
   }
@@ -143,6 +165,16 @@ export function validateCatalogEntry(value: unknown, where = 'entry'): CatalogEn
     throw new InvalidOptionTypeError(`${at}.multilingual`, 'a boolean for a whisper model', multilingual);
   }
   if (typeof description !== 'string') throw new InvalidOptionTypeError(`${at}.description`, 'a string', description);
+  if (
+    companions !== undefined &&
+    (!Array.isArray(companions) || !companions.every((c) => typeof c === 'string' && FILE_NAME_PATTERN.test(c)))
+  ) {
+    throw new InvalidOptionTypeError(`${at}.companions`, 'an array of catalog ids', companions);
+  }
+  const checkedVoice = voice === undefined ? undefined : validateVoice(`${at}.voice`, voice);
+  if (kind === 'piper-voice' && checkedVoice === undefined) {
+    throw new InvalidOptionTypeError(`${at}.voice`, '{ id, quality, gender } for a Piper voice', voice);
+  }
   const entry: CatalogEntry = {
     id,
     kind: kind as ModelKind,
@@ -152,9 +184,37 @@ export function validateCatalogEntry(value: unknown, where = 'entry'): CatalogEn
     sha256: sha256 as string | null,
     ...(typeof sha1 === 'string' ? { sha1 } : {}),
     ...(typeof multilingual === 'boolean' ? { multilingual } : {}),
+    ...(companions === undefined ? {} : { companions: Object.freeze([...(companions as string[])]) }),
+    ...(checkedVoice === undefined ? {} : { voice: checkedVoice }),
     description,
   };
   return Object.freeze(entry);
+}
+
+function validateVoice(where: string, value: unknown): CatalogVoice {
+  if (!isRecord(value)) throw new InvalidOptionTypeError(where, 'an object', value);
+  const { id, quality, gender } = value;
+  if (typeof id !== 'string' || !FILE_NAME_PATTERN.test(id)) {
+    throw new InvalidOptionValueError(`${where}.id`, 'a voice id', id);
+  }
+  if (!VOICE_QUALITIES.includes(quality as CatalogVoice['quality'])) {
+    throw new InvalidOptionValueError(`${where}.quality`, `one of ${VOICE_QUALITIES.join(', ')}`, quality);
+  }
+  if (!VOICE_GENDERS.includes(gender as CatalogVoice['gender'])) {
+    throw new InvalidOptionValueError(`${where}.gender`, `one of ${VOICE_GENDERS.join(', ')}`, gender);
+  }
+  return Object.freeze({ id, quality, gender } as CatalogVoice);
+}
+
+/** The entry followed by the entries pulled with it (a Piper voice's config), in pull order. */
+export function withCompanions(entry: CatalogEntry): CatalogEntry[] {
+  const companions = (entry.companions ?? []).map((id) => findCatalogEntry(id));
+  return [entry, ...companions.filter((c): c is CatalogEntry => c !== undefined)];
+}
+
+/** Curated facts of a voice id (`en_US-lessac`) from the catalog's Piper entries. */
+export function catalogVoice(voiceId: string): CatalogVoice | undefined {
+  return listCatalog().find((entry) => entry.voice?.id === voiceId)?.voice;
 }
 
 function duplicate(source: string, field: 'id' | 'file', value: string): InvalidOptionValueError {

@@ -4,7 +4,16 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../../src/errors.js';
-import { catalogDefaults, catalogPath, findCatalogEntry, listCatalog, parseCatalog } from '../../src/models/catalog.js';
+import {
+  catalogDefaults,
+  catalogPath,
+  catalogVoice,
+  findCatalogEntry,
+  listCatalog,
+  parseCatalog,
+  withCompanions,
+} from '../../src/models/catalog.js';
+import { sharedDir } from '../helpers/paths.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const rawCatalog = (): { models: Record<string, unknown>[]; defaults: Record<string, string> } =>
@@ -31,12 +40,17 @@ describe('packaged catalog', () => {
   it('has a well-formed url, file, size and digest for every entry', () => {
     for (const entry of entries) {
       expect(entry.url.endsWith(`/${entry.file}`), entry.id).toBe(true);
+      const piper = entry.kind === 'piper-voice' || entry.kind === 'piper-config';
       expect(entry.url, entry.id).toMatch(
         entry.kind === 'vad'
           ? /^https:\/\/huggingface\.co\/ggml-org\/whisper-vad\/resolve\/main\//
-          : /^https:\/\/huggingface\.co\/ggerganov\/whisper\.cpp\/resolve\/main\//,
+          : piper
+            ? /^https:\/\/huggingface\.co\/rhasspy\/piper-voices\/resolve\/v1\.0\.0\/[a-z]{2}\/[a-z]{2}_[A-Z]{2}\//
+            : /^https:\/\/huggingface\.co\/ggerganov\/whisper\.cpp\/resolve\/main\//,
       );
-      expect(entry.file, entry.id).toBe(`ggml-${entry.id}.bin`);
+      if (entry.kind === 'piper-voice') expect(entry.file, entry.id).toBe(`${entry.id}.onnx`);
+      else if (entry.kind === 'piper-config') expect(entry.file, entry.id).toBe(entry.id);
+      else expect(entry.file, entry.id).toBe(`ggml-${entry.id}.bin`);
       expect(Number.isSafeInteger(entry.bytes) && entry.bytes > 0, entry.id).toBe(true);
       expect(entry.sha256 === null || /^[0-9a-f]{64}$/.test(entry.sha256), entry.id).toBe(true);
       if (entry.sha1 != null) expect(entry.sha1, entry.id).toMatch(/^[0-9a-f]{40}$/);
@@ -72,10 +86,50 @@ describe('packaged catalog', () => {
 
   it('maps the service ids to existing entries of the right kind', () => {
     const defaults = catalogDefaults();
-    expect(defaults).toEqual({ 'svc-stt-1': 'base', 'svc-stt-1-flash': 'tiny-q5_1', vad: 'silero-v6.2.0' });
+    expect(defaults).toEqual({
+      'svc-stt-1': 'base',
+      'svc-stt-1-flash': 'tiny-q5_1',
+      vad: 'silero-v6.2.0',
+      'svc-tts-1': 'en_US-lessac-medium',
+      'svc-tts-1-flash': 'en_US-lessac-low',
+    });
+    expect(findCatalogEntry(defaults['svc-tts-1']!)?.kind).toBe('piper-voice');
     expect(findCatalogEntry(defaults['svc-stt-1']!)?.kind).toBe('whisper');
     expect(findCatalogEntry(defaults['svc-stt-1-flash']!)?.kind).toBe('whisper');
     expect(findCatalogEntry(defaults.vad!)?.kind).toBe('vad');
+  });
+
+  it('lists the Piper voices of the shared configs with the upstream sizes and sha256, each pulling its config', () => {
+    const manifest = JSON.parse(readFileSync(join(sharedDir, 'models', 'MANIFEST.json'), 'utf8')) as Array<{
+      file: string;
+      bytes: number;
+      sha256: string;
+      upstream?: { onnx_file: string; onnx_bytes: number; onnx_sha256: string } | null;
+    }>;
+    const voices = manifest.filter((item) => item.file.startsWith('models/piper/configs-only/'));
+    expect(voices.length).toBe(7);
+    for (const item of voices) {
+      const upstream = item.upstream!;
+      const id = upstream.onnx_file.replace(/\.onnx$/, '');
+      const model = findCatalogEntry(id);
+      expect(model, id).toMatchObject({
+        kind: 'piper-voice',
+        bytes: upstream.onnx_bytes,
+        sha256: upstream.onnx_sha256,
+      });
+      expect(model?.companions).toEqual([`${id}.onnx.json`]);
+      expect(withCompanions(model!).map((e) => e.id)).toEqual([id, `${id}.onnx.json`]);
+      expect(findCatalogEntry(`${id}.onnx.json`)).toMatchObject({
+        kind: 'piper-config',
+        bytes: item.bytes,
+        sha256: item.sha256,
+      });
+      expect(['female', 'male', 'neutral']).toContain(model?.voice?.gender);
+      expect(id.startsWith(`${model?.voice?.id}-`)).toBe(true);
+    }
+    expect(catalogVoice('en_US-lessac')).toMatchObject({ gender: 'female' });
+    expect(catalogVoice('de_DE-thorsten')).toMatchObject({ gender: 'male' });
+    expect(catalogVoice('en_US-libritts_r')).toMatchObject({ gender: 'neutral' });
   });
 
   it('returns undefined for an id it does not have', () => {
@@ -123,6 +177,22 @@ describe('parseCatalog', () => {
     const { multilingual: _dropped, ...rest } = doc.models[0]!;
     doc.models[0] = rest;
     expect(() => parseCatalog(doc)).toThrow(InvalidOptionTypeError);
+  });
+
+  it('refuses companions that are not catalog ids and Piper voices without voice facts', () => {
+    const dangling = rawCatalog();
+    const voiceIndex = dangling.models.findIndex((m) => m.kind === 'piper-voice');
+    dangling.models[voiceIndex] = { ...dangling.models[voiceIndex], companions: ['nope.onnx.json'] };
+    expect(() => parseCatalog(dangling)).toThrow(/companions/);
+    const noFacts = rawCatalog();
+    noFacts.models[voiceIndex] = { ...noFacts.models[voiceIndex], voice: undefined };
+    expect(() => parseCatalog(noFacts)).toThrow(/\.voice/);
+    const badGender = rawCatalog();
+    badGender.models[voiceIndex] = {
+      ...badGender.models[voiceIndex],
+      voice: { id: 'x', quality: 'low', gender: 'robot' },
+    };
+    expect(() => parseCatalog(badGender)).toThrow(/voice\.gender/);
   });
 
   it('refuses duplicate ids and defaults that point nowhere', () => {

@@ -1,0 +1,171 @@
+// Text-to-speech: resolves a voice, validates a request, runs it on the worker pool sentence by sentence and
+// encodes the audio as it arrives. The first sentence's bytes leave before the second sentence is synthesized.
+import { Readable } from 'node:stream';
+import { StreamingEncoder } from '../audio/encode.js';
+import { contentTypeOf, defaultSampleRate } from '../audio/formats.js';
+import { InvalidOptionValueError } from '../errors.js';
+import { abortReason } from '../util/job.js';
+import { normalizeSynthesizeOptions } from './options.js';
+import { type SlotLease, SynthPool, type SynthPoolOptions } from './synth-pool.js';
+import { hasSpeakableText, normalizeText, splitIntoChunks } from './text.js';
+import type { SpeechAudio, SpeechAudioInfo, SpeechStream, SynthesisProgress, SynthesizeOptions } from './types.js';
+import { type ResolvedVoice, resolveVoice, type VoiceDirectoryScanner, type VoiceVariant } from './voices.js';
+import type { SynthJob } from './worker-protocol.js';
+
+export interface TtsEngineConfig extends SynthPoolOptions {
+  scanner: VoiceDirectoryScanner;
+  maxInputChars: number;
+  maxChunkChars: number;
+}
+
+/** Options of `listVoices()`. */
+export interface ListVoicesOptions {
+  /** Also list voices whose config is there but whose `.onnx` is not (they cannot speak). Default false. */
+  includeUninstalled?: boolean;
+}
+
+/** What the text-to-speech side of the engine is doing. */
+export interface TtsStatus {
+  /** Worker threads alive now (they start on first use). */
+  workers: number;
+  /** Syntheses running and waiting for a worker. */
+  active: number;
+  pending: number;
+  /** Workers replaced after a crash, a stall or a phonemizer trap. */
+  replacedWorkers: number;
+}
+
+interface Prepared {
+  info: SpeechAudioInfo;
+  job: Omit<SynthJob, 'jobId' | 'credit'>;
+  lease: SlotLease;
+  signal: AbortSignal | undefined;
+}
+
+let nextJobId = 1;
+
+export class TtsEngine {
+  readonly #config: TtsEngineConfig;
+  readonly #pool: SynthPool;
+
+  constructor(config: TtsEngineConfig) {
+    this.#config = config;
+    this.#pool = new SynthPool(config);
+  }
+
+  status(): TtsStatus {
+    const pool = this.#pool;
+    return {
+      workers: pool.workers,
+      active: pool.active,
+      pending: pool.pending,
+      replacedWorkers: pool.replacedWorkers,
+    };
+  }
+
+  /**
+   * Validates, resolves the voice and takes a place in the queue (QueueFullError at once when full), then
+   * returns the audio stream; synthesis starts right away and runs as far ahead as the lookahead allows.
+   */
+  async synthesize(options: SynthesizeOptions): Promise<SpeechStream> {
+    const prepared = await this.#prepare(options);
+    const { info, signal } = prepared;
+    const progress: SynthesisProgress = { sentences: 0, seconds: 0 };
+    const stream = Readable.from(this.#produce(prepared, false, progress), {
+      objectMode: false,
+      highWaterMark: 64 * 1024,
+    });
+    if (signal) {
+      // Destroy with the signal's own reason (the convention for every voxmill call), not a generic AbortError.
+      const onAbort = () => stream.destroy(abortReason(signal) as Error);
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+      stream.once('close', () => signal.removeEventListener('abort', onAbort));
+    }
+    stream.read(0); // start now: the first sentence is synthesized before anyone reads
+    return Object.assign(stream, info, { progress });
+  }
+
+  /** Synthesizes everything and resolves to one Buffer whose headers are final. */
+  async synthesizeToBuffer(options: SynthesizeOptions): Promise<SpeechAudio> {
+    const prepared = await this.#prepare(options);
+    const chunks: Buffer[] = [];
+    const progress: SynthesisProgress = { sentences: 0, seconds: 0 };
+    for await (const chunk of this.#produce(prepared, true, progress)) chunks.push(chunk);
+    return { ...prepared.info, audio: Buffer.concat(chunks), duration: progress.seconds };
+  }
+
+  async #prepare(options: SynthesizeOptions): Promise<Prepared> {
+    const request = normalizeSynthesizeOptions(options, this.#config.maxInputChars);
+    const text = normalizeText(request.input);
+    if (!hasSpeakableText(text)) {
+      throw new InvalidOptionValueError('input', 'text with at least one letter or digit to speak', request.input);
+    }
+    const { variants } = await this.#config.scanner.scan();
+    const resolved: ResolvedVoice = resolveVoice(
+      variants,
+      request.voice,
+      request.model === 'svc-tts-1-flash' ? 'fastest' : 'best',
+    );
+    const variant: VoiceVariant = resolved.variant;
+    const { config } = variant;
+    const sampleRate = request.sampleRate ?? defaultSampleRate(request.format, config.sampleRate);
+    request.signal?.throwIfAborted();
+    const lease = await this.#pool.acquire(request.signal);
+    return {
+      signal: request.signal,
+      lease,
+      info: {
+        format: request.format,
+        contentType: contentTypeOf(request.format, sampleRate),
+        sampleRate,
+        variant: variant.variantId,
+        speaker: resolved.sid,
+      },
+      job: {
+        modelPath: variant.modelPath,
+        espeakVoice: config.espeakVoice,
+        tables: { idMap: [...config.phonemeIdMap], phonemeMap: [...config.phonemeMap] },
+        sampleRate: config.sampleRate,
+        sentenceSilenceSeconds: config.sentenceSilenceSeconds,
+        noiseScale: config.noiseScale,
+        lengthScale: config.lengthScale / request.speed,
+        noiseW: config.noiseW,
+        sid: resolved.sid,
+        chunks: splitIntoChunks(text, this.#config.maxChunkChars),
+      },
+    };
+  }
+
+  /** Synthesis piped through the encoder. Stopping the iteration cancels the job and frees the worker. */
+  async *#produce(prepared: Prepared, whole: boolean, progress: SynthesisProgress): AsyncGenerator<Buffer> {
+    const { lease, info, job, signal } = prepared;
+    let encoder: StreamingEncoder | undefined;
+    try {
+      encoder = new StreamingEncoder({
+        format: info.format,
+        inputSampleRate: job.sampleRate,
+        outputSampleRate: info.sampleRate,
+        whole,
+      });
+      for await (const samples of lease.run({ ...job, jobId: nextJobId++, credit: 0 }, signal)) {
+        progress.sentences++;
+        progress.seconds += samples.length / job.sampleRate;
+        const bytes = await encoder.encode(samples);
+        if (bytes.length > 0) yield bytes;
+      }
+      signal?.throwIfAborted();
+      const tail = await encoder.finish();
+      if (tail.length > 0) yield tail;
+    } catch (error) {
+      throw signal?.aborted ? abortReason(signal) : error;
+    } finally {
+      encoder?.dispose();
+      lease.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#pool.close();
+  }
+}

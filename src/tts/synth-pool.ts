@@ -1,0 +1,235 @@
+// The pool of synthesis worker threads. Each slot owns at most one worker and runs one job at a time; a
+// bounded queue admits jobs (QueueFullError beyond it). A worker that dies, stalls or whose phonemizer trapped
+// is terminated and replaced by a fresh one on the slot's next job, and the job it was running fails with a
+// SynthesisError whose code says which.
+import { existsSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import { SynthesisError } from '../errors.js';
+import { abortReason } from '../util/job.js';
+import { WorkQueue } from '../util/queue.js';
+import type { FromWorker, SynthJob, SynthStats, SynthWorkerSettings } from './worker-protocol.js';
+
+export interface SynthPoolOptions extends SynthWorkerSettings {
+  /** Worker threads. */
+  size: number;
+  /** Jobs waiting for a worker beyond those running; more fail with QueueFullError. */
+  maxQueue: number;
+  /** Sentences a worker may synthesize ahead of the consumer. */
+  lookahead: number;
+  /** A worker that is owed audio and sends nothing for this long is terminated. */
+  stallTimeoutMs: number;
+  /** The worker script; default the compiled `synth-worker.js`. */
+  workerUrl?: URL;
+}
+
+/**
+ * The compiled worker script. Beside this module when running from `dist/`; when this module runs from the
+ * TypeScript sources (tests), the compiled copy in `dist/` (`npm test` builds it first).
+ */
+export function defaultWorkerUrl(): URL {
+  const sibling = new URL('./synth-worker.js', import.meta.url);
+  if (existsSync(sibling)) return sibling;
+  const built = new URL('../../dist/tts/synth-worker.js', import.meta.url);
+  if (existsSync(built)) return built;
+  throw new SynthesisError(
+    `the synthesis worker script is missing (${sibling.pathname}); build the TypeScript with 'npm run build:ts'`,
+    { code: 'TTS_WORKER_MISSING' },
+  );
+}
+
+interface Listener {
+  jobId: number;
+  deliver(message: FromWorker): void;
+  fail(error: Error): void;
+}
+
+/** One worker thread, replaced when it dies. */
+class WorkerSlot {
+  private worker: Worker | undefined;
+  private listener: Listener | undefined;
+  jobs = 0;
+
+  constructor(
+    private readonly url: URL,
+    private readonly settings: SynthWorkerSettings,
+    private readonly onReplaced: () => void,
+  ) {}
+
+  get alive(): boolean {
+    return this.worker !== undefined;
+  }
+
+  private spawn(): Worker {
+    const worker = new Worker(this.url, { workerData: this.settings, stdout: false, stderr: false });
+    worker.unref();
+    worker.on('message', (message: FromWorker) => {
+      if (this.listener && message.jobId === this.listener.jobId) this.listener.deliver(message);
+    });
+    worker.on('error', (error) => this.lose(worker, 'TTS_WORKER_DIED', `synthesis worker crashed: ${error.message}`));
+    worker.on('exit', (code) => this.lose(worker, 'TTS_WORKER_DIED', `synthesis worker exited (code ${code})`));
+    return worker;
+  }
+
+  private lose(worker: Worker, code: string, message: string): void {
+    if (this.worker !== worker) return;
+    this.worker = undefined;
+    this.onReplaced();
+    this.listener?.fail(new SynthesisError(message, { code }));
+  }
+
+  /** Terminates the worker (a fresh one starts with the next job). */
+  retire(code: string, message: string): void {
+    const worker = this.worker;
+    if (!worker) return;
+    this.lose(worker, code, message);
+    void worker.terminate();
+  }
+
+  /**
+   * Runs a job, yielding each sentence's audio; returns the worker's counters. Stopping early (return, throw,
+   * abort) cancels the job in the worker, which stops before its next sentence.
+   */
+  async *run(job: SynthJob, lookahead: number, stallTimeoutMs: number, signal?: AbortSignal) {
+    this.worker ??= this.spawn();
+    const worker = this.worker;
+    this.jobs++;
+    // An idle worker must not keep the process alive; one with work must (a script awaiting audio has no other handle).
+    worker.ref();
+    const inbox: FromWorker[] = [];
+    let failure: unknown;
+    let wake: (() => void) | undefined;
+    const notify = () => {
+      wake?.();
+      wake = undefined;
+    };
+    this.listener = {
+      jobId: job.jobId,
+      deliver: (message) => {
+        inbox.push(message);
+        notify();
+      },
+      fail: (error) => {
+        failure ??= error;
+        notify();
+      },
+    };
+    const onAbort = () => this.listener?.fail(abortReason(signal) as Error);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let settled = false;
+    try {
+      signal?.throwIfAborted();
+      worker.postMessage({ type: 'job', job: { ...job, credit: lookahead } });
+      for (;;) {
+        if (inbox.length === 0 && failure === undefined) await this.nextMessage(stallTimeoutMs, (w) => (wake = w));
+        if (failure !== undefined) throw failure;
+        const message = inbox.shift();
+        if (!message) continue;
+        if (message.type === 'audio') {
+          yield message.samples;
+          worker.postMessage({ type: 'credit', jobId: job.jobId, n: 1 });
+        } else if (message.type === 'done') {
+          settled = true;
+          return message.stats as SynthStats;
+        } else if (message.type === 'error') {
+          settled = true;
+          if (message.fatal) this.retire('TTS_WORKER_DIED', message.message);
+          throw new SynthesisError(message.message, { code: message.code });
+        }
+      }
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      this.listener = undefined;
+      worker.unref();
+      if (!settled && this.worker === worker) worker.postMessage({ type: 'cancel', jobId: job.jobId });
+    }
+  }
+
+  private nextMessage(stallTimeoutMs: number, setWake: (wake: () => void) => void): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.retire('TTS_WORKER_STALLED', `synthesis worker sent nothing for ${stallTimeoutMs} ms; terminated`);
+        resolve();
+      }, stallTimeoutMs);
+      setWake(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  close(): Promise<number> | undefined {
+    const worker = this.worker;
+    this.worker = undefined;
+    this.listener?.fail(new SynthesisError('the speech engine was closed', { code: 'SPEECH_CLOSED' }));
+    return worker?.terminate();
+  }
+}
+
+/** A worker slot held for one job. */
+export interface SlotLease {
+  run(job: SynthJob, signal?: AbortSignal): AsyncGenerator<Float32Array, SynthStats>;
+  release(): void;
+}
+
+export class SynthPool {
+  private readonly slots: WorkerSlot[];
+  private readonly free: WorkerSlot[];
+  private readonly queue: WorkQueue;
+  /** Workers replaced after dying, stalling or trapping, since the pool started. */
+  replacedWorkers = 0;
+
+  constructor(private readonly options: SynthPoolOptions) {
+    const url = options.workerUrl ?? defaultWorkerUrl();
+    const settings = { intraOpThreads: options.intraOpThreads, sessionIdleMs: options.sessionIdleMs };
+    this.slots = Array.from(
+      { length: options.size },
+      () => new WorkerSlot(url, settings, () => this.replacedWorkers++),
+    );
+    this.free = [...this.slots];
+    this.queue = new WorkQueue('text-to-speech', { concurrency: options.size, maxQueue: options.maxQueue });
+  }
+
+  get active(): number {
+    return this.queue.active;
+  }
+
+  get pending(): number {
+    return this.queue.pending;
+  }
+
+  /** Live worker threads. */
+  get workers(): number {
+    return this.slots.filter((slot) => slot.alive).length;
+  }
+
+  /** Takes a place in the queue now (throws QueueFullError when full), then waits for a free worker. */
+  async acquire(signal?: AbortSignal): Promise<SlotLease> {
+    const lease = this.queue.admit();
+    try {
+      await lease.acquire(signal);
+    } catch (error) {
+      lease.release();
+      throw error;
+    }
+    // Prefer a slot whose worker is already running (its sessions may be warm).
+    const index = Math.max(
+      0,
+      this.free.findIndex((slot) => slot.alive),
+    );
+    const slot = this.free.splice(index, 1)[0] as WorkerSlot;
+    let released = false;
+    return {
+      run: (job, runSignal) => slot.run(job, this.options.lookahead, this.options.stallTimeoutMs, runSignal),
+      release: () => {
+        if (released) return;
+        released = true;
+        this.free.push(slot);
+        lease.release();
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.slots.map((slot) => slot.close()));
+  }
+}

@@ -1,0 +1,265 @@
+// A synthesis worker thread: phonemizes with piper-phonemize and runs the voice's ONNX session, sentence by
+// sentence, posting each sentence's audio as soon as it exists. Both block their thread (a session.run() of
+// 200 ms let a 10 ms timer fire once on the main thread), which is why they live here.
+//
+// Flow control: the engine grants credit, one sentence per unit; the worker stops and waits when it has none,
+// so a slow consumer never makes audio pile up. Between sentences the worker yields to its message queue, so
+// a cancel stops it before the next sentence.
+import { createRequire } from 'node:module';
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
+import type * as Ort from 'onnxruntime-node';
+import { PhonemeIdEncoder } from './phoneme-ids.js';
+import type { FromWorker, SynthJob, SynthStats, SynthWorkerSettings, ToWorker } from './worker-protocol.js';
+
+interface Phonemizer {
+  phonemize(text: string, voice: string): number[][] | null;
+}
+
+const require = createRequire(import.meta.url);
+const settings = workerData as SynthWorkerSettings;
+if (!parentPort) throw new Error('synth-worker must run in a worker thread');
+const port: MessagePort = parentPort;
+
+// Loaded on first use so a worker that only lists or fails early does not pay for them.
+let ort: typeof Ort | undefined;
+let phonemizer: Phonemizer | undefined;
+
+class FatalError extends Error {}
+class JobError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+interface CachedSession {
+  session: Ort.InferenceSession;
+  lastUsed: number;
+  inputs: ReadonlySet<string>;
+}
+const sessions = new Map<string, CachedSession>();
+
+async function sessionFor(modelPath: string): Promise<{ cached: CachedSession; loadMs: number }> {
+  const existing = sessions.get(modelPath);
+  if (existing) {
+    existing.lastUsed = Date.now();
+    return { cached: existing, loadMs: 0 };
+  }
+  ort ??= require('onnxruntime-node') as typeof Ort;
+  const started = performance.now();
+  let session: Ort.InferenceSession;
+  try {
+    session = await ort.InferenceSession.create(modelPath, {
+      intraOpNumThreads: settings.intraOpThreads,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+      graphOptimizationLevel: 'all',
+    });
+  } catch (error) {
+    throw new JobError('MODEL_LOAD_FAILED', `cannot load voice model ${modelPath}: ${(error as Error).message}`);
+  }
+  for (const name of ['input', 'input_lengths', 'scales']) {
+    if (!session.inputNames.includes(name)) {
+      await session.release();
+      throw new JobError('MODEL_LOAD_FAILED', `${modelPath} is not a Piper voice: it has no input "${name}"`);
+    }
+  }
+  const cached = { session, lastUsed: Date.now(), inputs: new Set(session.inputNames) };
+  sessions.set(modelPath, cached);
+  return { cached, loadMs: performance.now() - started };
+}
+
+// Idle sessions give their memory back; checked at a fraction of the idle time.
+if (settings.sessionIdleMs > 0) {
+  const timer = setInterval(
+    () => {
+      const cutoff = Date.now() - settings.sessionIdleMs;
+      for (const [path, cached] of sessions) {
+        if (cached.lastUsed < cutoff && !busy.has(path)) {
+          sessions.delete(path);
+          void cached.session.release();
+        }
+      }
+    },
+    Math.max(1000, Math.min(60_000, settings.sessionIdleMs / 4)),
+  );
+  timer.unref();
+}
+const busy = new Set<string>();
+
+function phonemize(text: string, voice: string): number[][] {
+  phonemizer ??= require('piper-phonemize') as Phonemizer;
+  let sentences: number[][] | null;
+  try {
+    sentences = phonemizer.phonemize(text, voice);
+  } catch (error) {
+    throw new FatalError(`phonemizer failed: ${(error as Error).message}`);
+  }
+  if (sentences === null) throw new JobError('SYNTHESIS_FAILED', `espeak-ng has no voice "${voice}"`);
+  return sentences;
+}
+
+async function infer(cached: CachedSession, job: SynthJob, ids: number[]): Promise<Float32Array> {
+  const runtime = ort as typeof Ort;
+  const feeds: Record<string, Ort.Tensor> = {
+    input: new runtime.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]),
+    input_lengths: new runtime.Tensor('int64', BigInt64Array.of(BigInt(ids.length)), [1]),
+    scales: new runtime.Tensor('float32', Float32Array.of(job.noiseScale, job.lengthScale, job.noiseW), [3]),
+  };
+  if (cached.inputs.has('sid')) {
+    feeds.sid = new runtime.Tensor('int64', BigInt64Array.of(BigInt(job.sid ?? 0)), [1]);
+  }
+  let output: Ort.Tensor | undefined;
+  try {
+    const results = await cached.session.run(feeds);
+    output = results.output ?? Object.values(results)[0];
+  } catch (error) {
+    throw new JobError('SYNTHESIS_FAILED', `ONNX Runtime failed on ${job.modelPath}: ${(error as Error).message}`);
+  }
+  if (!output || output.type !== 'float32') {
+    throw new JobError('SYNTHESIS_FAILED', `${job.modelPath} returned no float32 audio`);
+  }
+  return output.data as Float32Array;
+}
+
+interface RunningJob {
+  job: SynthJob;
+  credit: number;
+  cancelled: boolean;
+  wake: (() => void) | undefined;
+}
+let running: RunningJob | undefined;
+const queue: SynthJob[] = [];
+
+function post(message: FromWorker, transfer?: ArrayBuffer[]): void {
+  port.postMessage(message, transfer ?? []);
+}
+
+/** Resolves once the job has credit or was cancelled. */
+function waitForCredit(state: RunningJob): Promise<void> {
+  if (state.credit > 0 || state.cancelled) return Promise.resolve();
+  return new Promise((resolve) => {
+    state.wake = resolve;
+  });
+}
+
+/** Lets credit and cancel messages in between sentences. */
+const yieldToMessages = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+async function runJob(state: RunningJob): Promise<void> {
+  const { job } = state;
+  const stats: SynthStats = {
+    sentences: 0,
+    phonemeIds: 0,
+    samples: 0,
+    missingPhonemes: [],
+    phonemizeMs: 0,
+    inferenceMs: 0,
+    sessionLoadMs: 0,
+  };
+  busy.add(job.modelPath);
+  try {
+    const { cached, loadMs } = await sessionFor(job.modelPath);
+    stats.sessionLoadMs = loadMs;
+    const encoder = new PhonemeIdEncoder(job.tables);
+    const silence = Math.round(job.sentenceSilenceSeconds * job.sampleRate);
+    for (const chunk of job.chunks) {
+      if (state.cancelled) return;
+      let started = performance.now();
+      const sentences = phonemize(chunk, job.espeakVoice);
+      stats.phonemizeMs += performance.now() - started;
+      for (const phonemes of sentences) {
+        const ids = encoder.encode(phonemes);
+        if (encoder.isEmpty(ids)) continue;
+        await waitForCredit(state);
+        if (state.cancelled) return;
+        started = performance.now();
+        const audio = await infer(cached, job, ids);
+        stats.inferenceMs += performance.now() - started;
+        cached.lastUsed = Date.now();
+        // The pause goes before every sentence but the first, so the audio neither starts nor ends with it and
+        // each sentence leaves as soon as it exists. Copying also takes the samples out of ONNX Runtime's buffer.
+        const samples = withSilenceBefore(audio, stats.sentences === 0 ? 0 : silence);
+        stats.sentences++;
+        stats.phonemeIds += ids.length;
+        stats.samples += samples.length;
+        state.credit--;
+        post({ type: 'audio', jobId: job.jobId, samples }, [samples.buffer as ArrayBuffer]);
+        await yieldToMessages();
+        if (state.cancelled) return;
+      }
+    }
+    stats.missingPhonemes = [...encoder.missing];
+    post({ type: 'done', jobId: job.jobId, stats });
+  } finally {
+    busy.delete(job.modelPath);
+  }
+}
+
+function withSilenceBefore(samples: Float32Array, silence: number): Float32Array {
+  const out = new Float32Array(silence + samples.length);
+  out.set(samples, silence);
+  return out;
+}
+
+async function drain(): Promise<void> {
+  while (!running && queue.length > 0) {
+    const job = queue.shift() as SynthJob;
+    const state: RunningJob = { job, credit: job.credit, cancelled: false, wake: undefined };
+    running = state;
+    try {
+      await runJob(state);
+      if (state.cancelled) post({ type: 'cancelled', jobId: job.jobId });
+    } catch (error) {
+      const fatal = error instanceof FatalError;
+      const code = error instanceof JobError ? error.code : 'SYNTHESIS_FAILED';
+      post({ type: 'error', jobId: job.jobId, code, message: (error as Error).message, fatal });
+      if (fatal) {
+        // The WASM module is poisoned: stop taking work; the engine terminates this thread.
+        port.close();
+        return;
+      }
+    } finally {
+      running = undefined;
+    }
+  }
+}
+
+// espeak-ng loads its data on the first call (about 100 ms): do it now, before the first request waits for it.
+setImmediate(() => {
+  try {
+    phonemize('', 'en-us');
+  } catch {
+    // A real job reports phonemizer failures.
+  }
+});
+
+port.on('message', (message: ToWorker) => {
+  switch (message.type) {
+    case 'job':
+      queue.push(message.job);
+      void drain();
+      break;
+    case 'credit':
+      if (running?.job.jobId === message.jobId) {
+        running.credit += message.n;
+        running.wake?.();
+        running.wake = undefined;
+      }
+      break;
+    case 'cancel': {
+      const index = queue.findIndex((job) => job.jobId === message.jobId);
+      if (index >= 0) {
+        queue.splice(index, 1);
+        post({ type: 'cancelled', jobId: message.jobId });
+      } else if (running?.job.jobId === message.jobId) {
+        running.cancelled = true;
+        running.wake?.();
+        running.wake = undefined;
+      }
+      break;
+    }
+  }
+});

@@ -1,0 +1,82 @@
+// Text clean-up before espeak-ng, and splitting into chunks that are phonemized and synthesized one after another.
+//
+// espeak-ng reads some input badly or dangerously, measured with piper-phonemize 1.4.11:
+// - a NUL ends the text ("he\0llo world" is spoken as "he"); other control characters are read as noise;
+// - emoji are read by name ("thumbs up medium skin tone"), URLs character by character;
+// - a 5,000-character word traps the WASM module ("memory access out of bounds") and the next call never
+//   returns, so words are cut well below that;
+// - runs of markup (`***`, `---`, `###`) are read as symbol names.
+// Everything here is pure string work, linear in the input.
+
+/** Longest run of non-space characters passed to espeak; longer words are cut into pieces this long. */
+export const MAX_WORD_CODE_POINTS = 64;
+/** Default longest chunk handed to the phonemizer at once (code points). */
+export const DEFAULT_MAX_CHUNK_CODE_POINTS = 400;
+
+const CONTROL = /[\p{Cc}]/gu; // \n is restored below: it marks line and paragraph breaks
+const FORMAT = /\p{Cf}/gu; // zero-width joiners, bidi marks, soft hyphens
+const EMOJI = /[\p{Extended_Pictographic}\u{1F1E6}-\u{1F1FF}\u{1F3FB}-\u{1F3FF}\u{FE0E}\u{FE0F}\u{20E3}]/gu;
+const URL = /\b(?:https?:\/\/|www\.)([^\s/?#]+)[^\s]*/giu;
+const MARKUP = /[*_#~`|\\^<>{}[\]=]{2,}|[*_#~`|\\^{}[\]]/gu;
+const REPEATED_PUNCTUATION = /([!?.,;:-])\1+/gu;
+
+/**
+ * Makes text safe and pleasant for espeak-ng: removes control and format characters, emoji and markup symbols,
+ * reads URLs as their host name, collapses repeated punctuation, cuts words longer than
+ * {@link MAX_WORD_CODE_POINTS}, and collapses white space (keeping line breaks, which separate sentences).
+ * Never throws: any string (lone surrogates included) gives a string.
+ */
+export function normalizeText(input: string): string {
+  let text = input.toWellFormed().replace(/\uFFFD/gu, ' ');
+  text = text.normalize('NFC');
+  text = text.replace(/\r\n?/gu, '\n').replace(/\n/gu, '\u2029'); // keep line breaks through the control filter
+  text = text.replace(CONTROL, ' ').replace(/\u2029/gu, '\n');
+  text = text.replace(FORMAT, '').replace(EMOJI, ' ');
+  text = text.replace(URL, (_match, host: string) => ` ${host.replace(/^www\./iu, '')} `);
+  text = text.replace(MARKUP, ' ').replace(REPEATED_PUNCTUATION, '$1');
+  text = text.replace(/\S+/gu, cutLongWord);
+  text = text
+    .replace(/[^\S\n]+/gu, ' ')
+    .replace(/ *\n */gu, '\n')
+    .replace(/\n{3,}/gu, '\n\n');
+  return text.trim();
+}
+
+function cutLongWord(word: string): string {
+  const codePoints = [...word];
+  if (codePoints.length <= MAX_WORD_CODE_POINTS) return word;
+  const pieces: string[] = [];
+  for (let i = 0; i < codePoints.length; i += MAX_WORD_CODE_POINTS) {
+    pieces.push(codePoints.slice(i, i + MAX_WORD_CODE_POINTS).join(''));
+  }
+  return pieces.join(' ');
+}
+
+// A sentence ends at . ! ? … (and CJK/Arabic/Devanagari stops) followed by white space, or at a blank line.
+const SENTENCE_END = /(?<=[.!?…。！？؟।])\s+|\n{2,}/gu;
+
+/**
+ * Splits normalized text into chunks of whole sentences, each at most `maxCodePoints` long, so the first audio
+ * is ready after the first sentence. A sentence longer than the limit is cut at the last comma, semicolon or
+ * colon before it, else at the last space, else hard.
+ */
+export function splitIntoChunks(text: string, maxCodePoints = DEFAULT_MAX_CHUNK_CODE_POINTS): string[] {
+  const chunks: string[] = [];
+  for (const sentence of text.split(SENTENCE_END)) {
+    let rest = sentence.trim();
+    while ([...rest].length > maxCodePoints) {
+      const head = [...rest].slice(0, maxCodePoints).join('');
+      const cut = Math.max(head.lastIndexOf(', '), head.lastIndexOf('; '), head.lastIndexOf(': '));
+      const at = cut > 0 ? cut + 1 : head.lastIndexOf(' ') > 0 ? head.lastIndexOf(' ') : head.length;
+      chunks.push(rest.slice(0, at).trim());
+      rest = rest.slice(at).trim();
+    }
+    if (rest.length > 0) chunks.push(rest);
+  }
+  return chunks.filter((chunk) => chunk.length > 0);
+}
+
+/** Whether normalized text has anything a voice could say (a letter or a digit). */
+export function hasSpeakableText(text: string): boolean {
+  return /[\p{L}\p{N}]/u.test(text);
+}

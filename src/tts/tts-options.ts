@@ -1,0 +1,57 @@
+// The engine's text-to-speech settings (`createSpeech({ tts: { ... } })`), validated, with defaults sized for the
+// machine: ONNX Runtime threads per session, and as many workers as the remaining cores allow.
+import { availableParallelism } from 'node:os';
+import { integerOption, objectOption, rejectUnknownKeys } from '../util/validate.js';
+import { DEFAULT_MAX_INPUT_CHARS } from './options.js';
+import { DEFAULT_MAX_CHUNK_CODE_POINTS } from './text.js';
+
+/** Text-to-speech settings of {@link SpeechOptions}. */
+export interface TtsOptions {
+  /** Worker threads running ONNX sessions. Default max(1, min(4, (cores - 1) / intraOpThreads)). */
+  workers?: number;
+  /** ONNX Runtime intra-op threads per session. Default min(4, cores - 1), at least 1. */
+  intraOpThreads?: number;
+  /** Syntheses waiting for a worker beyond those running; more fail with QueueFullError. Default 16. */
+  maxQueue?: number;
+  /** Release a voice's ONNX session after this many ms unused; 0 keeps it. Default 300000 (5 minutes). */
+  sessionIdleMs?: number;
+  /** Sentences synthesized ahead of the reader (bounds memory for slow readers). Default 2. */
+  lookahead?: number;
+  /** Terminate a worker that owes audio and sends nothing for this long. Default 120000 ms. */
+  stallTimeoutMs?: number;
+  /** Longest input in code points. Default 5000 (the speech API's limit). */
+  maxInputChars?: number;
+  /** Longest piece of text phonemized at once; long sentences are cut at commas or spaces. Default 400. */
+  maxChunkChars?: number;
+}
+
+export type ResolvedTtsOptions = Required<TtsOptions>;
+
+const KEYS = [
+  'workers',
+  'intraOpThreads',
+  'maxQueue',
+  'sessionIdleMs',
+  'lookahead',
+  'stallTimeoutMs',
+  'maxInputChars',
+  'maxChunkChars',
+] as const;
+
+export function resolveTtsOptions(value: unknown, cores = availableParallelism()): ResolvedTtsOptions {
+  const raw = objectOption('tts', value);
+  rejectUnknownKeys('tts', raw, KEYS);
+  const intraOpThreads =
+    integerOption('tts.intraOpThreads', raw.intraOpThreads, 1, 64) ?? Math.min(4, Math.max(1, cores - 1));
+  const fitting = Math.floor((cores - 1) / intraOpThreads);
+  return {
+    intraOpThreads,
+    workers: integerOption('tts.workers', raw.workers, 1, 64) ?? Math.max(1, Math.min(4, fitting)),
+    maxQueue: integerOption('tts.maxQueue', raw.maxQueue, 0, 100_000) ?? 16,
+    sessionIdleMs: integerOption('tts.sessionIdleMs', raw.sessionIdleMs, 0, 2 ** 31 - 1) ?? 300_000,
+    lookahead: integerOption('tts.lookahead', raw.lookahead, 1, 64) ?? 2,
+    stallTimeoutMs: integerOption('tts.stallTimeoutMs', raw.stallTimeoutMs, 100, 2 ** 31 - 1) ?? 120_000,
+    maxInputChars: integerOption('tts.maxInputChars', raw.maxInputChars, 1, 1_000_000) ?? DEFAULT_MAX_INPUT_CHARS,
+    maxChunkChars: integerOption('tts.maxChunkChars', raw.maxChunkChars, 16, 100_000) ?? DEFAULT_MAX_CHUNK_CODE_POINTS,
+  };
+}

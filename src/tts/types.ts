@@ -1,0 +1,79 @@
+// Public types of text-to-speech.
+import type { Readable } from 'node:stream';
+import type { SpeechFormat } from '../audio/formats.js';
+
+/**
+ * A voice's gender as curated in the catalog (Piper configs carry none). `neutral` is also what voices the
+ * catalog does not describe report, and what a multi-speaker voice's speakers report unless curated one by one.
+ */
+export type VoiceGender = 'female' | 'male' | 'neutral';
+
+/** A voice usable with `synthesize()` (spec section 2, Voice). */
+export interface Voice {
+  /** `en_US-lessac`, or `<voice>#<speaker>` for each speaker of a multi-speaker voice (`en_GB-vctk#p239`). */
+  id: string;
+  /** Display name: dataset and language (`Lessac (en-US)`), plus the speaker for multi-speaker voices. */
+  name: string;
+  /** BCP 47 tags from the config's language code (`en_US` -> `en-US`). */
+  languages: string[];
+  /** Delivery styles. Piper voices have none, so always empty. */
+  styles: string[];
+  gender: VoiceGender;
+}
+
+/** The text-to-speech model ids of the speech API. */
+export const TTS_MODEL_IDS = ['svc-tts-1', 'svc-tts-1-flash'] as const;
+export type TtsModelId = (typeof TTS_MODEL_IDS)[number];
+
+/** Options of `Speech.synthesize()`. */
+export interface SynthesizeOptions {
+  /** `svc-tts-1`: the best installed quality of the voice; `svc-tts-1-flash`: the fastest. Default `svc-tts-1`. */
+  model?: TtsModelId;
+  /** A voice id from `listVoices()`. */
+  voice: string;
+  /** Text, 1 to 5,000 characters counted as Unicode code points (the engine's `maxInputChars`). */
+  input: string;
+  /** Default `mp3`. */
+  format?: SpeechFormat;
+  /** 0.5 to 2.0; the voice's length scale is divided by it. Default 1. */
+  speed?: number;
+  /**
+   * Output rate in Hz: 8000, 16000, 22050, 24000, 44100 or 48000 (Opus: not 22050 or 44100). Default the voice's
+   * native rate (Opus: the nearest Opus rate above it).
+   */
+  sampleRate?: number;
+  /** Stops synthesis between sentences and frees the worker. */
+  signal?: AbortSignal;
+}
+
+/** Facts about a synthesis, known before the first byte. */
+export interface SpeechAudioInfo {
+  format: SpeechFormat;
+  /** MIME type for the format (`audio/mpeg`, `audio/wav`, `audio/ogg; codecs=opus`, `audio/L16; rate=...`). */
+  contentType: string;
+  sampleRate: number;
+  /** The voice variant that speaks (`en_US-lessac-medium`) and the speaker's sid, if any. */
+  variant: string;
+  speaker: number | undefined;
+}
+
+/** How far a synthesis has come, updated as each sentence's audio arrives from the worker. */
+export interface SynthesisProgress {
+  /** Sentences synthesized and handed to the encoder so far. */
+  sentences: number;
+  /** Seconds of audio synthesized so far, pauses included. */
+  seconds: number;
+}
+
+/**
+ * The audio as it is produced: a byte stream (also an async iterable of Buffers) with the facts of
+ * {@link SpeechAudioInfo}. Destroying it cancels synthesis. Errors arrive as the stream's `error` event.
+ */
+export type SpeechStream = Readable & SpeechAudioInfo & { readonly progress: Readonly<SynthesisProgress> };
+
+/** The whole audio in one Buffer, with its length fields final (wav, mp3). */
+export interface SpeechAudio extends SpeechAudioInfo {
+  audio: Buffer;
+  /** Seconds of audio synthesized (before encoding). */
+  duration: number;
+}

@@ -1,0 +1,63 @@
+// Messages between the engine (main thread) and a synthesis worker thread. Plain data only: they cross
+// `postMessage` by structured clone, audio by transferring its ArrayBuffer.
+import type { PhonemeTables } from './phoneme-ids.js';
+
+/** Settings of one worker thread, fixed when it starts. */
+export interface SynthWorkerSettings {
+  /** ONNX Runtime intra-op threads per session. */
+  intraOpThreads: number;
+  /** Release a voice's session after this many ms without use; 0 keeps it. */
+  sessionIdleMs: number;
+}
+
+/** One synthesis job: text chunks for one voice, speaker and speed. */
+export interface SynthJob {
+  jobId: number;
+  modelPath: string;
+  espeakVoice: string;
+  tables: PhonemeTables;
+  sampleRate: number;
+  /** Seconds of silence between sentences. */
+  sentenceSilenceSeconds: number;
+  noiseScale: number;
+  /** The voice's length scale already divided by the requested speed. */
+  lengthScale: number;
+  noiseW: number;
+  /** Speaker id for multi-speaker models. */
+  sid: number | undefined;
+  /** Normalized text, split into chunks of whole sentences. */
+  chunks: string[];
+  /** Sentences the worker may synthesize before waiting for more credit. */
+  credit: number;
+}
+
+export type ToWorker =
+  | { type: 'job'; job: SynthJob }
+  /** The consumer took `n` more sentences: the worker may synthesize that many more. */
+  | { type: 'credit'; jobId: number; n: number }
+  | { type: 'cancel'; jobId: number };
+
+/** Counters a finished job reports. */
+export interface SynthStats {
+  sentences: number;
+  phonemeIds: number;
+  samples: number;
+  /** Phonemes the voice has no id for, by code point, with counts. */
+  missingPhonemes: Array<[number, number]>;
+  phonemizeMs: number;
+  inferenceMs: number;
+  /** Time to create the ONNX session, when this job had to (0 when it was cached). */
+  sessionLoadMs: number;
+}
+
+export type FromWorker =
+  /** One sentence of audio at the voice's rate, followed by its share of silence. */
+  | { type: 'audio'; jobId: number; samples: Float32Array }
+  | { type: 'done'; jobId: number; stats: SynthStats }
+  /**
+   * The job failed. `fatal`: the worker's state can no longer be trusted (the phonemizer's WASM trapped, and
+   * piper-phonemize hangs on the next call after a trap), so the engine replaces the worker.
+   */
+  | { type: 'error'; jobId: number; code: string; message: string; fatal: boolean }
+  /** Answers a cancel once the worker stopped working on the job. */
+  | { type: 'cancelled'; jobId: number };

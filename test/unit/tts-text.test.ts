@@ -1,0 +1,183 @@
+// Text clean-up, chunking, phoneme ids and request validation: pure functions, no addon, no model.
+import { describe, expect, it } from 'vitest';
+import { InvalidOptionTypeError, InvalidOptionValueError } from '../../src/errors.js';
+import { codePointLength, normalizeSynthesizeOptions } from '../../src/tts/options.js';
+import { PhonemeIdEncoder } from '../../src/tts/phoneme-ids.js';
+import { hasSpeakableText, MAX_WORD_CODE_POINTS, normalizeText, splitIntoChunks } from '../../src/tts/text.js';
+import { resolveTtsOptions } from '../../src/tts/tts-options.js';
+
+const cp = (text: string) => [...text].map((c) => c.codePointAt(0)!);
+
+describe('normalizeText', () => {
+  it('replaces control characters (a NUL would end the text for espeak) and keeps line breaks', () => {
+    expect(normalizeText('he\u0000llo\u0007 wor\u001bld')).toBe('he llo wor ld');
+    expect(normalizeText('line one\r\nline two\n\n\n\nnext')).toBe('line one\nline two\n\nnext');
+  });
+
+  it('removes emoji, skin tones, flags, joiners and bidi marks', () => {
+    expect(normalizeText('👍🏽 hi 🇺🇸 👨‍👩‍👧 there\u200f')).toBe('hi there');
+  });
+
+  it('reads URLs as their host name', () => {
+    expect(normalizeText('see https://www.example.com/a?b=c&d=e now')).toBe('see example.com now');
+    expect(normalizeText('go to www.voxmill.dev/docs')).toBe('go to voxmill.dev');
+  });
+
+  it('drops markup runs and collapses repeated punctuation', () => {
+    expect(normalizeText('**bold** ## Title ~~~ ok!!! really???')).toBe('bold Title ok! really?');
+  });
+
+  it(`cuts words longer than ${MAX_WORD_CODE_POINTS} code points (a 5,000-character word traps espeak's WASM)`, () => {
+    const out = normalizeText('supercalifragilistic'.repeat(250));
+    const words = out.split(' ');
+    expect(Math.max(...words.map((w) => [...w].length))).toBeLessThanOrEqual(MAX_WORD_CODE_POINTS);
+    expect(words.join('')).toBe('supercalifragilistic'.repeat(250));
+  });
+
+  it('turns lone surrogates into spaces instead of throwing', () => {
+    expect(normalizeText('a\ud800b\udc00c')).toBe('a b c');
+  });
+
+  it('never throws and never keeps control characters, for 2,000 random strings', () => {
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    for (let i = 0; i < 2000; i++) {
+      const length = Math.floor(random() * 300);
+      let text = '';
+      for (let j = 0; j < length; j++) text += String.fromCharCode(Math.floor(random() * 0x10000));
+      const out = normalizeText(text);
+      expect(/\p{Cc}/u.test(out.replace(/\n/g, ''))).toBe(false);
+      expect(out.isWellFormed()).toBe(true);
+    }
+  });
+});
+
+describe('splitIntoChunks', () => {
+  it('splits at sentence ends and blank lines', () => {
+    expect(splitIntoChunks('Hello there. How are you? Fine!\n\nNext part')).toEqual([
+      'Hello there.',
+      'How are you?',
+      'Fine!',
+      'Next part',
+    ]);
+  });
+
+  it('cuts a long sentence at a comma, else a space, within the limit', () => {
+    const text = `${'word '.repeat(30)}, and ${'more '.repeat(30)}`.trim();
+    const chunks = splitIntoChunks(text, 100);
+    expect(chunks.every((c) => codePointLength(c) <= 100)).toBe(true);
+    expect(chunks.join(' ').replace(/\s+/g, ' ')).toBe(text.replace(/\s+/g, ' '));
+    expect(splitIntoChunks('x'.repeat(250), 100).map((c) => c.length)).toEqual([100, 100, 50]);
+  });
+
+  it('keeps the first chunk to the first sentence so the first audio comes early', () => {
+    const text = `First sentence. ${'Then a lot more text. '.repeat(200)}`;
+    expect(splitIntoChunks(normalizeText(text))[0]).toBe('First sentence.');
+  });
+});
+
+describe('hasSpeakableText', () => {
+  it('needs a letter or a digit', () => {
+    expect(hasSpeakableText('...!?')).toBe(false);
+    expect(hasSpeakableText('')).toBe(false);
+    expect(hasSpeakableText('42')).toBe(true);
+    expect(hasSpeakableText('שלום')).toBe(true);
+  });
+});
+
+describe('PhonemeIdEncoder', () => {
+  const tables = {
+    idMap: [
+      [cp('_')[0]!, [0]],
+      [cp('^')[0]!, [1]],
+      [cp('$')[0]!, [2]],
+      [cp('a')[0]!, [14]],
+      [cp('b')[0]!, [15]],
+      [cp('ɐ')[0]!, [50]],
+    ] as Array<[number, number[]]>,
+    phonemeMap: [[cp('x')[0]!, cp('ab')]] as Array<[number, number[]]>,
+  };
+
+  it("follows Piper's convention: ^ _ then each phoneme followed by _, then $", () => {
+    expect(new PhonemeIdEncoder(tables).encode(cp('abɐ'))).toEqual([1, 0, 14, 0, 15, 0, 50, 0, 2]);
+  });
+
+  it('drops and counts unknown phonemes, and applies phoneme_map first', () => {
+    const encoder = new PhonemeIdEncoder(tables);
+    expect(encoder.encode(cp('aZZx'))).toEqual([1, 0, 14, 0, 14, 0, 15, 0, 2]);
+    expect([...encoder.missing]).toEqual([[cp('Z')[0], 2]]);
+  });
+
+  it('knows a sentence with no phonemes', () => {
+    const encoder = new PhonemeIdEncoder(tables);
+    expect(encoder.isEmpty(encoder.encode(cp('??')))).toBe(true);
+    expect(encoder.isEmpty(encoder.encode(cp('a')))).toBe(false);
+  });
+});
+
+describe('normalizeSynthesizeOptions (spec 4.3 and section 8)', () => {
+  const ok = { voice: 'en_US-lessac', input: 'Hello.' };
+
+  it('applies the defaults: svc-tts-1, mp3, speed 1, the voice rate', () => {
+    expect(normalizeSynthesizeOptions(ok)).toEqual({
+      model: 'svc-tts-1',
+      voice: 'en_US-lessac',
+      input: 'Hello.',
+      format: 'mp3',
+      speed: 1,
+      sampleRate: undefined,
+      signal: undefined,
+    });
+  });
+
+  it('counts input in code points: 5,000 emoji pass, 5,001 characters do not, empty does not', () => {
+    expect(() => normalizeSynthesizeOptions({ ...ok, input: '😀'.repeat(5000) })).not.toThrow();
+    expect(() => normalizeSynthesizeOptions({ ...ok, input: 'a'.repeat(5001) })).toThrow(/input must be 1 to 5000/);
+    expect(() => normalizeSynthesizeOptions({ ...ok, input: '' })).toThrow(InvalidOptionValueError);
+    expect(() => normalizeSynthesizeOptions({ ...ok, input: 42 })).toThrow(InvalidOptionTypeError);
+  });
+
+  it('accepts speed 0.5 to 2.0 inclusive and nothing else', () => {
+    expect(normalizeSynthesizeOptions({ ...ok, speed: 0.5 }).speed).toBe(0.5);
+    expect(normalizeSynthesizeOptions({ ...ok, speed: 2 }).speed).toBe(2);
+    for (const speed of [0.49, 2.01, 0, -1, Number.POSITIVE_INFINITY]) {
+      expect(() => normalizeSynthesizeOptions({ ...ok, speed }), String(speed)).toThrow(/speed/);
+    }
+    expect(() => normalizeSynthesizeOptions({ ...ok, speed: '1' })).toThrow(InvalidOptionTypeError);
+    expect(() => normalizeSynthesizeOptions({ ...ok, speed: Number.NaN })).toThrow(InvalidOptionTypeError);
+  });
+
+  it('checks format, model, voice, sample rate and unknown keys, naming each', () => {
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ format: 'flac' }, /^format must be one of mp3, wav, opus, pcm16/],
+      [{ model: 'svc-tts-2' }, /^model must be one of svc-tts-1, svc-tts-1-flash/],
+      [{ voice: '' }, /^voice must be/],
+      [{ voice: 7 }, /^voice must be a voice id string/],
+      [{ sampleRate: 11025 }, /^sampleRate must be one of/],
+      [{ format: 'opus', sampleRate: 22050 }, /^sampleRate must be one of 8000, 16000, 24000, 48000 for opus/],
+      [{ sample_rate: 8000 }, /options\.sample_rate/],
+    ];
+    for (const [change, pattern] of cases) {
+      expect(() => normalizeSynthesizeOptions({ ...ok, ...change }), JSON.stringify(change)).toThrow(pattern);
+    }
+    expect(normalizeSynthesizeOptions({ ...ok, format: 'opus', sampleRate: 48000 }).sampleRate).toBe(48000);
+  });
+});
+
+describe('resolveTtsOptions', () => {
+  it('sizes threads and workers for the machine', () => {
+    expect(resolveTtsOptions(undefined, 2)).toMatchObject({ intraOpThreads: 1, workers: 1, lookahead: 2 });
+    expect(resolveTtsOptions(undefined, 8)).toMatchObject({ intraOpThreads: 4, workers: 1 });
+    expect(resolveTtsOptions(undefined, 16)).toMatchObject({ intraOpThreads: 4, workers: 3 });
+    expect(resolveTtsOptions({ workers: 2, intraOpThreads: 2 }, 2)).toMatchObject({ workers: 2, intraOpThreads: 2 });
+  });
+
+  it('names bad values', () => {
+    expect(() => resolveTtsOptions({ workers: 0 })).toThrow(/tts\.workers/);
+    expect(() => resolveTtsOptions({ lookahead: 1.5 })).toThrow(/tts\.lookahead/);
+    expect(() => resolveTtsOptions({ threads: 2 })).toThrow(/tts\.threads/);
+  });
+});
