@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerModelsCommand } from './models-command.js';
+import { registerSpeakCommands } from './speak-command.js';
 import { registerTranscribeCommand } from './transcribe-command.js';
 
 // `voxmill models list | head` closes stdout early: that is not an error.
@@ -32,7 +33,7 @@ async function versionText(): Promise<string> {
 }
 
 const program = new Command('voxmill')
-  .description('local speech for Node.js: whisper.cpp transcription')
+  .description('local speech for Node.js: whisper.cpp transcription and Piper text-to-speech')
   .option('-V, --version', 'print versions and compute devices')
   .showHelpAfterError();
 program
@@ -42,6 +43,7 @@ program
     process.stdout.write(`${await versionText()}\n`);
   });
 registerTranscribeCommand(program);
+registerSpeakCommands(program);
 registerModelsCommand(program);
 
 const args = process.argv.slice(2);

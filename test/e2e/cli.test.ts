@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -46,5 +47,52 @@ describe('voxmill CLI', () => {
   it('--version names whisper.cpp and FFmpeg', async () => {
     const { stdout } = await run(process.execPath, [cli, '--version']);
     expect(stdout).toMatch(/whisper\.cpp 1\.9\.1, FFmpeg /);
+  });
+});
+
+describe('voxmill say / voices', () => {
+  const voiceDir = fixture('voices');
+  const temp = mkdtempSync(join(tmpdir(), 'voxmill-say-'));
+
+  it('say writes the audio to a file in the format of its extension', async () => {
+    const output = join(temp, 'hello.wav');
+    await run(process.execPath, [
+      cli,
+      'say',
+      'Hello there.',
+      '-v',
+      'en_US-fixture',
+      '--voice-dir',
+      voiceDir,
+      '-o',
+      output,
+    ]);
+    const audio = readFileSync(output);
+    expect(audio.toString('ascii', 0, 4)).toBe('RIFF');
+    expect(audio.readUInt32LE(24)).toBe(22050);
+  });
+
+  it('say fails with one line naming the voice, and leaves no file behind', async () => {
+    const output = join(temp, 'none.mp3');
+    const error = await run(process.execPath, [
+      cli,
+      'say',
+      'Hi.',
+      '-v',
+      'nobody',
+      '--voice-dir',
+      voiceDir,
+      '-o',
+      output,
+    ]).catch((e: unknown) => e as { code: number; stderr: string });
+    expect(error).toMatchObject({ code: 1 });
+    expect((error as { stderr: string }).stderr).toMatch(/^voxmill: no installed voice has id "nobody"/);
+    expect(readdirSync(temp).filter((name) => name.startsWith('none'))).toEqual([]);
+  });
+
+  it('voices --json lists the installed voices', async () => {
+    const { stdout } = await run(process.execPath, [cli, 'voices', '--json', '--voice-dir', voiceDir]);
+    const voices = JSON.parse(stdout) as Array<{ id: string }>;
+    expect(voices.map((v) => v.id)).toContain('en_US-fixture_multi#carol');
   });
 });

@@ -1,0 +1,141 @@
+/** `voxmill say` and `voxmill voices`: text-to-speech from the command line. */
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { readFile, rename, rm } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { SPEECH_FORMATS, type SpeechFormat } from '../audio/formats.js';
+import { createSpeech } from '../speech.js';
+import { TTS_MODEL_IDS, type TtsModelId } from '../tts/types.js';
+
+interface SayFlags {
+  voice: string;
+  output?: string;
+  format?: SpeechFormat;
+  model: TtsModelId;
+  speed?: number;
+  sampleRate?: number;
+  file?: string;
+  voiceDir?: string[];
+  modelsDir?: string;
+}
+
+const FORMAT_BY_EXTENSION: Record<string, SpeechFormat> = {
+  '.mp3': 'mp3',
+  '.wav': 'wav',
+  '.opus': 'opus',
+  '.ogg': 'opus',
+  '.pcm': 'pcm16',
+  '.raw': 'pcm16',
+};
+
+function number(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError(`${name} must be a number`);
+    return n;
+  };
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+function engineFor(flags: { voiceDir?: string[]; modelsDir?: string }) {
+  return createSpeech({
+    ...(flags.modelsDir ? { modelsDir: flags.modelsDir } : {}),
+    ...(flags.voiceDir ? { voiceDirs: flags.voiceDir } : {}),
+  });
+}
+
+export function registerSpeakCommands(program: Command): void {
+  program
+    .command('say')
+    .description('speak text with a Piper voice (mp3, wav, opus, pcm16)')
+    .argument('[text]', 'the text; "-" or --file to read it instead')
+    .requiredOption('-v, --voice <id>', 'voice id (see "voxmill voices")')
+    .option('-o, --output <file>', 'output file; "-" or omitted writes to stdout (not a terminal)')
+    .addOption(
+      new Option('-f, --format <format>', 'default: from the output extension, else mp3').choices(SPEECH_FORMATS),
+    )
+    .addOption(
+      new Option('-m, --model <id>', 'best quality or fastest variant').choices(TTS_MODEL_IDS).default('svc-tts-1'),
+    )
+    .option('-s, --speed <x>', 'speed, 0.5 to 2.0', number('--speed'))
+    .option('-r, --sample-rate <hz>', 'output rate: 8000, 16000, 22050, 24000, 44100, 48000', number('--sample-rate'))
+    .option('--file <path>', 'read the text from a file')
+    .option('--voice-dir <dir>', 'directory with voices (repeatable; default the models directory)', collect)
+    .option('--models-dir <dir>', 'models directory')
+    .action(async (text: string | undefined, flags: SayFlags) => {
+      const input =
+        flags.file !== undefined
+          ? await readFile(flags.file, 'utf8')
+          : text === undefined || text === '-'
+            ? await readStdin()
+            : text;
+      const toStdout = flags.output === undefined || flags.output === '-';
+      if (toStdout && process.stdout.isTTY) throw new Error('refusing to write audio to a terminal; use -o <file>');
+      const format = flags.format ?? (toStdout ? 'mp3' : (FORMAT_BY_EXTENSION[extname(flags.output ?? '')] ?? 'mp3'));
+      const speech = engineFor(flags);
+      try {
+        const audio = await speech.synthesize({
+          voice: flags.voice,
+          input,
+          format,
+          model: flags.model,
+          ...(flags.speed === undefined ? {} : { speed: flags.speed }),
+          ...(flags.sampleRate === undefined ? {} : { sampleRate: flags.sampleRate }),
+        });
+        if (toStdout) {
+          await pipeline(audio, process.stdout, { end: false });
+          return;
+        }
+        // Written beside the target and renamed: a failure never leaves a half-written file under its name.
+        const output = flags.output as string;
+        const temporary = `${output}.${randomBytes(4).toString('hex')}.part`;
+        try {
+          await pipeline(audio, createWriteStream(temporary, { flags: 'wx' }));
+          await rename(temporary, output);
+        } catch (error) {
+          await rm(temporary, { force: true });
+          throw error;
+        }
+      } finally {
+        await speech.close();
+      }
+    });
+
+  program
+    .command('voices')
+    .description('list the installed voices')
+    .option('--all', 'also list voices whose config is there but whose model is not')
+    .option('--json', 'print JSON')
+    .option('--voice-dir <dir>', 'directory with voices (repeatable; default the models directory)', collect)
+    .option('--models-dir <dir>', 'models directory')
+    .action(async (flags: { all?: boolean; json?: boolean; voiceDir?: string[]; modelsDir?: string }) => {
+      const speech = engineFor(flags);
+      try {
+        const voices = await speech.listVoices({ includeUninstalled: flags.all === true });
+        if (flags.json) {
+          process.stdout.write(`${JSON.stringify(voices, null, 2)}\n`);
+        } else {
+          for (const voice of voices) {
+            process.stdout.write(`${voice.id}\t${voice.languages.join(',')}\t${voice.gender}\t${voice.name}\n`);
+          }
+        }
+        for (const problem of await speech.voiceProblems()) {
+          if (flags.all && problem.message.includes('has a config but no model')) continue;
+          process.stderr.write(`voxmill: warning: ${problem.message}\n`);
+        }
+      } finally {
+        await speech.close();
+      }
+    });
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
