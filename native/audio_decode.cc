@@ -1,5 +1,7 @@
 #include "audio_decode.h"
 
+#include "ffmpeg_log.h"
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -37,28 +39,6 @@ constexpr int kMaxChannels = 64;
 constexpr int kMaxSourceRate = 768000;
 // Corrupt packets are skipped like the ffmpeg CLI does, but a stream that is mostly garbage fails.
 constexpr int kMaxDecodeErrors = 64;
-
-thread_local std::string lastFfmpegError;
-
-void OnFfmpegLog(void* avcl, int level, const char* fmt, va_list args) {
-  static const bool toStderr = std::getenv("VOXMILL_FFMPEG_LOG") != nullptr;
-  if (level > AV_LOG_ERROR && !toStderr) return;
-  char line[512];
-  int printPrefix = 1;
-  av_log_format_line(avcl, level, fmt, args, line, sizeof(line), &printPrefix);
-  if (level <= AV_LOG_ERROR) {
-    lastFfmpegError = line;
-    while (!lastFfmpegError.empty() && (lastFfmpegError.back() == '\n' || lastFfmpegError.back() == ' ')) {
-      lastFfmpegError.pop_back();
-    }
-  }
-  if (toStderr) std::fputs(line, stderr);
-}
-
-void InstallFfmpegLog() {
-  static std::once_flag once;
-  std::call_once(once, [] { av_log_set_callback(OnFfmpegLog); });
-}
 
 std::string AvError(int code) {
   char buffer[AV_ERROR_MAX_STRING_SIZE] = {0};
@@ -286,7 +266,7 @@ std::unique_ptr<ByteSource> OpenSource(const DecodeRequest& request, DecodeFailu
 bool Failed(DecodeFailure& failure, const char* code, const std::string& message) {
   failure.code = code;
   failure.message = message;
-  if (!lastFfmpegError.empty()) failure.message += " (FFmpeg: " + lastFfmpegError + ")";
+  if (!LastFfmpegError().empty()) failure.message += " (FFmpeg: " + LastFfmpegError() + ")";
   return false;
 }
 
@@ -296,7 +276,7 @@ std::string FfmpegVersion() { return av_version_info(); }
 
 bool DecodeAudio(const DecodeRequest& request, DecodedAudio& out, DecodeFailure& failure) {
   InstallFfmpegLog();
-  lastFfmpegError.clear();
+  ClearFfmpegError();
   if (request.path.empty() && request.size == 0) return Failed(failure, "AUDIO_EMPTY", "the audio input is empty");
 
   std::unique_ptr<ByteSource> source = OpenSource(request, failure);

@@ -1,5 +1,7 @@
 #include "audio_encode.h"
 
+#include "ffmpeg_log.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -223,6 +225,7 @@ class Steps {
     const bool memory = ret == AVERROR(ENOMEM) || (sink_ != nullptr && sink_->outOfMemory);
     failure_.code = memory ? "OUT_OF_MEMORY" : "AUDIO_ENCODE_FAILED";
     failure_.message = "cannot encode " + options_.format + ": " + step + " failed: " + AvError(ret);
+    if (!LastFfmpegError().empty()) failure_.message += " (FFmpeg: " + LastFfmpegError() + ")";
     return false;
   }
 
@@ -259,11 +262,6 @@ bool OpenCodec(AudioEncoder::State& s, const EncodeOptions& o, const FormatSpec&
   c->sample_fmt = spec.sampleFormat;
   if (spec.defaultBitRate > 0) c->bit_rate = o.bitRate;
   c->thread_count = 1;
-  // lame and libopus warn about routine events: frames still queued when an encoder is disposed
-  // before finish(), lame's flush emitting more frames than were queued (its own delay). Shifting this
-  // context's messages one step past INFO keeps those out of a server's stderr under FFmpeg's default
-  // logger; its errors still show (as warnings).
-  c->log_level_offset = AV_LOG_INFO - AV_LOG_WARNING + 1;
 #if VOXMILL_CH_LAYOUT
   SetMono(c->ch_layout);
 #else
@@ -532,6 +530,10 @@ bool AudioEncoder::Finish(std::vector<uint8_t>& out, EncodeFailure& failure) {
 bool AudioEncoder::EncodeSamples(const float* samples, size_t count, std::vector<uint8_t>& out,
                                  EncodeFailure& failure) {
   if (!state_) {
+    // Warnings lame and libopus print about routine events (frames still queued at dispose) stay quiet;
+    // errors are kept for the failure message.
+    InstallFfmpegLog();
+    ClearFfmpegError();
     state_ = std::make_unique<State>();
     Steps setup(options_, &state_->sink, failure);
     if (!Setup(*state_, options_, setup)) return false;
