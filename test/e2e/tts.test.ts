@@ -1,7 +1,7 @@
 // Text-to-speech end to end: fixture voices (length = phoneme ids x length_scale x 256 samples, tone by sid) and
 // the real dummy Piper voice, through the worker pool and the native encoders, checked with ffprobe/ffmpeg.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -210,6 +210,13 @@ describe('synthesize (streaming)', () => {
       }
       return { firstAt, sentencesAtFirst, total: performance.now() - started, bytes, progress: stream.progress };
     });
+    console.log('5,000-character stream:', {
+      firstChunkMs: Math.round(result.firstAt),
+      totalMs: Math.round(result.total),
+      sentences: result.progress.sentences,
+      audioSeconds: Math.round(result.progress.seconds),
+      eventLoopTicks: Number(ratio.toFixed(3)),
+    });
     expect(result.sentencesAtFirst).toBe(1);
     expect(result.progress.sentences).toBeGreaterThan(60);
     expect(result.firstAt).toBeLessThan(result.total / 5);
@@ -277,6 +284,31 @@ describe('errors', () => {
     const s = engine();
     await expect(s.synthesize({ voice: 'xx_XX-nobody', input: 'Hi.' })).rejects.toBeInstanceOf(VoiceNotFoundError);
     await expect(s.synthesize({ voice: 'en_US-fixture_multi#zed', input: 'Hi.' })).rejects.toThrow(/speaker "zed"/);
+  });
+
+  it('a corrupt model or an unknown espeak voice fails the request with a SynthesisError; the next one works', async () => {
+    const dir = mkdtempSync(join(temp, 'broken-'));
+    const config = JSON.parse(readFileSync(join(voiceDir, 'en_US-fixture-medium.onnx.json'), 'utf8'));
+    writeFileSync(join(dir, 'xx_XX-corrupt-medium.onnx'), 'this is not an ONNX model');
+    writeFileSync(join(dir, 'xx_XX-corrupt-medium.onnx.json'), JSON.stringify(config));
+    copyFileSync(join(voiceDir, 'en_US-fixture-medium.onnx'), join(dir, 'xx_XX-nospeak-medium.onnx'));
+    writeFileSync(
+      join(dir, 'xx_XX-nospeak-medium.onnx.json'),
+      JSON.stringify({ ...config, espeak: { voice: 'zz-nothing' } }),
+    );
+    const s = engine({ voiceDirs: [dir, voiceDir] });
+    await expect(s.synthesizeToBuffer({ voice: 'xx_XX-corrupt', input: 'Hi.' })).rejects.toMatchObject({
+      name: 'SynthesisError',
+      code: 'MODEL_LOAD_FAILED',
+      message: expect.stringContaining('xx_XX-corrupt-medium.onnx'),
+    });
+    await expect(s.synthesizeToBuffer({ voice: 'xx_XX-nospeak', input: 'Hi.' })).rejects.toMatchObject({
+      name: 'SynthesisError',
+      message: expect.stringContaining('zz-nothing'),
+    });
+    const ok = await s.synthesizeToBuffer({ voice: 'en_US-fixture', input: 'Hi.', format: 'pcm16' });
+    expect(ok.audio.length).toBeGreaterThan(0);
+    expect(s.ttsStatus().replacedWorkers).toBe(0);
   });
 
   it('input with nothing to speak is a validation error naming input', async () => {
