@@ -19,6 +19,12 @@
 //                                             en_US-fixture_multi-medium (22050 Hz, speakers alice, bob, carol,
 //                                             dave = sid 0-3, 220 + 55 * sid Hz) or
 //                                             de_DE-fixture-x_low (16000 Hz, espeak voice de, 247 Hz).
+//   bench-voices/en_US-fixture_heavy-medium.onnx(.json)
+//                                             the 22050 Hz, 220 Hz tone of en_US-fixture-medium, computed
+//                                             alongside an MLP that costs what a real Piper medium voice
+//                                             costs on a CPU (real-time factor about 0.075 on one core),
+//                                             for bench/tts.mjs. Kept out of voices/ so the voices tests
+//                                             list stay the same.
 //
 // The shared test data is found at $VOXMILL_TEST_DATA, default ../shared beside the checkout.
 import { spawn, spawnSync } from 'node:child_process';
@@ -37,14 +43,14 @@ import {
 } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fixtureVoiceFiles } from './lib/fixture-voices.mjs';
+import { fixtureVoiceFiles, VOICES, voiceDir } from './lib/fixture-voices.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const sharedDir = resolve(root, process.env.VOXMILL_TEST_DATA ?? '../shared');
 const fixturesDir = join(root, 'test', 'fixtures');
 
 // Bump when the generated content changes: fixtures made by another version are made again.
-const FIXTURES_VERSION = '2';
+const FIXTURES_VERSION = '3';
 const versionFile = join(fixturesDir, '.version');
 
 function fail(message) {
@@ -528,7 +534,7 @@ function ffmpegJob(input, job) {
 async function main() {
   const modelsDir = join(fixturesDir, 'models');
   const audioDir = join(fixturesDir, 'audio');
-  const voicesDir = join(fixturesDir, 'voices');
+  const voiceDirs = [...new Set(VOICES.map(voiceDir))].map((dir) => join(fixturesDir, dir));
 
   const jfk = join(sharedDir, 'audio', 'jfk.wav');
   const jobs = JFK_JOBS.filter((job) => !present(join(audioDir, job.file)));
@@ -541,18 +547,18 @@ async function main() {
   const base = readBaseModel(baseModelPath);
   const plans = MODELS.map((model) => modelPlan(model, base)).filter((plan) => !present(plan.path, plan.size));
 
-  const voiceFiles = fixtureVoiceFiles(sharedDir).filter(
-    (file) => !present(join(voicesDir, file.name), file.data.length),
-  );
+  const voiceFiles = fixtureVoiceFiles(sharedDir)
+    .map((file) => ({ ...file, path: join(fixturesDir, file.dir, file.name) }))
+    .filter((file) => !present(file.path, file.data.length));
 
   if (jobs.length === 0 && !needSilence && plans.length === 0 && voiceFiles.length === 0) return;
 
   mkdirSync(modelsDir, { recursive: true });
   mkdirSync(audioDir, { recursive: true });
-  mkdirSync(voicesDir, { recursive: true });
+  for (const dir of voiceDirs) mkdirSync(dir, { recursive: true });
   removeStaleTemps(modelsDir);
   removeStaleTemps(audioDir);
-  removeStaleTemps(voicesDir);
+  for (const dir of voiceDirs) removeStaleTemps(dir);
 
   // ffmpeg runs in child processes while the models are generated here.
   let encoding = Promise.resolve();
@@ -573,7 +579,7 @@ async function main() {
   }
   for (const file of voiceFiles) {
     const started = performance.now();
-    const path = join(voicesDir, file.name);
+    const { path } = file;
     writeFileSync(tempName(path), file.data);
     renameSync(tempName(path), path);
     report(path, started);

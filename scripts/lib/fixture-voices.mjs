@@ -17,12 +17,31 @@
 // for t = 0 .. T-1. Each id's samples get that id's amplitude (so content matters), the sin(pi t / T) envelope
 // starts and ends every sentence at zero, and ids >= num_symbols or an out-of-range sid fail in Gather like a
 // real model's embedding lookup. No ids (or length_scale <= 0) give T = 0: output [1, 1, 0].
+//
+// The tone costs next to nothing to compute, so these voices say nothing about speed. A voice with `heavy` set
+// (en_US-fixture_heavy-medium, for bench/tts.mjs) computes the same audio and also does about the work of a real
+// Piper medium voice on a CPU: it runs a per-row MLP over R = heavy.rowsPerFrame rows per 256-sample frame
+// (rows = floor(T * R / 256), like a vocoder's upsampled time steps):
+//   x0[r]   = sin(r * freq + phase) + embedding[input[floor(r * N / rows)]]     [rows, width]
+//   x{i+1}  = tanh(x{i} @ W{i} + b{i})                                         heavy.layers times
+//   output  = tone * (1 + 1e-9 * mean(x{layers}))
+// with seeded random float32 weights. |mean| <= 1, so in float32 1 + 1e-9 * mean is exactly 1 and the output is
+// bit for bit the tone above, but it depends on the MLP at run time, so ONNX Runtime has to compute all of it.
+// Its cost grows linearly with the audio's length, as a real voice's does.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { graph, model, node, tensor, valueInfo } from './onnx-writer.mjs';
 
 export const HOP = 256;
 export const BASE_AMPLITUDE = 0.3;
+/**
+ * Size of the heavy voice's MLP (see above): 6 x 768 x 768 weights (15 MB of model), 7.1 MFLOP per row, so
+ * 9.8 GFLOP per second of audio at 22050 Hz (1,378 rows). One thread of a 2.3 GHz Xeon (AVX-512) runs it at a
+ * real-time factor of about 0.075, where a real Piper medium voice is at 0.05 to 0.15.
+ */
+const ROWS_PER_FRAME = 16;
+const WIDTH = 768;
+const LAYERS = 6;
 
 export const VOICES = [
   {
@@ -59,7 +78,98 @@ export const VOICES = [
     sampleRate: 16000,
     frequency: 247,
   },
+  {
+    // The compute-realistic voice for benchmarks. It lives in its own directory (test/fixtures/bench-voices) so
+    // the voices the tests list stay as they are.
+    name: 'en_US-fixture_heavy-medium',
+    dir: 'bench-voices',
+    source: 'en_US-lessac-medium',
+    dataset: 'fixture_heavy',
+    quality: 'medium',
+    sampleRate: 22050,
+    frequency: 220,
+    heavy: { rowsPerFrame: ROWS_PER_FRAME, width: WIDTH, layers: LAYERS, seed: 0x7e55a1 },
+  },
 ];
+
+/** Directory under test/fixtures of a voice's files. */
+export const voiceDir = (voice) => voice.dir ?? 'voices';
+
+/** Seeded uniform numbers in [0, 1) (mulberry32), so the heavy voice's weights are the same on every machine. */
+function uniform(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** `count` float32 values uniform in [-scale, scale). */
+function randomValues(random, count, scale) {
+  const values = new Float32Array(count);
+  for (let i = 0; i < count; i++) values[i] = (random() * 2 - 1) * scale;
+  return values;
+}
+
+/**
+ * Initializers and nodes of the heavy voice's MLP: reads `samples_float`, `samples`, `ids`, `n`, `zero` and
+ * `one` from the tone graph, writes `work_factor` (a float32 scalar equal to 1 in float32).
+ */
+function heavyWork(heavy, numSymbols) {
+  const { rowsPerFrame, width, layers, seed } = heavy;
+  const random = uniform(seed);
+  const scalar = (name, type, value) => tensor(name, type, [], [value]);
+  // Weights uniform in +-sqrt(3 / width): unit variance in, unit variance out, so tanh stays off its rails.
+  const weightScale = Math.sqrt(3 / width);
+  const initializers = [
+    scalar('rows_per_sample', 'float32', rowsPerFrame / HOP),
+    scalar('work_weight', 'float32', 1e-9),
+    scalar('one_float', 'float32', 1),
+    tensor('column_axis', 'int64', [1], [1]),
+    tensor('row_frequencies', 'float32', [width], randomValues(random, width, 0.05)),
+    tensor('row_phases', 'float32', [width], randomValues(random, width, Math.PI)),
+    tensor('embedding', 'float32', [numSymbols, width], randomValues(random, numSymbols * width, 1)),
+  ];
+  const nodes = [
+    // rows = floor(T * R / 256) time steps
+    node('Mul', ['samples_float', 'rows_per_sample'], ['rows_exact']),
+    node('Floor', ['rows_exact'], ['rows_float']),
+    node('Cast', ['rows_float'], ['rows'], { to: 7 }),
+    node('Range', ['zero', 'rows', 'one'], ['r']),
+    // sinusoidal features of the time step plus the embedding of the id it falls on
+    node('Cast', ['r'], ['r_float'], { to: 1 }),
+    node('Unsqueeze', ['r_float', 'column_axis'], ['r_column']),
+    node('Mul', ['r_column', 'row_frequencies'], ['row_angles']),
+    node('Add', ['row_angles', 'row_phases'], ['row_shifted']),
+    node('Sin', ['row_shifted'], ['row_features']),
+    node('Mul', ['r', 'n'], ['r_n']),
+    node('Max', ['rows', 'one'], ['row_divisor']),
+    node('Div', ['r_n', 'row_divisor'], ['row_pos']),
+    node('Gather', ['ids', 'row_pos'], ['row_ids'], { axis: 0 }),
+    node('Gather', ['embedding', 'row_ids'], ['row_embeddings'], { axis: 0 }),
+    node('Add', ['row_features', 'row_embeddings'], ['x0']),
+  ];
+  for (let i = 0; i < layers; i++) {
+    initializers.push(
+      tensor(`w${i}`, 'float32', [width, width], randomValues(random, width * width, weightScale)),
+      tensor(`b${i}`, 'float32', [width], randomValues(random, width, 0.1)),
+    );
+    nodes.push(
+      node('MatMul', [`x${i}`, `w${i}`], [`m${i}`]),
+      node('Add', [`m${i}`, `b${i}`], [`a${i}`]),
+      node('Tanh', [`a${i}`], [`x${i + 1}`]),
+    );
+  }
+  nodes.push(
+    node('ReduceMean', [`x${layers}`], ['work_mean'], { keepdims: 0 }),
+    node('Mul', ['work_mean', 'work_weight'], ['work_small']),
+    node('Add', ['one_float', 'work_small'], ['work_factor']),
+  );
+  return { initializers, nodes };
+}
 
 /** Amplitude of each phoneme id's samples. */
 export const amplitude = (id) => BASE_AMPLITUDE * (1 - 0.05 * (id % 5));
@@ -131,8 +241,13 @@ export function voiceModel(voice, numSymbols) {
     node('Reshape', ['audio', 'output_shape'], ['audio_3d']),
     node('Gather', ['input_shape', 'first'], ['batch'], { axis: 0 }),
     node('Concat', ['batch', 'ones'], ['expand_shape'], { axis: 0 }),
-    node('Expand', ['audio_3d', 'expand_shape'], ['output']),
+    node('Expand', ['audio_3d', 'expand_shape'], [voice.heavy ? 'tone' : 'output']),
   ];
+  if (voice.heavy) {
+    const work = heavyWork(voice.heavy, numSymbols);
+    initializers.push(...work.initializers);
+    nodes.push(...work.nodes, node('Mul', ['tone', 'work_factor'], ['output']));
+  }
 
   const inputs = [
     valueInfo('input', 'int64', ['batch_size', 'phonemes']),
@@ -141,8 +256,12 @@ export function voiceModel(voice, numSymbols) {
     ...(multi ? [valueInfo('sid', 'int64', [1])] : []),
   ];
   const frequencyText = multi ? `${voice.frequency} + ${voice.speakerStep} * sid Hz` : `${voice.frequency} Hz`;
+  const workText = voice.heavy
+    ? `, computed alongside a ${voice.heavy.layers}-layer ${voice.heavy.width}-wide MLP over ` +
+      `${voice.heavy.rowsPerFrame} rows per 256 samples`
+    : '';
   return model({
-    docString: `voxmill fixture voice ${voice.name}: a ${frequencyText} tone, 256 samples per phoneme id at length_scale 1`,
+    docString: `voxmill fixture voice ${voice.name}: a ${frequencyText} tone, 256 samples per phoneme id at length_scale 1${workText}`,
     graph: graph({
       name: voice.name,
       nodes,
@@ -172,15 +291,19 @@ export function voiceConfig(voice, source) {
   };
 }
 
-/** Every fixture voice file, as { name, data }; reads the upstream configs under `sharedDir`. */
+/**
+ * Every fixture voice file, as { dir, name, data } (`dir` under test/fixtures: voices, or bench-voices for the
+ * heavy voice); reads the upstream configs under `sharedDir`.
+ */
 export function fixtureVoiceFiles(sharedDir) {
   const files = [];
   for (const voice of VOICES) {
     const sourcePath = join(sharedDir, 'models', 'piper', 'configs-only', `${voice.source}.onnx.json`);
     const source = JSON.parse(readFileSync(sourcePath, 'utf8'));
     const config = voiceConfig(voice, source);
-    files.push({ name: `${voice.name}.onnx`, data: voiceModel(voice, config.num_symbols) });
-    files.push({ name: `${voice.name}.onnx.json`, data: Buffer.from(`${JSON.stringify(config, null, 2)}\n`) });
+    const dir = voiceDir(voice);
+    files.push({ dir, name: `${voice.name}.onnx`, data: voiceModel(voice, config.num_symbols) });
+    files.push({ dir, name: `${voice.name}.onnx.json`, data: Buffer.from(`${JSON.stringify(config, null, 2)}\n`) });
   }
   return files;
 }

@@ -1,6 +1,7 @@
 // The fixture Piper voices made by scripts/make-fixtures.mjs (scripts/lib/fixture-voices.mjs): Piper's I/O
 // contract, and audio whose length, pitch and envelope are exactly as documented there. Runs the models with
-// onnxruntime-node directly (no addon, no whisper models).
+// onnxruntime-node directly (no addon, no whisper models). The heavy bench voice (bench-voices/) passes the same
+// checks and makes the medium fixture's audio bit for bit.
 import { readFileSync } from 'node:fs';
 import * as ort from 'onnxruntime-node';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -30,6 +31,8 @@ interface Expected {
   language: string;
   frequency: number;
   speakers?: Record<string, number>;
+  /** Directory under test/fixtures; default voices. */
+  dir?: string;
 }
 
 const SPEAKERS = { alice: 0, bob: 1, carol: 2, dave: 3 };
@@ -71,18 +74,29 @@ const VOICES: Expected[] = [
     language: 'de_DE',
     frequency: 247,
   },
+  {
+    name: 'en_US-fixture_heavy-medium',
+    source: 'en_US-lessac-medium',
+    sampleRate: 22050,
+    quality: 'medium',
+    espeak: 'en-us',
+    language: 'en_US',
+    frequency: 220,
+    dir: 'bench-voices',
+  },
 ];
 
 const HOP = 256;
 const readJson = <T>(path: string): T => JSON.parse(readFileSync(path, 'utf8')) as T;
-const config = (name: string) => readJson<VoiceConfig>(fixture(`voices/${name}.onnx.json`));
+const dirOf = (name: string) => VOICES.find((voice) => voice.name === name)?.dir ?? 'voices';
+const config = (name: string) => readJson<VoiceConfig>(fixture(`${dirOf(name)}/${name}.onnx.json`));
 
 const sessions = new Map<string, ort.InferenceSession>();
 async function session(name: string): Promise<ort.InferenceSession> {
   let s = sessions.get(name);
   if (!s) {
     // Fatal-only logging: the tests that expect a failing run would otherwise print ORT's error log.
-    s = await ort.InferenceSession.create(fixture(`voices/${name}.onnx`), { logSeverityLevel: 4 });
+    s = await ort.InferenceSession.create(fixture(`${dirOf(name)}/${name}.onnx`), { logSeverityLevel: 4 });
     sessions.set(name, s);
   }
   return s;
@@ -259,6 +273,23 @@ describe('fixture voice models', () => {
       });
     });
   }
+
+  describe('heavy bench voice', () => {
+    it("makes the medium fixture's audio bit for bit (its MLP only costs time)", async () => {
+      for (const [n, lengthScale] of [
+        [0, 1],
+        [1, 1],
+        [37, 1.1],
+        [120, 0.8],
+      ] as const) {
+        const ids = n === 0 ? [] : sentence(n, 256);
+        const heavy = await synthesize('en_US-fixture_heavy-medium', { ids, lengthScale });
+        const medium = await synthesize('en_US-fixture-medium', { ids, lengthScale });
+        expect(heavy.dims).toEqual(medium.dims);
+        expect(heavy.audio).toEqual(medium.audio);
+      }
+    });
+  });
 
   describe('multi-speaker voice', () => {
     const name = 'en_US-fixture_multi-medium';
