@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { SynthesisError } from '../errors.js';
 import { abortReason } from '../util/job.js';
 import { WorkQueue } from '../util/queue.js';
-import type { FromWorker, SynthJob, SynthStats, SynthWorkerSettings } from './worker-protocol.js';
+import type { FromWorker, SynthJob, SynthStats, SynthWorkerData, SynthWorkerSettings } from './worker-protocol.js';
 
 export interface SynthPoolOptions extends SynthWorkerSettings {
   /** Worker threads. */
@@ -43,9 +43,31 @@ interface Listener {
   fail(error: Error): void;
 }
 
+/** How long close() waits for a worker to finish its sentence and exit before giving up on it. */
+const CLOSE_TIMEOUT_MS = 30_000;
+
+/** A worker thread and the count of its ONNX Runtime calls in flight (see SynthWorkerData). */
+interface LiveWorker {
+  thread: Worker;
+  inOnnxRuntime: Int32Array;
+}
+
+/**
+ * Stops a worker without ever terminating it inside ONNX Runtime (that aborts the process): terminated at once
+ * when it is outside (stuck in the phonemizer, say), else asked to exit after its current call.
+ */
+function stopWorker(live: LiveWorker): void {
+  if (Atomics.load(live.inOnnxRuntime, 0) === 0) {
+    void live.thread.terminate();
+    return;
+  }
+  live.thread.postMessage({ type: 'shutdown' });
+  live.thread.unref();
+}
+
 /** One worker thread, replaced when it dies. */
 class WorkerSlot {
-  private worker: Worker | undefined;
+  private live: LiveWorker | undefined;
   private listener: Listener | undefined;
   jobs = 0;
 
@@ -56,33 +78,36 @@ class WorkerSlot {
   ) {}
 
   get alive(): boolean {
-    return this.worker !== undefined;
+    return this.live !== undefined;
   }
 
-  private spawn(): Worker {
-    const worker = new Worker(this.url, { workerData: this.settings, stdout: false, stderr: false });
-    worker.unref();
-    worker.on('message', (message: FromWorker) => {
-      if (this.listener && message.jobId === this.listener.jobId) this.listener.deliver(message);
+  private spawn(): LiveWorker {
+    const inOnnxRuntime = new SharedArrayBuffer(4);
+    const data: SynthWorkerData = { ...this.settings, inOnnxRuntime };
+    const thread = new Worker(this.url, { workerData: data, stdout: false, stderr: false });
+    const live = { thread, inOnnxRuntime: new Int32Array(inOnnxRuntime) };
+    thread.unref();
+    thread.on('message', (message: FromWorker) => {
+      if (this.live === live && this.listener && message.jobId === this.listener.jobId) this.listener.deliver(message);
     });
-    worker.on('error', (error) => this.lose(worker, 'TTS_WORKER_DIED', `synthesis worker crashed: ${error.message}`));
-    worker.on('exit', (code) => this.lose(worker, 'TTS_WORKER_DIED', `synthesis worker exited (code ${code})`));
-    return worker;
+    thread.on('error', (error) => this.lose(live, 'TTS_WORKER_DIED', `synthesis worker crashed: ${error.message}`));
+    thread.on('exit', (code) => this.lose(live, 'TTS_WORKER_DIED', `synthesis worker exited (code ${code})`));
+    return live;
   }
 
-  private lose(worker: Worker, code: string, message: string): void {
-    if (this.worker !== worker) return;
-    this.worker = undefined;
+  private lose(live: LiveWorker, code: string, message: string): void {
+    if (this.live !== live) return;
+    this.live = undefined;
     this.onReplaced();
     this.listener?.fail(new SynthesisError(message, { code }));
   }
 
-  /** Terminates the worker (a fresh one starts with the next job). */
+  /** Gives up on the worker and stops it (see stopWorker); a fresh one starts with the next job. */
   retire(code: string, message: string): void {
-    const worker = this.worker;
-    if (!worker) return;
-    this.lose(worker, code, message);
-    void worker.terminate();
+    const live = this.live;
+    if (!live) return;
+    this.lose(live, code, message);
+    stopWorker(live);
   }
 
   /**
@@ -90,8 +115,9 @@ class WorkerSlot {
    * abort) cancels the job in the worker, which stops before its next sentence.
    */
   async *run(job: SynthJob, lookahead: number, stallTimeoutMs: number, signal?: AbortSignal) {
-    this.worker ??= this.spawn();
-    const worker = this.worker;
+    this.live ??= this.spawn();
+    const live = this.live;
+    const worker = live.thread;
     this.jobs++;
     // An idle worker must not keep the process alive; one with work must (a script awaiting audio has no other handle).
     worker.ref();
@@ -140,14 +166,14 @@ class WorkerSlot {
       signal?.removeEventListener('abort', onAbort);
       this.listener = undefined;
       worker.unref();
-      if (!settled && this.worker === worker) worker.postMessage({ type: 'cancel', jobId: job.jobId });
+      if (!settled && this.live === live) worker.postMessage({ type: 'cancel', jobId: job.jobId });
     }
   }
 
   private nextMessage(stallTimeoutMs: number, setWake: (wake: () => void) => void): Promise<void> {
     return new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
-        this.retire('TTS_WORKER_STALLED', `synthesis worker sent nothing for ${stallTimeoutMs} ms; terminated`);
+        this.retire('TTS_WORKER_STALLED', `synthesis worker sent nothing for ${stallTimeoutMs} ms; it was stopped and will be replaced`);
         resolve();
       }, stallTimeoutMs);
       setWake(() => {
@@ -157,11 +183,20 @@ class WorkerSlot {
     });
   }
 
-  close(): Promise<number> | undefined {
-    const worker = this.worker;
-    this.worker = undefined;
+  /** Asks the worker to exit after its current ONNX Runtime call; resolves when it did (or gave up waiting). */
+  async close(): Promise<void> {
+    const live = this.live;
+    this.live = undefined;
     this.listener?.fail(new SynthesisError('the speech engine was closed', { code: 'SPEECH_CLOSED' }));
-    return worker?.terminate();
+    if (!live) return;
+    const exited = new Promise<void>((resolve) => live.thread.once('exit', () => resolve()));
+    live.thread.postMessage({ type: 'shutdown' });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), CLOSE_TIMEOUT_MS);
+    });
+    if ((await Promise.race([exited, late])) === 'late') stopWorker(live);
+    clearTimeout(timer);
   }
 }
 

@@ -9,14 +9,26 @@ import { createRequire } from 'node:module';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type * as Ort from 'onnxruntime-node';
 import { PhonemeIdEncoder } from './phoneme-ids.js';
-import type { FromWorker, SynthJob, SynthStats, SynthWorkerSettings, ToWorker } from './worker-protocol.js';
+import type { FromWorker, SynthJob, SynthStats, SynthWorkerData, ToWorker } from './worker-protocol.js';
 
 interface Phonemizer {
   phonemize(text: string, voice: string): number[][] | null;
 }
 
 const require = createRequire(import.meta.url);
-const settings = workerData as SynthWorkerSettings;
+const settings = workerData as SynthWorkerData;
+const inOnnxRuntime = new Int32Array(settings.inOnnxRuntime);
+
+/** Runs an ONNX Runtime call with the shared count raised, so the engine never terminates this thread inside it. */
+async function insideOnnxRuntime<T>(call: () => Promise<T>): Promise<T> {
+  // A count, not a flag: an idle session may be released while another voice's run is in flight.
+  Atomics.add(inOnnxRuntime, 0, 1);
+  try {
+    return await call();
+  } finally {
+    Atomics.sub(inOnnxRuntime, 0, 1);
+  }
+}
 if (!parentPort) throw new Error('synth-worker must run in a worker thread');
 const port: MessagePort = parentPort;
 
@@ -51,18 +63,21 @@ async function sessionFor(modelPath: string): Promise<{ cached: CachedSession; l
   const started = performance.now();
   let session: Ort.InferenceSession;
   try {
-    session = await ort.InferenceSession.create(modelPath, {
-      intraOpNumThreads: settings.intraOpThreads,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
-    });
+    const runtime = ort;
+    session = await insideOnnxRuntime(() =>
+      runtime.InferenceSession.create(modelPath, {
+        intraOpNumThreads: settings.intraOpThreads,
+        interOpNumThreads: 1,
+        executionMode: 'sequential',
+        graphOptimizationLevel: 'all',
+      }),
+    );
   } catch (error) {
     throw new JobError('MODEL_LOAD_FAILED', `cannot load voice model ${modelPath}: ${(error as Error).message}`);
   }
   for (const name of ['input', 'input_lengths', 'scales']) {
     if (!session.inputNames.includes(name)) {
-      await session.release();
+      await insideOnnxRuntime(() => session.release());
       throw new JobError('MODEL_LOAD_FAILED', `${modelPath} is not a Piper voice: it has no input "${name}"`);
     }
   }
@@ -79,7 +94,7 @@ if (settings.sessionIdleMs > 0) {
       for (const [path, cached] of sessions) {
         if (cached.lastUsed < cutoff && !busy.has(path)) {
           sessions.delete(path);
-          void cached.session.release();
+          void insideOnnxRuntime(() => cached.session.release());
         }
       }
     },
@@ -113,7 +128,7 @@ async function infer(cached: CachedSession, job: SynthJob, ids: number[]): Promi
   }
   let output: Ort.Tensor | undefined;
   try {
-    const results = await cached.session.run(feeds);
+    const results = await insideOnnxRuntime(() => cached.session.run(feeds));
     output = results.output ?? Object.values(results)[0];
   } catch (error) {
     throw new JobError('SYNTHESIS_FAILED', `ONNX Runtime failed on ${job.modelPath}: ${(error as Error).message}`);
@@ -204,8 +219,19 @@ function withSilenceBefore(samples: Float32Array, silence: number): Float32Array
   return out;
 }
 
+let shuttingDown = false;
+
+/** Releases every session and ends the thread; called only between jobs, never inside ONNX Runtime. */
+async function exitCleanly(): Promise<never> {
+  for (const [path, cached] of sessions) {
+    sessions.delete(path);
+    await insideOnnxRuntime(() => cached.session.release()).catch(() => undefined);
+  }
+  process.exit(0);
+}
+
 async function drain(): Promise<void> {
-  while (!running && queue.length > 0) {
+  while (!running && queue.length > 0 && !shuttingDown) {
     const job = queue.shift() as SynthJob;
     const state: RunningJob = { job, credit: job.credit, cancelled: false, wake: undefined };
     running = state;
@@ -225,6 +251,7 @@ async function drain(): Promise<void> {
       running = undefined;
     }
   }
+  if (shuttingDown) await exitCleanly();
 }
 
 // espeak-ng loads its data on the first call (about 100 ms): do it now, before the first request waits for it.
@@ -247,6 +274,17 @@ port.on('message', (message: ToWorker) => {
         running.credit += message.n;
         running.wake?.();
         running.wake = undefined;
+      }
+      break;
+    case 'shutdown':
+      shuttingDown = true;
+      for (const job of queue.splice(0)) post({ type: 'cancelled', jobId: job.jobId });
+      if (running) {
+        running.cancelled = true;
+        running.wake?.();
+        running.wake = undefined;
+      } else {
+        void exitCleanly();
       }
       break;
     case 'cancel': {

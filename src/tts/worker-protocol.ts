@@ -10,6 +10,17 @@ export interface SynthWorkerSettings {
   sessionIdleMs: number;
 }
 
+/**
+ * What the engine passes to a worker: its settings and a shared flag the worker raises while it is inside
+ * ONNX Runtime. Terminating a worker thread during `session.run()` aborts the whole process (onnxruntime-node
+ * 1.30.0 throws a C++ exception out of its completion callback: "terminate called after throwing an instance of
+ * 'Napi::Error'"), so the engine only ever terminates a worker whose count is zero, and otherwise asks it to exit.
+ */
+export interface SynthWorkerData extends SynthWorkerSettings {
+  /** Int32Array over this: [0] counts the worker's ONNX Runtime calls in flight (session create, run, release). */
+  inOnnxRuntime: SharedArrayBuffer;
+}
+
 /** One synthesis job: text chunks for one voice, speaker and speed. */
 export interface SynthJob {
   jobId: number;
@@ -35,7 +46,9 @@ export type ToWorker =
   | { type: 'job'; job: SynthJob }
   /** The consumer took `n` more sentences: the worker may synthesize that many more. */
   | { type: 'credit'; jobId: number; n: number }
-  | { type: 'cancel'; jobId: number };
+  | { type: 'cancel'; jobId: number }
+  /** Stop: cancel the job, release every session, then exit the thread (never terminated inside ONNX Runtime). */
+  | { type: 'shutdown' };
 
 /** Counters a finished job reports. */
 export interface SynthStats {

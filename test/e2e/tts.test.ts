@@ -279,6 +279,36 @@ describe('synthesize (streaming)', () => {
   });
 });
 
+describe('stopping workers never aborts the process (ONNX Runtime cannot be terminated mid-run)', () => {
+  const heavyDir = fixture('bench-voices');
+  const busyText = `${'A long sentence that keeps the heavy voice inside ONNX Runtime for a good while, '.repeat(4)}end.`;
+
+  it('close() during inference waits for the run, then the worker exits', async () => {
+    const s = engine({ voiceDirs: [heavyDir] });
+    const stream = await s.synthesize({ voice: 'en_US-fixture_heavy', input: busyText.repeat(3), format: 'pcm16' });
+    const failed = new Promise((resolve) => stream.on('error', resolve));
+    stream.resume();
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await s.close();
+    expect(await failed).toMatchObject({ code: 'SPEECH_CLOSED' });
+    expect(s.ttsStatus().workers).toBe(0);
+  });
+
+  it('a stall inside ONNX Runtime fails the request and replaces the worker without terminating it mid-run', async () => {
+    const s = engine({ voiceDirs: [heavyDir], tts: { stallTimeoutMs: 100 } });
+    await expect(
+      s.synthesizeToBuffer({ voice: 'en_US-fixture_heavy', input: busyText, format: 'pcm16' }),
+    ).rejects.toMatchObject({ code: 'TTS_WORKER_STALLED' });
+    expect(s.ttsStatus().replacedWorkers).toBe(1);
+    // The stalled worker finishes its run and exits; the process goes on (a terminate would have aborted it).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const other = engine({ voiceDirs: [heavyDir] });
+    const ok = await other.synthesizeToBuffer({ voice: 'en_US-fixture_heavy', input: 'Hi.', format: 'pcm16' });
+    expect(ok.audio.length).toBeGreaterThan(0);
+    await s.close();
+  });
+});
+
 describe('errors', () => {
   it('an unknown voice or speaker is a VoiceNotFoundError naming it', async () => {
     const s = engine();

@@ -2,6 +2,7 @@
 import { parentPort } from 'node:worker_threads';
 
 parentPort.on('message', (message) => {
+  if (message.type === 'shutdown') process.exit(0);
   if (message.type !== 'job') return;
   const { jobId, chunks } = message.job;
   switch (chunks[0]) {
