@@ -173,7 +173,10 @@ class WorkerSlot {
   private nextMessage(stallTimeoutMs: number, setWake: (wake: () => void) => void): Promise<void> {
     return new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
-        this.retire('TTS_WORKER_STALLED', `synthesis worker sent nothing for ${stallTimeoutMs} ms; it was stopped and will be replaced`);
+        this.retire(
+          'TTS_WORKER_STALLED',
+          `synthesis worker sent nothing for ${stallTimeoutMs} ms; it was stopped and will be replaced`,
+        );
         resolve();
       }, stallTimeoutMs);
       setWake(() => {

@@ -133,7 +133,7 @@ async function infer(cached: CachedSession, job: SynthJob, ids: number[]): Promi
   } catch (error) {
     throw new JobError('SYNTHESIS_FAILED', `ONNX Runtime failed on ${job.modelPath}: ${(error as Error).message}`);
   }
-  if (!output || output.type !== 'float32') {
+  if (output?.type !== 'float32') {
     throw new JobError('SYNTHESIS_FAILED', `${job.modelPath} returned no float32 audio`);
   }
   return output.data as Float32Array;
