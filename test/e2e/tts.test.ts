@@ -309,6 +309,26 @@ describe('stopping workers never aborts the process (ONNX Runtime cannot be term
   });
 });
 
+describe('sessions', () => {
+  it('an idle session is released and its memory returned; the voice loads again when next used', async () => {
+    const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) / 1024;
+    const s = engine({ voiceDirs: [fixture('bench-voices'), voiceDir], tts: { sessionIdleMs: 1000 } });
+    // The runtime, espeak-ng and the encoders first, with the trivial voice, so only the heavy session differs.
+    await s.synthesizeToBuffer({ voice: 'en_US-fixture', input: TEXT, format: 'pcm16' });
+    const base = rssMb();
+    const long = 'A long sentence for the heavy voice, with many words in it to make its activations large. '.repeat(3);
+    await s.synthesizeToBuffer({ voice: 'en_US-fixture_heavy', input: long, format: 'pcm16' });
+    const loaded = rssMb();
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const released = rssMb();
+    console.log('heavy voice session RSS (MB):', { base, loaded, released });
+    expect(loaded - base).toBeGreaterThan(40);
+    expect(loaded - released).toBeGreaterThan((loaded - base) * 0.6);
+    const again = await s.synthesizeToBuffer({ voice: 'en_US-fixture_heavy', input: 'Hi.', format: 'pcm16' });
+    expect(again.audio.length).toBeGreaterThan(0);
+  });
+});
+
 describe('errors', () => {
   it('an unknown voice or speaker is a VoiceNotFoundError naming it', async () => {
     const s = engine();
