@@ -2,12 +2,11 @@
 // bounded queue admits jobs (QueueFullError beyond it). A worker that dies, stalls or whose phonemizer trapped
 // is terminated and replaced by a fresh one on the slot's next job, and the job it was running fails with a
 // SynthesisError whose code says which.
-import { existsSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
 import { SynthesisError } from '../errors.js';
 import { abortReason } from '../util/job.js';
+import { closeWorker, compiledWorkerUrl, type LiveWorker, spawnOnnxWorker, stopWorker } from '../util/onnx-worker.js';
 import { WorkQueue } from '../util/queue.js';
-import type { FromWorker, SynthJob, SynthStats, SynthWorkerData, SynthWorkerSettings } from './worker-protocol.js';
+import type { FromWorker, SynthJob, SynthStats, SynthWorkerSettings } from './worker-protocol.js';
 
 export interface SynthPoolOptions extends SynthWorkerSettings {
   /** Worker threads. */
@@ -22,18 +21,12 @@ export interface SynthPoolOptions extends SynthWorkerSettings {
   workerUrl?: URL;
 }
 
-/**
- * The compiled worker script. Beside this module when running from `dist/`; when this module runs from the
- * TypeScript sources (tests), the compiled copy in `dist/` (`npm test` builds it first).
- */
+/** The compiled synthesis worker script. */
 export function defaultWorkerUrl(): URL {
-  const sibling = new URL('./synth-worker.js', import.meta.url);
-  if (existsSync(sibling)) return sibling;
-  const built = new URL('../../dist/tts/synth-worker.js', import.meta.url);
-  if (existsSync(built)) return built;
-  throw new SynthesisError(
-    `the synthesis worker script is missing (${sibling.pathname}); build the TypeScript with 'npm run build:ts'`,
-    { code: 'TTS_WORKER_MISSING' },
+  return compiledWorkerUrl(
+    new URL('./synth-worker.js', import.meta.url),
+    'tts/synth-worker.js',
+    (message) => new SynthesisError(message, { code: 'TTS_WORKER_MISSING' }),
   );
 }
 
@@ -41,28 +34,6 @@ interface Listener {
   jobId: number;
   deliver(message: FromWorker): void;
   fail(error: Error): void;
-}
-
-/** How long close() waits for a worker to finish its sentence and exit before giving up on it. */
-const CLOSE_TIMEOUT_MS = 30_000;
-
-/** A worker thread and the count of its ONNX Runtime calls in flight (see SynthWorkerData). */
-interface LiveWorker {
-  thread: Worker;
-  inOnnxRuntime: Int32Array;
-}
-
-/**
- * Stops a worker without ever terminating it inside ONNX Runtime (that aborts the process): terminated at once
- * when it is outside (stuck in the phonemizer, say), else asked to exit after its current call.
- */
-function stopWorker(live: LiveWorker): void {
-  if (Atomics.load(live.inOnnxRuntime, 0) === 0) {
-    void live.thread.terminate();
-    return;
-  }
-  live.thread.postMessage({ type: 'shutdown' });
-  live.thread.unref();
 }
 
 /** One worker thread, replaced when it dies. */
@@ -82,11 +53,8 @@ class WorkerSlot {
   }
 
   private spawn(): LiveWorker {
-    const inOnnxRuntime = new SharedArrayBuffer(4);
-    const data: SynthWorkerData = { ...this.settings, inOnnxRuntime };
-    const thread = new Worker(this.url, { workerData: data, stdout: false, stderr: false });
-    const live = { thread, inOnnxRuntime: new Int32Array(inOnnxRuntime) };
-    thread.unref();
+    const live = spawnOnnxWorker(this.url, this.settings);
+    const { thread } = live;
     thread.on('message', (message: FromWorker) => {
       if (this.live === live && this.listener && message.jobId === this.listener.jobId) this.listener.deliver(message);
     });
@@ -191,15 +159,7 @@ class WorkerSlot {
     const live = this.live;
     this.live = undefined;
     this.listener?.fail(new SynthesisError('the speech engine was closed', { code: 'SPEECH_CLOSED' }));
-    if (!live) return;
-    const exited = new Promise<void>((resolve) => live.thread.once('exit', () => resolve()));
-    live.thread.postMessage({ type: 'shutdown' });
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<'late'>((resolve) => {
-      timer = setTimeout(() => resolve('late'), CLOSE_TIMEOUT_MS);
-    });
-    if ((await Promise.race([exited, late])) === 'late') stopWorker(live);
-    clearTimeout(timer);
+    if (live) await closeWorker(live);
   }
 }
 

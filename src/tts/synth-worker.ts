@@ -8,6 +8,7 @@
 import { createRequire } from 'node:module';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type * as Ort from 'onnxruntime-node';
+import { insideOnnxRuntime as insideOnnx } from '../util/onnx-worker.js';
 import { PhonemeIdEncoder } from './phoneme-ids.js';
 import type { FromWorker, SynthJob, SynthStats, SynthWorkerData, ToWorker } from './worker-protocol.js';
 
@@ -17,18 +18,9 @@ interface Phonemizer {
 
 const require = createRequire(import.meta.url);
 const settings = workerData as SynthWorkerData;
-const inOnnxRuntime = new Int32Array(settings.inOnnxRuntime);
-
-/** Runs an ONNX Runtime call with the shared count raised, so the engine never terminates this thread inside it. */
-async function insideOnnxRuntime<T>(call: () => Promise<T>): Promise<T> {
-  // A count, not a flag: an idle session may be released while another voice's run is in flight.
-  Atomics.add(inOnnxRuntime, 0, 1);
-  try {
-    return await call();
-  } finally {
-    Atomics.sub(inOnnxRuntime, 0, 1);
-  }
-}
+const inOnnxRuntimeCount = new Int32Array(settings.inOnnxRuntime);
+/** Every ONNX Runtime call goes through this, so the engine never terminates this thread inside one. */
+const insideOnnxRuntime = <T>(call: () => Promise<T>) => insideOnnx(inOnnxRuntimeCount, call);
 if (!parentPort) throw new Error('synth-worker must run in a worker thread');
 const port: MessagePort = parentPort;
 

@@ -1,5 +1,6 @@
 // Messages between the engine (main thread) and a synthesis worker thread. Plain data only: they cross
 // `postMessage` by structured clone, audio by transferring its ArrayBuffer.
+import type { OnnxWorkerData } from '../util/onnx-worker.js';
 import type { PhonemeTables } from './phoneme-ids.js';
 
 /** Settings of one worker thread, fixed when it starts. */
@@ -10,16 +11,8 @@ export interface SynthWorkerSettings {
   sessionIdleMs: number;
 }
 
-/**
- * What the engine passes to a worker: its settings and a shared flag the worker raises while it is inside
- * ONNX Runtime. Terminating a worker thread during `session.run()` aborts the whole process (onnxruntime-node
- * 1.30.0 throws a C++ exception out of its completion callback: "terminate called after throwing an instance of
- * 'Napi::Error'"), so the engine only ever terminates a worker whose count is zero, and otherwise asks it to exit.
- */
-export interface SynthWorkerData extends SynthWorkerSettings {
-  /** Int32Array over this: [0] counts the worker's ONNX Runtime calls in flight (session create, run, release). */
-  inOnnxRuntime: SharedArrayBuffer;
-}
+/** What a synthesis worker receives: its settings and the shared ONNX Runtime in-flight count. */
+export interface SynthWorkerData extends SynthWorkerSettings, OnnxWorkerData {}
 
 /** One synthesis job: text chunks for one voice, speaker and speed. */
 export interface SynthJob {

@@ -1,0 +1,78 @@
+// Worker threads that may run ONNX Runtime. Terminating a thread while it is inside `session.run()` aborts the
+// whole process (onnxruntime-node 1.30.0 throws a C++ exception out of its completion callback: "terminate
+// called after throwing an instance of 'Napi::Error'"), so each such worker counts its ONNX Runtime calls in
+// flight in shared memory, and is only terminated when the count is zero; otherwise it is asked to exit after
+// its current call (it handles a `{ type: 'shutdown' }` message). The worker side is `insideOnnxRuntime`.
+import { existsSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import type { VoxmillError } from '../errors.js';
+
+/** What every ONNX worker receives in `workerData`, next to its own settings. */
+export interface OnnxWorkerData {
+  /** Int32Array over this: [0] counts the worker's ONNX Runtime calls in flight (session create, run, release). */
+  inOnnxRuntime: SharedArrayBuffer;
+}
+
+/** A worker thread and its count of ONNX Runtime calls in flight. */
+export interface LiveWorker {
+  thread: Worker;
+  inOnnxRuntime: Int32Array;
+}
+
+/** How long close waits for a worker to finish its ONNX Runtime call and exit before giving up on it. */
+export const CLOSE_TIMEOUT_MS = 30_000;
+
+/** Starts a worker with the shared in-flight count added to its data. Unreferenced: idle workers never hold the process. */
+export function spawnOnnxWorker<T extends object>(url: URL, data: T): LiveWorker {
+  const inOnnxRuntime = new SharedArrayBuffer(4);
+  const thread = new Worker(url, { workerData: { ...data, inOnnxRuntime }, stdout: false, stderr: false });
+  thread.unref();
+  return { thread, inOnnxRuntime: new Int32Array(inOnnxRuntime) };
+}
+
+/**
+ * Stops a worker without ever terminating it inside ONNX Runtime: terminated at once when it is outside (stuck in
+ * a WASM phonemizer, say), else asked to exit after its current call.
+ */
+export function stopWorker(live: LiveWorker): void {
+  if (Atomics.load(live.inOnnxRuntime, 0) === 0) {
+    void live.thread.terminate();
+    return;
+  }
+  live.thread.postMessage({ type: 'shutdown' });
+  live.thread.unref();
+}
+
+/** Asks a worker to exit cleanly and waits for it (at most CLOSE_TIMEOUT_MS, then stopWorker). */
+export async function closeWorker(live: LiveWorker): Promise<void> {
+  const exited = new Promise<void>((resolve) => live.thread.once('exit', () => resolve()));
+  live.thread.postMessage({ type: 'shutdown' });
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), CLOSE_TIMEOUT_MS);
+  });
+  if ((await Promise.race([exited, late])) === 'late') stopWorker(live);
+  clearTimeout(timer);
+}
+
+/** Worker side: runs an ONNX Runtime call with the shared count raised. */
+export async function insideOnnxRuntime<T>(count: Int32Array, call: () => Promise<T>): Promise<T> {
+  // A count, not a flag: an idle session may be released while another call is in flight.
+  Atomics.add(count, 0, 1);
+  try {
+    return await call();
+  } finally {
+    Atomics.sub(count, 0, 1);
+  }
+}
+
+/**
+ * A compiled worker script: beside the calling module when running from `dist/`; when running from the TypeScript
+ * sources (tests), the compiled copy in `dist/` (`npm test` builds it first).
+ */
+export function compiledWorkerUrl(sibling: URL, distPath: string, makeError: (message: string) => VoxmillError): URL {
+  if (existsSync(sibling)) return sibling;
+  const built = new URL(`../../dist/${distPath}`, import.meta.url);
+  if (existsSync(built)) return built;
+  throw makeError(`the worker script is missing (${sibling.pathname}); build the TypeScript with 'npm run build:ts'`);
+}
