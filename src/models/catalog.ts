@@ -9,14 +9,32 @@
  *   tiny, tiny.en, base, silero-v6.2.0 and silero-v5.1.2; the Silero v6.2.0 hash was also checked against the real
  *   file).
  * - sha1 is what whisper.cpp `models/README.md` publishes, and only for the full-precision models.
+ * - Speaker-embedding models are assets of the k2-fsa/sherpa-onnx GitHub release `speaker-recongition-models` (the
+ *   tag is misspelt upstream; the correct spelling 404s). The release publishes a `checksum.txt` voxmill cannot
+ *   fetch, so every sha256 and size was taken from public download manifests that pin the asset, at least two
+ *   agreeing per file, several of them noting that they match that checksum.txt. Among them:
+ *   rmusser01/tldw_chatbook `tldw_chatbook/Audio/diarizer_engine_onnx.py` (resnet34, eres2net en, campplus en),
+ *   Naresh-Khatri/unottr `src/main/models/catalog.ts` (campplus zh_en, campplus en and WeSpeaker CAM++, fetched
+ *   from the Hugging Face mirror csukuangfj/speaker-embedding-models: the same bytes) and abdualzizaaa/arabic-dictate
+ *   `arabic_dictate/meeting/models.py` (eres2net base, sha256 only). Embedding sizes come from the exporting
+ *   recipes: WeSpeaker `examples/voxceleb/v2/conf` (`resnet.yaml` embed_dim 256, `campplus.yaml` 512) and
+ *   3D-Speaker `speakerlab/bin/infer_sv.py` (the `embedding_size` that sherpa-onnx `scripts/3dspeaker/export-onnx.py`
+ *   records as `output_dim`). Tensor names are those of WeSpeaker `wespeaker/bin/export_onnx.py` (`feats` -> `embs`)
+ *   and of sherpa-onnx's 3D-Speaker export (`x` -> `embedding`); the feature recipes are WeSpeaker
+ *   `wespeaker/bin/infer_onnx.py` and that export's metadata. NeMo TitaNet (`nemo_en_titanet_small.onnx`, 40257283
+ *   bytes) is left out on purpose: it takes [N, 80, T] features and a length input, per-feature normalised, which is
+ *   not the [N, T, 80] fbank contract of {@link CatalogEmbedding}.
  * An entry with neither digest is verified by size only; pulling it warns.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 
-/** What a catalog file is for: a whisper model, a Silero VAD, a Piper voice model or a Piper voice config. */
-export type ModelKind = 'whisper' | 'vad' | 'piper-voice' | 'piper-config';
+/**
+ * What a catalog file is for: a whisper model, a Silero VAD, a Piper voice model, a Piper voice config or a
+ * speaker-embedding model (for diarization and speaker recognition).
+ */
+export type ModelKind = 'whisper' | 'vad' | 'piper-voice' | 'piper-config' | 'speaker-embedding';
 
 /** Curated facts about a Piper voice that its config does not carry. */
 export interface CatalogVoice {
@@ -25,6 +43,18 @@ export interface CatalogVoice {
   readonly quality: 'x_low' | 'low' | 'medium' | 'high';
   /** `neutral` for multi-speaker voices whose speakers are of both genders. */
   readonly gender: 'female' | 'male' | 'neutral';
+}
+
+/**
+ * The I/O contract of a speaker-embedding model: it takes float32 features [N, T, featureDim], Kaldi-style log-mel
+ * filterbanks (25 ms windows every 10 ms) of audio at `sampleRate`, and returns embeddings [N, dim].
+ */
+export interface CatalogEmbedding {
+  readonly sampleRate: number;
+  /** Mel bins per frame. */
+  readonly featureDim: number;
+  /** Size of one embedding. */
+  readonly dim: number;
 }
 
 /** One downloadable model file. */
@@ -48,6 +78,8 @@ export interface CatalogEntry {
   readonly companions?: readonly string[];
   /** Piper voices: the voice this file is a quality variant of. */
   readonly voice?: CatalogVoice;
+  /** Speaker-embedding models: what goes in and what comes out. */
+  readonly embedding?: CatalogEmbedding;
   /** One line for humans. */
   readonly description: string;
 }
@@ -59,13 +91,15 @@ export interface Catalog {
   readonly defaults: Readonly<Record<string, string>>;
 }
 
-const MODEL_KINDS: readonly ModelKind[] = ['whisper', 'vad', 'piper-voice', 'piper-config'];
+const MODEL_KINDS: readonly ModelKind[] = ['whisper', 'vad', 'piper-voice', 'piper-config', 'speaker-embedding'];
 const VOICE_QUALITIES = ['x_low', 'low', 'medium', 'high'] as const;
 const VOICE_GENDERS = ['female', 'male', 'neutral'] as const;
 const SHA256_PATTERN = /^[0-9a-f]{64}$/;
 const SHA1_PATTERN = /^[0-9a-f]{40}$/;
-// A file name that cannot climb out of the models directory or hide as a dot file.
+// A name that cannot climb out of the models directory or hide as a dot file.
 const FILE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+// Files may also hold '+' (upstream's `wespeaker_en_voxceleb_CAM++.onnx`); ids stay plain for command lines.
+const FILE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._+-]*$/;
 
 /** Where the packaged catalog is. src/models/catalog.ts and dist/models/catalog.js both sit two levels down. */
 export function catalogPath(): string {
@@ -144,11 +178,11 @@ export function validateCatalogEntry(value: unknown, where = 'entry'): CatalogEn
     throw new InvalidOptionValueError(`${where}.id`, 'a non-empty id of letters, digits, ".", "_" or "-"', id);
   }
   const at = `${where} ("${id}")`;
-  const { kind, file, url, bytes, sha256, sha1, multilingual, description, companions, voice } = value;
+  const { kind, file, url, bytes, sha256, sha1, multilingual, description, companions, voice, embedding } = value;
   if (!MODEL_KINDS.includes(kind as ModelKind)) {
     throw new InvalidOptionValueError(`${at}.kind`, `one of ${MODEL_KINDS.join(', ')}`, kind);
   }
-  if (typeof file !== 'string' || !FILE_NAME_PATTERN.test(file)) {
+  if (typeof file !== 'string' || !FILE_PATTERN.test(file)) {
     throw new InvalidOptionValueError(`${at}.file`, 'a plain file name without a directory', file);
   }
   if (typeof url !== 'string' || !isHttpUrl(url)) throw new InvalidOptionValueError(`${at}.url`, 'an http(s) URL', url);
@@ -175,6 +209,14 @@ export function validateCatalogEntry(value: unknown, where = 'entry'): CatalogEn
   if (kind === 'piper-voice' && checkedVoice === undefined) {
     throw new InvalidOptionTypeError(`${at}.voice`, '{ id, quality, gender } for a Piper voice', voice);
   }
+  const checkedEmbedding = embedding === undefined ? undefined : validateEmbedding(`${at}.embedding`, embedding);
+  if (kind === 'speaker-embedding' && checkedEmbedding === undefined) {
+    throw new InvalidOptionTypeError(
+      `${at}.embedding`,
+      '{ sampleRate, featureDim, dim } for a speaker-embedding model',
+      embedding,
+    );
+  }
   const entry: CatalogEntry = {
     id,
     kind: kind as ModelKind,
@@ -186,6 +228,7 @@ export function validateCatalogEntry(value: unknown, where = 'entry'): CatalogEn
     ...(typeof multilingual === 'boolean' ? { multilingual } : {}),
     ...(companions === undefined ? {} : { companions: Object.freeze([...(companions as string[])]) }),
     ...(checkedVoice === undefined ? {} : { voice: checkedVoice }),
+    ...(checkedEmbedding === undefined ? {} : { embedding: checkedEmbedding }),
     description,
   };
   return Object.freeze(entry);
@@ -204,6 +247,22 @@ function validateVoice(where: string, value: unknown): CatalogVoice {
     throw new InvalidOptionValueError(`${where}.gender`, `one of ${VOICE_GENDERS.join(', ')}`, gender);
   }
   return Object.freeze({ id, quality, gender } as CatalogVoice);
+}
+
+// Wide enough for any model of this family, narrow enough to catch a swapped or mistyped field.
+const EMBEDDING_LIMITS = { sampleRate: [8000, 48000], featureDim: [1, 512], dim: [1, 8192] } as const;
+
+function validateEmbedding(where: string, value: unknown): CatalogEmbedding {
+  if (!isRecord(value)) throw new InvalidOptionTypeError(where, 'an object', value);
+  const checked: Record<string, number> = {};
+  for (const [field, [min, max]] of Object.entries(EMBEDDING_LIMITS)) {
+    const n = value[field];
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) {
+      throw new InvalidOptionValueError(`${where}.${field}`, `an integer from ${min} to ${max}`, n);
+    }
+    checked[field] = n;
+  }
+  return Object.freeze(checked as unknown as CatalogEmbedding);
 }
 
 /** The entry followed by the entries pulled with it (a Piper voice's config), in pull order. */

@@ -46,11 +46,18 @@ describe('packaged catalog', () => {
           ? /^https:\/\/huggingface\.co\/ggml-org\/whisper-vad\/resolve\/main\//
           : piper
             ? /^https:\/\/huggingface\.co\/rhasspy\/piper-voices\/resolve\/v1\.0\.0\/[a-z]{2}\/[a-z]{2}_[A-Z]{2}\//
-            : /^https:\/\/huggingface\.co\/ggerganov\/whisper\.cpp\/resolve\/main\//,
+            : entry.kind === 'speaker-embedding'
+              ? /^https:\/\/github\.com\/k2-fsa\/sherpa-onnx\/releases\/download\/speaker-recongition-models\//
+              : /^https:\/\/huggingface\.co\/ggerganov\/whisper\.cpp\/resolve\/main\//,
       );
       if (entry.kind === 'piper-voice') expect(entry.file, entry.id).toBe(`${entry.id}.onnx`);
       else if (entry.kind === 'piper-config') expect(entry.file, entry.id).toBe(entry.id);
+      // Ids cannot hold '+': upstream's CAM++ is spelt CAMpp in its id.
+      else if (entry.kind === 'speaker-embedding')
+        expect(entry.file.replace('++', 'pp'), entry.id).toBe(`${entry.id}.onnx`);
       else expect(entry.file, entry.id).toBe(`ggml-${entry.id}.bin`);
+      if (entry.kind === 'speaker-embedding') expect(entry.embedding, entry.id).toBeDefined();
+      else expect(entry.embedding, entry.id).toBeUndefined();
       expect(Number.isSafeInteger(entry.bytes) && entry.bytes > 0, entry.id).toBe(true);
       expect(entry.sha256 === null || /^[0-9a-f]{64}$/.test(entry.sha256), entry.id).toBe(true);
       if (entry.sha1 != null) expect(entry.sha1, entry.id).toMatch(/^[0-9a-f]{40}$/);
@@ -132,6 +139,65 @@ describe('packaged catalog', () => {
     expect(catalogVoice('en_US-libritts_r')).toMatchObject({ gender: 'neutral' });
   });
 
+  it('lists sherpa-onnx speaker-embedding models with their fbank contract, sizes and sha256', () => {
+    const embedders = entries.filter((e) => e.kind === 'speaker-embedding');
+    const facts = Object.fromEntries(
+      embedders.map((e) => [e.file, { bytes: e.bytes, sha256: e.sha256, dim: e.embedding?.dim }]),
+    );
+    expect(facts).toEqual({
+      'wespeaker_en_voxceleb_resnet34.onnx': {
+        bytes: 26_534_365,
+        sha256: '5ef208a9da1453335308a6b6f4e6dfbd7e183a38b604de0a57664f45d257fe94',
+        dim: 256,
+      },
+      'wespeaker_en_voxceleb_resnet34_LM.onnx': {
+        bytes: 26_530_550,
+        sha256: 'e9848563da86f263117134dfd7ad63c92355b37de492b55e325400c9d9c39012',
+        dim: 256,
+      },
+      'wespeaker_en_voxceleb_CAM++.onnx': {
+        bytes: 29_292_684,
+        sha256: 'c46fad10b5f81e1aa4a60c162714208577093655076c5450f8c469e522ec54ef',
+        dim: 512,
+      },
+      '3dspeaker_speech_campplus_sv_en_voxceleb_16k.onnx': {
+        bytes: 29_596_978,
+        sha256: '357a834f702b80161e5b981182c038e18553c1f2ca752ed6cec2052365d4129b',
+        dim: 512,
+      },
+      '3dspeaker_speech_eres2net_sv_en_voxceleb_16k.onnx': {
+        bytes: 26_485_263,
+        sha256: 'c59158379255ad66e161679cca6af8d52d51e389e3224ab7d7a7baae295c2db5',
+        dim: 192,
+      },
+      '3dspeaker_speech_campplus_sv_zh_en_16k-common_advanced.onnx': {
+        bytes: 28_281_164,
+        sha256: 'aa3cfc16963a10586a9393f5035d6d6b57e98d358b347f80c2a30bf4f00ceba2',
+        dim: 192,
+      },
+      '3dspeaker_speech_eres2net_base_sv_zh-cn_3dspeaker_16k.onnx': {
+        bytes: 39_593_761,
+        sha256: '1a331345f04805badbb495c775a6ddffcdd1a732567d5ec8b3d5749e3c7a5e4b',
+        dim: 512,
+      },
+    });
+    for (const entry of embedders) {
+      expect(entry.embedding, entry.id).toMatchObject({ sampleRate: 16000, featureDim: 80 });
+      // The description carries the tensor names and the embedding size.
+      expect(entry.description, entry.id).toMatch(/Input `(feats|x)` float32 \[N, T, 80\]/);
+      expect(entry.description, entry.id).toContain(`[N, ${entry.embedding?.dim}]`);
+    }
+    // TitaNet takes [N, 80, T] plus a length: not this contract, so not listed.
+    expect(embedders.some((e) => e.file.includes('titanet'))).toBe(false);
+    expect(findCatalogEntry('wespeaker_en_voxceleb_CAMpp')?.url).toMatch(/\/wespeaker_en_voxceleb_CAM\+\+\.onnx$/);
+  });
+
+  it('gives speaker-embedding models no service default', () => {
+    for (const id of Object.values(catalogDefaults())) {
+      expect(findCatalogEntry(id)?.kind, id).not.toBe('speaker-embedding');
+    }
+  });
+
   it('returns undefined for an id it does not have', () => {
     expect(findCatalogEntry('large-v9')).toBeUndefined();
   });
@@ -193,6 +259,36 @@ describe('parseCatalog', () => {
       voice: { id: 'x', quality: 'low', gender: 'robot' },
     };
     expect(() => parseCatalog(badGender)).toThrow(/voice\.gender/);
+  });
+
+  it('requires a valid embedding contract on speaker-embedding entries', () => {
+    const index = rawCatalog().models.findIndex((m) => m.kind === 'speaker-embedding');
+    const id = rawCatalog().models[index]!.id as string;
+    const withEmbedding = (embedding: unknown) => {
+      const doc = rawCatalog();
+      doc.models[index] = { ...doc.models[index], embedding };
+      return doc;
+    };
+    expect(() => parseCatalog(withEmbedding(undefined))).toThrow(InvalidOptionTypeError);
+    expect(() => parseCatalog(withEmbedding(undefined))).toThrow(new RegExp(`\\("${id}"\\)\\.embedding`));
+    expect(() => parseCatalog(withEmbedding('256'))).toThrow(/\.embedding must be an object/);
+    const good = { sampleRate: 16000, featureDim: 80, dim: 256 };
+    expect(parseCatalog(withEmbedding(good)).models[index]?.embedding).toEqual(good);
+    for (const [field, value] of [
+      ['dim', 0],
+      ['dim', 25.6],
+      ['dim', '256'],
+      ['featureDim', undefined],
+      ['sampleRate', 16],
+    ] as const) {
+      expect(() => parseCatalog(withEmbedding({ ...good, [field]: value })), `${field}=${value}`).toThrow(
+        new RegExp(`\\.embedding\\.${field} must be an integer`),
+      );
+    }
+    // A '+' is allowed in file names (upstream CAM++), not in ids.
+    const plusId = rawCatalog();
+    plusId.models[index] = { ...plusId.models[index], id: 'CAM++' };
+    expect(() => parseCatalog(plusId)).toThrow(/\.id must be/);
   });
 
   it('refuses duplicate ids and defaults that point nowhere', () => {
