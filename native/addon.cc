@@ -12,6 +12,7 @@
 #include "decode_worker.h"
 #include "encoder_wrap.h"
 #include "ggml-backend.h"
+#include "vad_worker.h"
 #include "whisper.h"
 #include "whisper_log.h"
 #include "whisper_model.h"
@@ -71,6 +72,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   data->whisperModel = Napi::Persistent(whisperModel);
   exports.Set("WhisperModel", whisperModel);
   exports.Set("decodeAudio", Napi::Function::New(env, DecodeAudioJs, "decodeAudio"));
+  exports.Set("detectSpeech", Napi::Function::New(env, DetectSpeechJs, "detectSpeech"));
   exports.Set("AudioEncoder", AudioEncoderWrap::Init(env));
   exports.Set("versions", Napi::Function::New(env, Versions, "versions"));
   exports.Set("devices", Napi::Function::New(env, Devices, "devices"));

@@ -156,29 +156,33 @@ int ChannelCount(const AVCodecParameters* par) {
 #endif
 }
 
-// Converts decoded frames of any layout/format/rate to mono float at the target rate, re-creating
-// the resampler if a stream changes its parameters midway (chained Ogg, some broadcasts).
-class MonoResampler {
+// Converts decoded frames of any layout/format/rate to float at the target rate, mono (one output vector)
+// or stereo (two: left, right), re-creating the resampler if a stream changes its parameters midway
+// (chained Ogg, some broadcasts).
+class Resampler {
  public:
-  MonoResampler(int targetRate, size_t maxSamples) : targetRate_(targetRate), maxSamples_(maxSamples) {}
+  Resampler(int targetRate, size_t maxSamples, std::vector<std::vector<float>*> outputs)
+      : targetRate_(targetRate), maxSamples_(maxSamples), outputs_(std::move(outputs)) {}
 
   // Returns 0, or a negative AVERROR, or 1 when the maximum duration was reached.
-  int Push(const AVFrame* frame, std::vector<float>& out) {
+  int Push(const AVFrame* frame) {
     if (!Matches(frame)) {
-      const int flushed = Flush(out);
+      const int flushed = Flush();
       if (flushed != 0) return flushed;
       const int created = Create(frame);
       if (created < 0) return created;
     }
-    return Convert(const_cast<const uint8_t**>(frame->extended_data), frame->nb_samples, out);
+    return Convert(const_cast<const uint8_t**>(frame->extended_data), frame->nb_samples);
   }
 
-  int Flush(std::vector<float>& out) {
+  int Flush() {
     if (!swr_) return 0;
-    return Convert(nullptr, 0, out);
+    return Convert(nullptr, 0);
   }
 
  private:
+  bool Stereo() const { return outputs_.size() == 2; }
+
   bool Matches(const AVFrame* frame) const {
     if (!swr_ || frame->format != format_ || frame->sample_rate != rate_) return false;
 #if VOXMILL_CH_LAYOUT
@@ -193,6 +197,8 @@ class MonoResampler {
     format_ = frame->format;
     rate_ = frame->sample_rate;
     if (rate_ <= 0 || rate_ > kMaxSourceRate) return AVERROR_INVALIDDATA;
+    // Mono: packed float, as always. Stereo: planar, so each side lands in its own vector.
+    const AVSampleFormat outFormat = Stereo() ? AV_SAMPLE_FMT_FLTP : AV_SAMPLE_FMT_FLT;
     SwrContext* swr = nullptr;
 #if VOXMILL_CH_LAYOUT
     channels_ = frame->ch_layout.nb_channels;
@@ -203,8 +209,9 @@ class MonoResampler {
     } else if (av_channel_layout_copy(&inLayout, &frame->ch_layout) < 0) {
       return AVERROR(ENOMEM);
     }
-    AVChannelLayout mono = AV_CHANNEL_LAYOUT_MONO;
-    int ret = swr_alloc_set_opts2(&swr, &mono, AV_SAMPLE_FMT_FLT, targetRate_, &inLayout,
+    AVChannelLayout outLayout = AV_CHANNEL_LAYOUT_MONO;
+    if (Stereo()) outLayout = AV_CHANNEL_LAYOUT_STEREO;
+    int ret = swr_alloc_set_opts2(&swr, &outLayout, outFormat, targetRate_, &inLayout,
                                   static_cast<AVSampleFormat>(format_), rate_, 0, nullptr);
     av_channel_layout_uninit(&inLayout);
     if (ret < 0) return ret;
@@ -213,32 +220,37 @@ class MonoResampler {
     if (channels_ <= 0 || channels_ > kMaxChannels) return AVERROR_INVALIDDATA;
     const int64_t inLayout = frame->channel_layout != 0 ? static_cast<int64_t>(frame->channel_layout)
                                                         : av_get_default_channel_layout(channels_);
-    swr = swr_alloc_set_opts(nullptr, AV_CH_LAYOUT_MONO, AV_SAMPLE_FMT_FLT, targetRate_, inLayout,
-                             static_cast<AVSampleFormat>(format_), rate_, 0, nullptr);
+    const int64_t outLayout = Stereo() ? AV_CH_LAYOUT_STEREO : AV_CH_LAYOUT_MONO;
+    swr = swr_alloc_set_opts(nullptr, outLayout, outFormat, targetRate_, inLayout, static_cast<AVSampleFormat>(format_),
+                             rate_, 0, nullptr);
     if (swr == nullptr) return AVERROR(ENOMEM);
 #endif
     swr_.reset(swr);
     return swr_init(swr_.get());
   }
 
-  int Convert(const uint8_t** input, int inputSamples, std::vector<float>& out) {
+  int Convert(const uint8_t** input, int inputSamples) {
     const int capacity = swr_get_out_samples(swr_.get(), inputSamples);
     if (capacity < 0) return capacity;
     if (capacity == 0) return 0;
-    const size_t before = out.size();
-    out.resize(before + static_cast<size_t>(capacity));
-    uint8_t* target = reinterpret_cast<uint8_t*>(out.data() + before);
-    const int written = swr_convert(swr_.get(), &target, capacity, input, inputSamples);
+    const size_t before = outputs_[0]->size();
+    uint8_t* targets[2] = {nullptr, nullptr};
+    for (size_t c = 0; c < outputs_.size(); c++) {
+      outputs_[c]->resize(before + static_cast<size_t>(capacity));
+      targets[c] = reinterpret_cast<uint8_t*>(outputs_[c]->data() + before);
+    }
+    const int written = swr_convert(swr_.get(), targets, capacity, input, inputSamples);
     if (written < 0) {
-      out.resize(before);
+      for (std::vector<float>* out : outputs_) out->resize(before);
       return written;
     }
-    out.resize(before + static_cast<size_t>(written));
-    return out.size() > maxSamples_ ? 1 : 0;
+    for (std::vector<float>* out : outputs_) out->resize(before + static_cast<size_t>(written));
+    return outputs_[0]->size() > maxSamples_ ? 1 : 0;
   }
 
   int targetRate_;
   size_t maxSamples_;
+  std::vector<std::vector<float>*> outputs_;
   std::unique_ptr<SwrContext, SwrDeleter> swr_;
   int format_ = -1;
   int rate_ = 0;
@@ -345,14 +357,27 @@ bool DecodeAudio(const DecodeRequest& request, DecodedAudio& out, DecodeFailure&
 
   const double maxSamplesD = request.maxDurationSeconds * request.targetSampleRate;
   const size_t maxSamples = maxSamplesD >= 1e15 ? static_cast<size_t>(1e15) : static_cast<size_t>(maxSamplesD);
+  // The mono mix comes from its own resampler in either mode, so `samples` is bit-identical with and
+  // without stereo (a mix of the resampled sides would round differently).
+  const bool stereo = request.stereo && channels >= 2;
   // Reserve from the container's claimed duration, capped: a lying header must not allocate gigabytes.
   if (format->duration > 0) {
     const double claimed = static_cast<double>(format->duration) / AV_TIME_BASE * request.targetSampleRate;
-    out.samples.reserve(static_cast<size_t>(
-        std::min({claimed * 1.01, static_cast<double>(maxSamples), 600.0 * request.targetSampleRate})));
+    const auto reserve = static_cast<size_t>(
+        std::min({claimed * 1.01, static_cast<double>(maxSamples), 600.0 * request.targetSampleRate}));
+    out.samples.reserve(reserve);
+    if (stereo) {
+      out.left.reserve(reserve);
+      out.right.reserve(reserve);
+    }
   }
 
-  MonoResampler resampler(request.targetSampleRate, maxSamples);
+  Resampler resampler(request.targetSampleRate, maxSamples, {&out.samples});
+  std::unique_ptr<Resampler> sides;
+  if (stereo) {
+    sides = std::make_unique<Resampler>(request.targetSampleRate, maxSamples,
+                                        std::vector<std::vector<float>*>{&out.left, &out.right});
+  }
   std::unique_ptr<AVPacket, PacketDeleter> packet(av_packet_alloc());
   std::unique_ptr<AVFrame, FrameDeleter> frame(av_frame_alloc());
   if (!packet || !frame) throw std::bad_alloc();
@@ -397,7 +422,8 @@ bool DecodeAudio(const DecodeRequest& request, DecodedAudio& out, DecodeFailure&
         }
         break;
       }
-      const int pushed = resampler.Push(frame.get(), out.samples);
+      int pushed = resampler.Push(frame.get());
+      if (pushed == 0 && sides) pushed = sides->Push(frame.get());
       av_frame_unref(frame.get());
       if (pushed < 0) return Failed(failure, "AUDIO_DECODE_FAILED", "cannot resample the audio: " + AvError(pushed));
       if (pushed == 1) {
@@ -408,7 +434,8 @@ bool DecodeAudio(const DecodeRequest& request, DecodedAudio& out, DecodeFailure&
     }
     if (draining) break;
   }
-  const int flushed = resampler.Flush(out.samples);
+  int flushed = resampler.Flush();
+  if (flushed == 0 && sides) flushed = sides->Flush();
   if (flushed == 1) {
     return Failed(failure, "AUDIO_TOO_LONG",
                   "the audio is longer than the maximum of " + std::to_string(request.maxDurationSeconds) + " s");
@@ -420,8 +447,15 @@ bool DecodeAudio(const DecodeRequest& request, DecodedAudio& out, DecodeFailure&
     }
     return Failed(failure, "AUDIO_EMPTY", "the audio stream contains no samples");
   }
+  // Both resamplers see the same frames at the same rates, so the lengths agree; this only guards the contract.
+  if (stereo) {
+    out.left.resize(out.samples.size(), 0.0f);
+    out.right.resize(out.samples.size(), 0.0f);
+  }
   // Give back a large over-reservation (a header that overstated its duration); small slack is cheaper kept.
-  if (out.samples.capacity() > out.samples.size() + out.samples.size() / 4 + 16000) out.samples.shrink_to_fit();
+  for (std::vector<float>* v : {&out.samples, &out.left, &out.right}) {
+    if (v->capacity() > v->size() + v->size() / 4 + 16000) v->shrink_to_fit();
+  }
   return true;
 }
 

@@ -1,5 +1,5 @@
-// Any container FFmpeg knows -> 16 kHz mono float32. Pure C++ (no N-API) so it runs on a worker
-// thread and can be fuzzed on its own.
+// Any container FFmpeg knows -> 16 kHz mono float32 (and optionally left/right). Pure C++ (no N-API) so it runs on a
+// worker thread and can be fuzzed on its own.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -17,16 +17,22 @@ struct DecodeRequest {
   int targetSampleRate = 16000;
   // Decoding stops with AUDIO_TOO_LONG as soon as the output would pass this many seconds.
   double maxDurationSeconds = 3 * 3600.0;
+  // Also produce `left` and `right` when the source has two or more channels.
+  bool stereo = false;
   const std::atomic<bool>* cancel = nullptr;
 };
 
 struct DecodedAudio {
   std::vector<float> samples;  // mono, targetSampleRate
-  std::string container;       // FFmpeg demuxer name, e.g. "wav", "mp3", "mov,mp4,m4a,3gp,3g2,mj2"
-  std::string codec;           // e.g. "pcm_s16le", "mp3", "aac"
-  int sampleRate = 0;          // of the source stream
-  int channels = 0;            // of the source stream
-  int64_t bitRate = 0;         // of the source stream when known, else 0
+  // Only with request.stereo and a source of 2+ channels, else empty: at targetSampleRate, as long as
+  // `samples`. A 2-channel source's own channels; more channels are libswresample's standard stereo
+  // downmix (centre and surrounds added at -3 dB to both sides, LFE dropped; float, so not normalised).
+  std::vector<float> left, right;
+  std::string container;  // FFmpeg demuxer name, e.g. "wav", "mp3", "mov,mp4,m4a,3gp,3g2,mj2"
+  std::string codec;      // e.g. "pcm_s16le", "mp3", "aac"
+  int sampleRate = 0;     // of the source stream
+  int channels = 0;       // of the source stream
+  int64_t bitRate = 0;    // of the source stream when known, else 0
 };
 
 struct DecodeFailure {

@@ -33,14 +33,22 @@ class DecodeWorker final : public PromiseWorker {
     result.Set("channels", audio_.channels);
     result.Set("bitRate", static_cast<double>(audio_.bitRate));
     result.Set("samples", AdoptSamples(env, std::move(audio_.samples)));
+    if (!audio_.left.empty()) {
+      Napi::Object stereo = Napi::Object::New(env);
+      stereo.Set("left", AdoptSamples(env, std::move(audio_.left)));
+      stereo.Set("right", AdoptSamples(env, std::move(audio_.right)));
+      result.Set("stereo", stereo);
+    }
     return result;
   }
 
   void Settled() override { input_.Reset(); }
 
   void ReleaseNative() override {
-    audio_.samples.clear();
-    audio_.samples.shrink_to_fit();
+    for (std::vector<float>* v : {&audio_.samples, &audio_.left, &audio_.right}) {
+      v->clear();
+      v->shrink_to_fit();
+    }
   }
 
  private:
@@ -72,6 +80,10 @@ Napi::Value DecodeAudioJs(const Napi::CallbackInfo& info) {
   request.maxDurationSeconds = info[1].As<Napi::Number>().DoubleValue();
   if (!(request.maxDurationSeconds > 0)) {
     throw Napi::RangeError::New(env, "decodeAudio: maxDurationSeconds must be > 0");
+  }
+  if (info.Length() > 2 && !info[2].IsUndefined()) {
+    if (!info[2].IsBoolean()) throw Napi::TypeError::New(env, "decodeAudio: stereo must be a boolean");
+    request.stereo = info[2].As<Napi::Boolean>().Value();
   }
   Napi::Object keepAlive;
   if (info[0].IsString()) {

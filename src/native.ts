@@ -38,6 +38,8 @@ export interface NativeDecodedAudio {
   sampleRate: number;
   channels: number;
   bitRate: number;
+  /** Only when stereo was asked for and the source has 2+ channels: both sides at 16 kHz, as long as `samples`. */
+  stereo?: { left: Float32Array; right: Float32Array };
 }
 
 export interface NativeLoadOptions {
@@ -68,6 +70,20 @@ export interface NativeModelInfo {
 
 /** VAD settings as the addon takes them: the public options with the model resolved to a path. */
 export type NativeVadParams = Omit<VadOptions, 'model'> & { modelPath: string };
+
+/** detectSpeech() settings: `overlapSeconds` is ignored (it only concerns cutting audio for transcription). */
+export type NativeDetectSpeechParams = NativeVadParams & {
+  /** CPU threads for Silero, 1–64. Default 1 (its graph is too small to gain from more). */
+  threads?: number;
+  /** Tests only: whisper.cpp's own segmentation in one pass that abort() cannot interrupt. */
+  whisperSegmentation?: boolean;
+};
+
+/** A stretch of speech, in seconds of the input. */
+export interface NativeSpeechRegion {
+  start: number;
+  end: number;
+}
 
 export interface NativeTranscribeParams {
   language?: string;
@@ -182,7 +198,12 @@ export interface NativeDevice {
 
 export interface NativeAddon {
   WhisperModel: { load(path: string, options: NativeLoadOptions): NativeJob<NativeWhisperModel> };
-  decodeAudio(input: Uint8Array | string, maxDurationSeconds: number): NativeJob<NativeDecodedAudio>;
+  decodeAudio(input: Uint8Array | string, maxDurationSeconds: number, stereo?: boolean): NativeJob<NativeDecodedAudio>;
+  /**
+   * Silero VAD over 16 kHz mono samples (read in place, not copied) on a worker thread; abort() is honoured
+   * about every 2 s of audio. Rejects with MODEL_LOAD_FAILED, VAD_FAILED or ABORTED.
+   */
+  detectSpeech(samples: Float32Array, params: NativeDetectSpeechParams): NativeJob<NativeSpeechRegion[]>;
   AudioEncoder: new (options: NativeEncoderOptions) => NativeAudioEncoder;
   versions(): { whisper: string; ffmpeg: string; system: string };
   devices(): NativeDevice[];

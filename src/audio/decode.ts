@@ -1,9 +1,10 @@
-// Audio input of any supported kind -> 16 kHz mono float32, decoded on a worker thread.
+// Audio input of any supported kind -> 16 kHz mono float32 (optionally with left/right), decoded on a worker thread.
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { AudioDecodeError, AudioTooLongError, InvalidOptionTypeError } from '../errors.js';
 import { native } from '../native.js';
 import { runJob } from '../util/job.js';
+import { enumOption } from '../util/validate.js';
 
 /** whisper.cpp's input rate. */
 export const WHISPER_SAMPLE_RATE = 16000;
@@ -31,20 +32,42 @@ export interface AudioSourceInfo {
   bitRate: number;
 }
 
+/** The two sides of a stereo (or surround) source, each at {@link WHISPER_SAMPLE_RATE} and as long as `samples`. */
+export interface StereoChannels {
+  left: Float32Array;
+  right: Float32Array;
+}
+
 export interface DecodedAudio {
-  /** Mono float32 samples at {@link WHISPER_SAMPLE_RATE}. */
+  /** Mono float32 samples at {@link WHISPER_SAMPLE_RATE}: the mix of all channels, the same with either `channels` option. */
   samples: Float32Array;
   sampleRate: number;
   /** Seconds of decoded audio. */
   duration: number;
   source: AudioSourceInfo;
+  /**
+   * Only with `channels: 'stereo'` and a source of two or more channels: a 2-channel source's own
+   * channels; a surround source's standard stereo downmix (FFmpeg's: centre and surrounds added at -3 dB
+   * to both sides, LFE dropped; not normalised, so a loud surround mix may exceed ±1).
+   */
+  channels?: StereoChannels;
 }
+
+/** What decodeAudio returns besides the mono mix. */
+export type ChannelMode = 'mono' | 'stereo';
+
+export const CHANNEL_MODES: readonly ChannelMode[] = ['mono', 'stereo'];
 
 export interface DecodeOptions {
   /** Stop with AudioTooLongError once the decoded audio passes this many seconds. Default 3 hours. */
   maxDurationSeconds?: number;
   /** Stop with AudioDecodeError once a stream input passes this many bytes. Default 1 GiB. */
   maxInputBytes?: number;
+  /**
+   * `'stereo'` also returns the left and right channels (`channels`) when the source has two or more;
+   * they take twice the memory of `samples` again. Default `'mono'`.
+   */
+  channels?: ChannelMode;
   signal?: AbortSignal;
 }
 
@@ -90,13 +113,15 @@ function fromPcm(samples: Float32Array, maxDurationSeconds: number): DecodedAudi
 }
 
 /**
- * Decodes audio to 16 kHz mono float32 on a worker thread. Float32Array input is taken as already
- * decoded. Fails with {@link AudioDecodeError} (codes `AUDIO_DECODE_FAILED`, `AUDIO_UNSUPPORTED`,
- * `AUDIO_EMPTY`, `FILE_NOT_FOUND`, `AUDIO_TOO_LARGE`) or {@link AudioTooLongError}.
+ * Decodes audio to 16 kHz mono float32 on a worker thread, with `channels: 'stereo'` also its left and
+ * right channels. Float32Array input is taken as already decoded (mono). Fails with
+ * {@link AudioDecodeError} (codes `AUDIO_DECODE_FAILED`, `AUDIO_UNSUPPORTED`, `AUDIO_EMPTY`,
+ * `FILE_NOT_FOUND`, `AUDIO_TOO_LARGE`) or {@link AudioTooLongError}.
  */
 export async function decodeAudio(input: AudioInput, options: DecodeOptions = {}): Promise<DecodedAudio> {
   const maxDurationSeconds = options.maxDurationSeconds ?? DEFAULT_MAX_DURATION_SECONDS;
   const maxInputBytes = options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
+  const stereo = enumOption('channels', options.channels, CHANNEL_MODES) === 'stereo';
   const { signal } = options;
   signal?.throwIfAborted();
   if (input instanceof Float32Array) return fromPcm(input, maxDurationSeconds);
@@ -118,7 +143,17 @@ export async function decodeAudio(input: AudioInput, options: DecodeOptions = {}
       input,
     );
   }
-  const decoded = await runJob(() => native().decodeAudio(source, maxDurationSeconds), { signal, maxDurationSeconds });
-  const { samples, ...facts } = decoded;
-  return { samples, sampleRate: WHISPER_SAMPLE_RATE, duration: samples.length / WHISPER_SAMPLE_RATE, source: facts };
+  const decoded = await runJob(() => native().decodeAudio(source, maxDurationSeconds, stereo), {
+    signal,
+    maxDurationSeconds,
+  });
+  const { samples, stereo: sides, ...facts } = decoded;
+  const audio: DecodedAudio = {
+    samples,
+    sampleRate: WHISPER_SAMPLE_RATE,
+    duration: samples.length / WHISPER_SAMPLE_RATE,
+    source: facts,
+  };
+  if (sides) audio.channels = { left: sides.left, right: sides.right };
+  return audio;
 }

@@ -171,3 +171,154 @@ describe('decodeAudio: bad input gives a typed error', () => {
     await expect(decodeAudio(sharedAudio('jfk.wav'), { signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
   });
 });
+
+describe('decodeAudio: channels', () => {
+  const rms = (x: Float32Array, from: number, to: number) => {
+    let sum = 0;
+    for (let i = from; i < to; i++) sum += x[i]! ** 2;
+    return Math.sqrt(sum / (to - from));
+  };
+  const identical = (a: Float32Array, b: Float32Array) =>
+    a.length === b.length &&
+    Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+
+  it('mono mode is unchanged: jfk.wav decodes to exactly its 16-bit samples / 32768', async () => {
+    const wav = readFileSync(sharedAudio('jfk.wav'));
+    const data = wav.indexOf('data');
+    const count = wav.readUInt32LE(data + 4) / 2;
+    const decoded = await decodeAudio(wav);
+    expect(decoded.channels).toBeUndefined();
+    expect(decoded.samples.length).toBe(176000);
+    expect(count).toBe(176000);
+    for (let i = 0; i < count; i++) {
+      if (decoded.samples[i] !== wav.readInt16LE(data + 8 + 2 * i) / 32768) {
+        expect.fail(`sample ${i}: ${decoded.samples[i]} differs from the file's`);
+      }
+    }
+  });
+
+  it('stereo_diarization.wav: left and right, as long as the mono mix, with different speakers over time', async () => {
+    const path = sharedAudio('stereo_diarization.wav');
+    const mono = await decodeAudio(path);
+    const decoded = await decodeAudio(path, { channels: 'stereo' });
+    expect(decoded.source.channels).toBe(2);
+    const { left, right } = decoded.channels!;
+    expect(left.length).toBe(decoded.samples.length);
+    expect(right.length).toBe(decoded.samples.length);
+    expect(decoded.samples.length).toBe(5 * 16000);
+    expect(identical(decoded.samples, mono.samples)).toBe(true);
+    const window = 8000;
+    const profile: string[] = [];
+    let leftDominates = 0;
+    let rightDominates = 0;
+    for (let start = 0; start + window <= left.length; start += window) {
+      const l = rms(left, start, start + window);
+      const r = rms(right, start, start + window);
+      profile.push(`${(start / 16000).toFixed(1)}s L ${l.toFixed(4)} R ${r.toFixed(4)}`);
+      if (l > 0.01 && l > 10 * r) leftDominates++;
+      if (r > 0.01 && r > 2 * l) rightDominates++;
+    }
+    console.log(`stereo_diarization.wav RMS per 0.5 s: ${profile.join(', ')}`);
+    // The left speaker talks alone at the end; the right one is louder where both talk.
+    expect(leftDominates).toBeGreaterThanOrEqual(3);
+    expect(rightDominates).toBeGreaterThanOrEqual(1);
+  });
+
+  it('jfk.flac (44.1 kHz stereo): both sides at 16 kHz; the mono mix is unchanged and is their sum at -3 dB', async () => {
+    const path = sharedAudio('jfk.flac');
+    const mono = await decodeAudio(path);
+    const decoded = await decodeAudio(path, { channels: 'stereo' });
+    expect(decoded.source).toMatchObject({ sampleRate: 44100, channels: 2 });
+    const { left, right } = decoded.channels!;
+    expect(left.length).toBe(decoded.samples.length);
+    expect(right.length).toBe(decoded.samples.length);
+    expect(decoded.duration).toBeCloseTo(11, 2);
+    expect(identical(decoded.samples, mono.samples)).toBe(true);
+    // libswresample's stereo-to-mono matrix adds both sides at -3 dB.
+    let error = 0;
+    let power = 0;
+    for (let i = 0; i < left.length; i++) {
+      error += ((left[i]! + right[i]!) * Math.SQRT1_2 - decoded.samples[i]!) ** 2;
+      power += decoded.samples[i]! ** 2;
+    }
+    expect(error / power).toBeLessThan(1e-6);
+  });
+
+  it('a mono source has no channels in stereo mode, and PCM input is mono', async () => {
+    for (const name of ['jfk.wav', 'jfk.opus', 'jfk.mp3']) {
+      const path = sharedAudio(name);
+      const decoded = await decodeAudio(path, { channels: 'stereo' });
+      expect(decoded.source.channels, name).toBe(1);
+      expect(decoded.channels, name).toBeUndefined();
+      expect(identical(decoded.samples, (await decodeAudio(path)).samples), name).toBe(true);
+    }
+    expect((await decodeAudio(new Float32Array(1600), { channels: 'stereo' })).channels).toBeUndefined();
+  });
+
+  it('5.1 surround: the standard stereo downmix (centre into both sides, LFE dropped)', async () => {
+    const rate = 16000;
+    const n = rate;
+    const tone = (hz: number, amplitude: number) =>
+      Float32Array.from({ length: n }, (_, i) => amplitude * Math.sin((2 * Math.PI * hz * i) / rate));
+    const silent = new Float32Array(n);
+    // FL FR FC LFE BL BR
+    const wav = wav51([tone(440, 0.5), silent, tone(1000, 0.4), tone(60, 0.8), silent, silent], rate);
+    const decoded = await decodeAudio(wav, { channels: 'stereo' });
+    expect(decoded.source.channels).toBe(6);
+    const { left, right } = decoded.channels!;
+    const amplitude = (x: Float32Array, hz: number) => {
+      let re = 0;
+      let im = 0;
+      for (let i = 0; i < x.length; i++) {
+        re += x[i]! * Math.cos((2 * Math.PI * hz * i) / rate);
+        im += x[i]! * Math.sin((2 * Math.PI * hz * i) / rate);
+      }
+      return (2 / x.length) * Math.hypot(re, im);
+    };
+    expect(amplitude(left, 440)).toBeCloseTo(0.5, 2);
+    expect(amplitude(right, 440)).toBeLessThan(0.005);
+    expect(amplitude(left, 1000)).toBeCloseTo(0.4 * Math.SQRT1_2, 2);
+    expect(amplitude(right, 1000)).toBeCloseTo(0.4 * Math.SQRT1_2, 2);
+    expect(amplitude(left, 60)).toBeLessThan(0.005);
+    expect(amplitude(right, 60)).toBeLessThan(0.005);
+  });
+
+  it('stereo mode keeps the maximum duration and validates the option', async () => {
+    const error = await decodeAudio(sharedAudio('jfk.flac'), { channels: 'stereo', maxDurationSeconds: 5 }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(AudioTooLongError);
+    await expect(decodeAudio(sharedAudio('jfk.wav'), { channels: 'surround' as never })).rejects.toMatchObject({
+      name: 'InvalidOptionValueError',
+      param: 'channels',
+    });
+  });
+});
+
+/** A 16-bit WAVE_FORMAT_EXTENSIBLE file with the 5.1 channel mask (FL FR FC LFE BL BR). */
+function wav51(channels: Float32Array[], rate: number): Buffer {
+  const frames = channels[0]!.length;
+  const data = Buffer.alloc(frames * 6 * 2);
+  for (let i = 0; i < frames; i++) {
+    for (let c = 0; c < 6; c++) data.writeInt16LE(Math.round(channels[c]![i]! * 32767), (i * 6 + c) * 2);
+  }
+  const fmt = Buffer.alloc(40);
+  fmt.writeUInt16LE(0xfffe, 0);
+  fmt.writeUInt16LE(6, 2);
+  fmt.writeUInt32LE(rate, 4);
+  fmt.writeUInt32LE(rate * 12, 8);
+  fmt.writeUInt16LE(12, 12);
+  fmt.writeUInt16LE(16, 14);
+  fmt.writeUInt16LE(22, 16);
+  fmt.writeUInt16LE(16, 18);
+  fmt.writeUInt32LE(0x3f, 20);
+  Buffer.from('0100000000001000800000aa00389b71', 'hex').copy(fmt, 24);
+  const chunk = (id: string, body: Buffer) => {
+    const head = Buffer.alloc(8);
+    head.write(id, 0, 'ascii');
+    head.writeUInt32LE(body.length, 4);
+    return Buffer.concat([head, body]);
+  };
+  const body = Buffer.concat([Buffer.from('WAVE'), chunk('fmt ', fmt), chunk('data', data)]);
+  return chunk('RIFF', body);
+}

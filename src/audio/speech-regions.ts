@@ -1,0 +1,86 @@
+// Where the speech is, without transcribing: Silero VAD (whisper.cpp) over 16 kHz mono PCM on a worker thread.
+import { resolve } from 'node:path';
+import { InvalidOptionTypeError } from '../errors.js';
+import { type NativeDetectSpeechParams, native } from '../native.js';
+import { runJob } from '../util/job.js';
+import {
+  integerOption,
+  numberOption,
+  objectOption,
+  rejectUnknownKeys,
+  signalOption,
+  stringOption,
+} from '../util/validate.js';
+
+/** A stretch of speech, in seconds of the input. */
+export interface SpeechRegion {
+  start: number;
+  end: number;
+}
+
+/** Settings of {@link detectSpeechRegions}; the same names, ranges and defaults as the transcription's `vad` option. */
+export interface SpeechRegionOptions {
+  /** Path to a ggml Silero VAD model (e.g. ggml-silero-v6.2.0.bin). */
+  model: string;
+  /** Speech probability threshold, 0–1. Default 0.5. */
+  threshold?: number;
+  /** Shorter speech is dropped, in ms (0–60000). Default 250. */
+  minSpeechMs?: number;
+  /** Silence needed to end speech, in ms (0–60000). Default 100. */
+  minSilenceMs?: number;
+  /**
+   * Longer speech is split at a pause of 98 ms or more, in whole seconds (0–3600; 0 = no limit). Default: no
+   * limit. whisper.cpp joins stretches less than 200 ms apart again, so it shows only with minSilenceMs above 200.
+   */
+  maxSpeechSeconds?: number;
+  /** Padding around speech, in ms (0–10000). Default 30. */
+  speechPadMs?: number;
+  /** Stops the detection (checked about every 2 s of audio); the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+const KEYS = [
+  'model',
+  'threshold',
+  'minSpeechMs',
+  'minSilenceMs',
+  'maxSpeechSeconds',
+  'speechPadMs',
+  'signal',
+] as const;
+
+/**
+ * Finds the speech in 16 kHz mono samples (as {@link decodeAudio} returns them) with whisper.cpp's Silero
+ * VAD, on a worker thread. The samples are read in place, so hours of audio cost no second copy. Returns
+ * the regions sorted and non-overlapping, within [0, samples.length / 16000]; [] when there is no speech.
+ * The regions are the ones transcription with `vad` keeps (before its `overlapSeconds`).
+ * Fails with {@link ModelLoadError} when the model cannot be loaded, TranscriptionError (code
+ * `TRANSCRIPTION_FAILED`) when the VAD fails, TypeError/RangeError subclasses for bad options.
+ */
+export async function detectSpeechRegions(
+  samples: Float32Array,
+  options: SpeechRegionOptions,
+): Promise<SpeechRegion[]> {
+  if (!(samples instanceof Float32Array)) {
+    throw new InvalidOptionTypeError('samples', 'a Float32Array of 16 kHz mono PCM', samples);
+  }
+  const raw = objectOption('options', options);
+  rejectUnknownKeys('options', raw, KEYS);
+  const model = stringOption('model', raw.model);
+  if (model === undefined || model === '') {
+    throw new InvalidOptionTypeError('model', 'a path to a ggml Silero VAD model', raw.model);
+  }
+  const params: NativeDetectSpeechParams = { modelPath: resolve(model) };
+  const threshold = numberOption('threshold', raw.threshold, 0, 1);
+  if (threshold !== undefined) params.threshold = threshold;
+  const minSpeechMs = integerOption('minSpeechMs', raw.minSpeechMs, 0, 60_000);
+  if (minSpeechMs !== undefined) params.minSpeechMs = minSpeechMs;
+  const minSilenceMs = integerOption('minSilenceMs', raw.minSilenceMs, 0, 60_000);
+  if (minSilenceMs !== undefined) params.minSilenceMs = minSilenceMs;
+  const maxSpeechSeconds = numberOption('maxSpeechSeconds', raw.maxSpeechSeconds, 0, 3600);
+  if (maxSpeechSeconds !== undefined) params.maxSpeechSeconds = maxSpeechSeconds;
+  const speechPadMs = integerOption('speechPadMs', raw.speechPadMs, 0, 10_000);
+  if (speechPadMs !== undefined) params.speechPadMs = speechPadMs;
+  const signal = signalOption('signal', raw.signal);
+  return runJob(() => native().detectSpeech(samples, params), { signal });
+}
