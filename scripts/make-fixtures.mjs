@@ -19,6 +19,8 @@
 //                                             en_US-fixture_multi-medium (22050 Hz, speakers alice, bob, carol,
 //                                             dave = sid 0-3, 220 + 55 * sid Hz) or
 //                                             de_DE-fixture-x_low (16000 Hz, espeak voice de, 247 Hz).
+//   embeddings/fixture-speaker-embedding.onnx a speaker-embedding model with sherpa-onnx's contract (feats
+//                                             [N,T,80] -> embs [N,16]): mean frame x a fixed projection
 //   bench-voices/en_US-fixture_heavy-medium.onnx(.json)
 //                                             the 22050 Hz, 220 Hz tone of en_US-fixture-medium, computed
 //                                             alongside an MLP that costs what a real Piper medium voice
@@ -43,6 +45,7 @@ import {
 } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fixtureEmbeddingFiles } from './lib/fixture-embedding.mjs';
 import { fixtureVoiceFiles, VOICES, voiceDir } from './lib/fixture-voices.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -50,7 +53,7 @@ const sharedDir = resolve(root, process.env.VOXMILL_TEST_DATA ?? '../shared');
 const fixturesDir = join(root, 'test', 'fixtures');
 
 // Bump when the generated content changes: fixtures made by another version are made again.
-const FIXTURES_VERSION = '3';
+const FIXTURES_VERSION = '4';
 const versionFile = join(fixturesDir, '.version');
 
 function fail(message) {
@@ -534,7 +537,7 @@ function ffmpegJob(input, job) {
 async function main() {
   const modelsDir = join(fixturesDir, 'models');
   const audioDir = join(fixturesDir, 'audio');
-  const voiceDirs = [...new Set(VOICES.map(voiceDir))].map((dir) => join(fixturesDir, dir));
+  const voiceDirs = [...new Set([...VOICES.map(voiceDir), 'embeddings'])].map((dir) => join(fixturesDir, dir));
 
   const jfk = join(sharedDir, 'audio', 'jfk.wav');
   const jobs = JFK_JOBS.filter((job) => !present(join(audioDir, job.file)));
@@ -547,7 +550,7 @@ async function main() {
   const base = readBaseModel(baseModelPath);
   const plans = MODELS.map((model) => modelPlan(model, base)).filter((plan) => !present(plan.path, plan.size));
 
-  const voiceFiles = fixtureVoiceFiles(sharedDir)
+  const voiceFiles = [...fixtureVoiceFiles(sharedDir), ...fixtureEmbeddingFiles()]
     .map((file) => ({ ...file, path: join(fixturesDir, file.dir, file.name) }))
     .filter((file) => !present(file.path, file.data.length));
 

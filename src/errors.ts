@@ -130,6 +130,13 @@ export class SynthesisError extends VoxmillError {
   }
 }
 
+/** Speaker diarization failed (the worker died, or a speaker-embedding model could not be loaded or run). */
+export class DiarizationError extends VoxmillError {
+  constructor(message: string, options?: { cause?: unknown; code?: string }) {
+    super(options?.code ?? 'DIARIZATION_FAILED', message, options);
+  }
+}
+
 function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);

@@ -2,14 +2,17 @@
  * voxmill — local speech for Node.js. The public API; nothing else is exported.
  * @packageDocumentation
  */
+
 export {
   type AudioInput,
   type AudioSourceInfo,
+  type ChannelMode,
   DEFAULT_MAX_DURATION_SECONDS,
   DEFAULT_MAX_INPUT_BYTES,
   type DecodedAudio,
   type DecodeOptions,
   decodeAudio,
+  type StereoChannels,
   WHISPER_SAMPLE_RATE,
 } from './audio/decode.js';
 export {
@@ -26,11 +29,21 @@ export {
   sampleRatesOf,
 } from './audio/formats.js';
 export {
+  detectSpeechRegions,
+  type SpeechRegion,
+  type SpeechRegionOptions,
+} from './audio/speech-regions.js';
+export { type DiarizationScore, scoreDiarization } from './diarize/der.js';
+export type { DiarizationConfig, SpeakerCountOptions } from './diarize/options.js';
+export { formatRttm, parseRttm } from './diarize/rttm.js';
+export type { SpeakerTurn } from './diarize/turn.js';
+export {
   AudioDecodeError,
   AudioEncodeError,
   AudioTooLongError,
   ChecksumMismatchError,
   ClosedError,
+  DiarizationError,
   DownloadError,
   InvalidOptionTypeError,
   InvalidOptionValueError,
@@ -44,7 +57,13 @@ export {
   VoiceNotFoundError,
   VoxmillError,
 } from './errors.js';
-export { type CatalogEntry, type CatalogVoice, listCatalog, type ModelKind } from './models/catalog.js';
+export {
+  type CatalogEmbedding,
+  type CatalogEntry,
+  type CatalogVoice,
+  listCatalog,
+  type ModelKind,
+} from './models/catalog.js';
 export {
   defaultModelsDir,
   isInstalled,
@@ -55,6 +74,8 @@ export {
 } from './models/store.js';
 export {
   createSpeech,
+  type Diarization,
+  type DiarizeOptions,
   Speech,
   type SpeechOptions,
   type SpeechTranscribeOptions,

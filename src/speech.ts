@@ -3,7 +3,28 @@
 // models that sat idle.
 import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { type AudioInput, DEFAULT_MAX_DURATION_SECONDS, DEFAULT_MAX_INPUT_BYTES, decodeAudio } from './audio/decode.js';
+import {
+  type AudioInput,
+  DEFAULT_MAX_DURATION_SECONDS,
+  DEFAULT_MAX_INPUT_BYTES,
+  type DecodedAudio,
+  decodeAudio,
+} from './audio/decode.js';
+import { detectSpeechRegions } from './audio/speech-regions.js';
+import { attachSpeakers } from './diarize/attach.js';
+import { channelsDiffer, turnsByChannel } from './diarize/channels.js';
+import { Diarizer } from './diarize/diarizer.js';
+import {
+  type DiarizationConfig,
+  type ResolvedDiarizationConfig,
+  resolveDiarizationConfig,
+  SPEAKER_COUNT_KEYS,
+  type SpeakerCountOptions,
+  speakerCounts,
+} from './diarize/options.js';
+import { turnStretches } from './diarize/tinydiarize.js';
+import type { SpeakerTurn } from './diarize/turn.js';
+import type { DiarizeSettings } from './diarize/worker-protocol.js';
 import { ClosedError, InvalidOptionTypeError, ModelNotFoundError, type VoiceConfigError } from './errors.js';
 import { catalogDefaults, catalogVoice, findCatalogEntry } from './models/catalog.js';
 import { defaultModelsDir, installedPath } from './models/store.js';
@@ -23,6 +44,7 @@ import {
   numberOption,
   objectOption,
   rejectUnknownKeys,
+  signalOption,
   stringOption,
 } from './util/validate.js';
 
@@ -83,6 +105,32 @@ export interface SpeechOptions {
   voiceDirs?: string[];
   /** Text-to-speech workers, threads, queue and limits. */
   tts?: TtsOptions;
+  /** Speaker diarization: features, clustering, an optional speaker-embedding model. */
+  diarization?: DiarizationConfig;
+}
+
+type SpeakerCounts = Pick<DiarizeSettings, 'minSpeakers' | 'maxSpeakers' | 'numSpeakers'>;
+
+/** Options of {@link Speech.diarize}. */
+export interface DiarizeOptions extends SpeakerCountOptions {
+  /** Reject longer audio with AudioTooLongError. Default: the engine's. */
+  maxDurationSeconds?: number;
+  signal?: AbortSignal;
+}
+
+/** Who spoke when. */
+export interface Diarization {
+  /** Speaker turns in time order; `speaker_1`, `speaker_2`, ... numbered by first appearance. */
+  turns: SpeakerTurn[];
+  /** The speakers found, in order of first appearance. */
+  speakers: string[];
+  /** Audio length in seconds. */
+  duration: number;
+  /**
+   * How speakers were told apart: `channels` (two-channel audio, one speaker per channel), `features` (built-in
+   * MFCC statistics), `embedding` (the configured speaker-embedding model), `tinydiarize` (a tdrz model's turns).
+   */
+  method: 'channels' | 'features' | 'embedding' | 'tinydiarize';
 }
 
 /** A transcription request to the engine: {@link TranscribeOptions} plus the model id. */
@@ -118,6 +166,7 @@ interface ResolvedConfig {
   vad: VadOptions | undefined;
   voiceDirs: string[];
   tts: ResolvedTtsOptions;
+  diarization: ResolvedDiarizationConfig;
 }
 
 interface ModelSlot {
@@ -146,6 +195,7 @@ const SPEECH_KEYS = [
   'gpu',
   'voiceDirs',
   'tts',
+  'diarization',
 ] as const;
 
 function voiceDirsOption(value: unknown): string[] | undefined {
@@ -184,6 +234,7 @@ export class Speech {
   readonly #config: ResolvedConfig;
   readonly #slots = new Map<string, ModelSlot>();
   #tts: TtsEngine | undefined;
+  #diarizer: Diarizer | undefined;
   #voiceScanner: VoiceDirectoryScanner | undefined;
   #closed = false;
 
@@ -208,6 +259,7 @@ export class Speech {
       vad: normalizeVadOptions('vad', raw.vad),
       voiceDirs: [],
       tts: resolveTtsOptions(raw.tts),
+      diarization: resolveDiarizationConfig(raw.diarization),
     };
     this.#config.voiceDirs = voiceDirsOption(raw.voiceDirs) ?? [this.#config.modelsDir];
     const models = objectOption('models', raw.models);
@@ -374,6 +426,7 @@ export class Speech {
     const { signal } = normalized;
     // Fail before decoding when the model file is missing (the error says how to install it).
     if (!slot.model?.loaded) requireInstalled(slot.id, slot.spec, c.modelsDir);
+    if (normalized.diarize) this.#diarizationModels();
 
     // Take a place first (fails fast when full), then decode while earlier jobs still run.
     const lease = slot.queue.admit();
@@ -388,17 +441,137 @@ export class Speech {
       const audio = await decodeAudio(input, {
         maxDurationSeconds: normalized.maxDurationSeconds ?? c.maxDurationSeconds,
         maxInputBytes: c.maxInputBytes,
+        ...(normalized.diarize ? { channels: 'stereo' as const } : {}),
         ...(signal ? { signal } : {}),
       });
+      const counts = normalized.speakers;
+      const tinydiarize = normalized.params.tinydiarize === true;
+      // Speakers are found on their own worker thread while whisper transcribes.
+      const early = counts && !tinydiarize ? this.#diarizeDecoded(audio, counts, signal) : undefined;
+      early?.catch(() => undefined); // awaited below; a transcription failure must not leave it unhandled
       await lease.acquire(signal);
       const model = await untilAborted(this.#load(slot), signal);
-      return await model.transcribeDecoded(audio, normalized, vad, (settled) => {
+      const transcription = await model.transcribeDecoded(audio, normalized, vad, (settled) => {
         nativeWork = settled;
       });
+      if (counts) {
+        const diarization = early ?? this.#diarizeTinydiarize(audio, transcription, counts, signal);
+        attachSpeakers(transcription, transcription.words ?? [], (await diarization).turns);
+        if (normalized.timestamps !== 'word') delete transcription.words;
+      }
+      return transcription;
     } finally {
       if (nativeWork) void nativeWork.then(release);
       else release();
     }
+  }
+
+  /**
+   * Who spoke when, without transcribing: speech regions from the Silero VAD, then two-channel energy, a
+   * speaker-embedding model or built-in spectral features with clustering (see {@link Diarization.method}).
+   * @throws ModelNotFoundError (no VAD model installed), AudioDecodeError, AudioTooLongError, QueueFullError,
+   *   DiarizationError; the signal's reason when aborted.
+   */
+  async diarize(input: AudioInput, options: DiarizeOptions = {}): Promise<Diarization> {
+    if (this.#closed) throw new ClosedError();
+    const raw = objectOption('options', options);
+    rejectUnknownKeys('options', raw, [...SPEAKER_COUNT_KEYS, 'maxDurationSeconds', 'signal']);
+    const counts = speakerCounts(raw);
+    const signal = signalOption('signal', raw.signal);
+    const c = this.#config;
+    const maxDurationSeconds = Math.min(
+      numberOption('maxDurationSeconds', raw.maxDurationSeconds, 0.001, 1e7) ?? c.maxDurationSeconds,
+      c.maxDurationSeconds,
+    );
+    this.#diarizationModels();
+    const audio = await decodeAudio(input, {
+      maxDurationSeconds,
+      maxInputBytes: c.maxInputBytes,
+      channels: 'stereo',
+      ...(signal ? { signal } : {}),
+    });
+    return this.#diarizeDecoded(audio, counts, signal);
+  }
+
+  /** The VAD model and (when configured) the speaker-embedding model, as installed paths. */
+  #diarizationModels(): { vad: string; embedding: string | undefined } {
+    const c = this.#config;
+    if (c.vadModel === null) {
+      throw new ModelNotFoundError('diarization needs the Silero VAD model, but vadModel is null');
+    }
+    const embedding = c.diarization.embeddingModel;
+    return {
+      vad: requireInstalled('vad', c.vadModel, c.modelsDir),
+      embedding:
+        embedding === null ? undefined : requireInstalled('diarization.embeddingModel', embedding, c.modelsDir),
+    };
+  }
+
+  #diarizerWorker(): Diarizer {
+    if (this.#closed) throw new ClosedError();
+    const { maxQueue, intraOpThreads } = this.#config.diarization;
+    this.#diarizer ??= new Diarizer({ maxQueue, intraOpThreads });
+    return this.#diarizer;
+  }
+
+  async #diarizeDecoded(
+    audio: DecodedAudio,
+    counts: SpeakerCounts,
+    signal: AbortSignal | undefined,
+  ): Promise<Diarization> {
+    const models = this.#diarizationModels();
+    const config = this.#config.diarization;
+    const regions = await detectSpeechRegions(audio.samples, { model: models.vad, ...(signal ? { signal } : {}) });
+    let turns: SpeakerTurn[];
+    let method: Diarization['method'];
+    const stereo = audio.channels;
+    if (stereo && config.channels === 'auto' && channelsDiffer(stereo.left, stereo.right, regions)) {
+      turns = turnsByChannel(stereo.left, stereo.right, regions, config.base.minTurnSeconds);
+      method = 'channels';
+    } else {
+      turns =
+        regions.length === 0
+          ? []
+          : await this.#diarizerWorker().run(
+              audio.samples,
+              regions,
+              { ...config.base, ...counts },
+              models.embedding,
+              signal,
+            );
+      method = models.embedding ? 'embedding' : 'features';
+    }
+    return { turns, speakers: [...new Set(turns.map((t) => t.speaker))], duration: audio.duration, method };
+  }
+
+  /**
+   * tinydiarize models mark speaker changes between segments; the stretches between marks are the turns, and
+   * clustering their features (one vector per stretch) tells whether two stretches are the same speaker.
+   */
+  async #diarizeTinydiarize(
+    audio: DecodedAudio,
+    transcription: Transcription,
+    counts: SpeakerCounts,
+    signal: AbortSignal | undefined,
+  ): Promise<Diarization> {
+    const stretches = turnStretches(transcription.segments ?? []);
+    if (stretches.length === 0) return this.#diarizeDecoded(audio, counts, signal);
+    const models = this.#diarizationModels();
+    const base = this.#config.diarization.base;
+    const turns = await this.#diarizerWorker().run(
+      audio.samples,
+      stretches,
+      // One vector per stretch (a window longer than any stretch), and no minimum speech per speaker.
+      { ...base, ...counts, windowSeconds: Number.MAX_SAFE_INTEGER, minSpeakerSeconds: 0, minTurnSeconds: 0 },
+      models.embedding,
+      signal,
+    );
+    return {
+      turns,
+      speakers: [...new Set(turns.map((t) => t.speaker))],
+      duration: audio.duration,
+      method: 'tinydiarize',
+    };
   }
 
   /** The voice scanner, made on first use (it caches configs by mtime). */
@@ -463,7 +636,7 @@ export class Speech {
   /** Stops accepting work and unloads every model (running transcriptions finish first). Idempotent. */
   async close(): Promise<void> {
     this.#closed = true;
-    await this.#tts?.close();
+    await Promise.all([this.#tts?.close(), this.#diarizer?.close()]);
     for (const slot of this.#slots.values()) {
       clearTimeout(slot.idleTimer);
       slot.model?.dispose();

@@ -2,6 +2,7 @@
 /** The `voxmill` command. */
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { registerDiarizeCommand } from './diarize-command.js';
 import { registerModelsCommand } from './models-command.js';
 import { registerSpeakCommands } from './speak-command.js';
 import { registerTranscribeCommand } from './transcribe-command.js';
@@ -33,7 +34,7 @@ async function versionText(): Promise<string> {
 }
 
 const program = new Command('voxmill')
-  .description('local speech for Node.js: whisper.cpp transcription and Piper text-to-speech')
+  .description('local speech for Node.js: whisper.cpp transcription, speaker diarization and Piper text-to-speech')
   .option('-V, --version', 'print versions and compute devices')
   .showHelpAfterError();
 program
@@ -43,6 +44,7 @@ program
     process.stdout.write(`${await versionText()}\n`);
   });
 registerTranscribeCommand(program);
+registerDiarizeCommand(program);
 registerSpeakCommands(program);
 registerModelsCommand(program);
 

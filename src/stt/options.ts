@@ -1,5 +1,8 @@
 // Validates transcription options and turns them into native parameters.
+
 import { availableParallelism } from 'node:os';
+import { diarizeOption } from '../diarize/options.js';
+import type { DiarizeSettings } from '../diarize/worker-protocol.js';
 import { InvalidOptionValueError } from '../errors.js';
 import type { NativeTranscribeParams } from '../native.js';
 import {
@@ -66,6 +69,8 @@ export interface NormalizedTranscribeOptions {
   language: string | undefined;
   timestamps: TimestampGranularity;
   diarize: boolean;
+  /** With diarize: the speaker counts asked for. */
+  speakers: Pick<DiarizeSettings, 'minSpeakers' | 'maxSpeakers' | 'numSpeakers'> | undefined;
   /** Native parameters, VAD excluded (resolved by the caller, which knows the configured model). */
   params: NativeTranscribeParams;
   /** undefined = VAD off; otherwise the per-call settings (model may still be missing). */
@@ -124,7 +129,8 @@ export function normalizeTranscribeOptions(
   rejectUnknownKeys('options', raw, TRANSCRIBE_KEYS);
   const language = normalizeLanguage(raw.language);
   const timestamps = enumOption('timestamps', raw.timestamps, TIMESTAMP_GRANULARITIES) ?? 'segment';
-  const diarize = booleanOption('diarize', raw.diarize) ?? false;
+  const speakers = diarizeOption(raw.diarize);
+  const diarize = speakers !== undefined;
   const beamSize = integerOption('beamSize', raw.beamSize, 1, 16) ?? defaults.beamSize;
   const temperature = numberOption('temperature', raw.temperature, 0, 1);
   const temperatureIncrement = numberOption('temperatureIncrement', raw.temperatureIncrement, 0, 1);
@@ -139,7 +145,8 @@ export function normalizeTranscribeOptions(
     entropyThreshold: numberOption('entropyThreshold', raw.entropyThreshold, 0, 100) ?? 2.4,
     logprobThreshold: numberOption('logprobThreshold', raw.logprobThreshold, -100, 0) ?? -1,
     initialPrompt: stringOption('prompt', raw.prompt, MAX_PROMPT_LENGTH) ?? '',
-    tokenTimestamps: timestamps === 'word',
+    // Diarization places speakers word by word, so it needs word times even when they are not returned.
+    tokenTimestamps: timestamps === 'word' || diarize,
     tinydiarize: booleanOption('tinydiarize', raw.tinydiarize) ?? false,
     suppressNonSpeech: booleanOption('suppressNonSpeech', raw.suppressNonSpeech) ?? false,
   };
@@ -148,6 +155,7 @@ export function normalizeTranscribeOptions(
     language,
     timestamps,
     diarize,
+    speakers,
     params,
     vad: normalizeVadOptions('vad', raw.vad),
     maxDurationSeconds: numberOption('maxDurationSeconds', raw.maxDurationSeconds, 0.001, 1e7),

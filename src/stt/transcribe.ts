@@ -104,7 +104,10 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
     language: language ?? (result.language || UNDETERMINED_LANGUAGE),
     duration: audio.duration,
   };
-  if (options.timestamps === 'word') transcription.words = wordsFromSegments(result.segments, map, audio.duration);
+  // Diarization needs the words to split segments; the caller removes them unless they were asked for.
+  if (options.timestamps === 'word' || options.diarize) {
+    transcription.words = wordsFromSegments(result.segments, map, audio.duration);
+  }
   if (options.timestamps === 'segment' || options.diarize) transcription.segments = segments;
   return transcription;
 }

@@ -1,3 +1,4 @@
+import type { SpeakerCountOptions } from '../diarize/options.js';
 import type { Word } from './words.js';
 
 export type { Word } from './words.js';
@@ -14,6 +15,11 @@ export interface Segment {
   text: string;
   /** With `tinydiarize` on a tinydiarize model: whisper predicted a speaker change after this segment. */
   speakerTurnNext?: boolean;
+  /**
+   * With `diarize: true`: who said it, `speaker_1`, `speaker_2`, ... numbered by first appearance in this result.
+   * Absent when no speech was found to attribute it to.
+   */
+  speaker?: string;
 }
 
 /**
@@ -54,8 +60,11 @@ export interface TranscribeOptions {
   language?: string;
   /** `none`, `segment` (default) or `word`. */
   timestamps?: TimestampGranularity;
-  /** Label speakers. Segments are always returned when true. */
-  diarize?: boolean;
+  /**
+   * Label speakers (`Speech.transcribe` only): `true`, or the speaker counts to expect. Each segment gets `speaker`
+   * (`speaker_1`, ... by first appearance) and is split where the speaker changes; segments are always returned.
+   */
+  diarize?: boolean | SpeakerCountOptions;
   /** Translate to English instead of transcribing. Default false. */
   translate?: boolean;
   /** Text that conditions the decoder (spelling of names, style). At most 2,000 characters. */

@@ -91,7 +91,10 @@ export class WhisperModel {
    */
   async transcribe(input: AudioInput, options: TranscribeOptions = {}): Promise<Transcription> {
     const normalized = normalizeTranscribeOptions(options, { beamSize: 1, threads: defaultThreads() });
-    return this.transcribeWith(input, normalized, undefined);
+    const result = await this.transcribeWith(input, normalized, undefined);
+    // Speaker labels need the engine's VAD and diarizer (Speech.transcribe); here diarize only keeps segments.
+    if (normalized.timestamps !== 'word') delete result.words;
+    return result;
   }
 
   /** @internal Used by the Speech engine, which validates options itself. */

@@ -9,6 +9,8 @@ export interface Word {
   word: string;
   start: number;
   end: number;
+  /** With `diarize: true`: the speaker, as on segments. */
+  speaker?: string;
 }
 
 // Marks that belong to the word before them / after them (as OpenAI's whisper merges punctuation).

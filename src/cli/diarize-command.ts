@@ -1,0 +1,62 @@
+/** `voxmill diarize <file...>`: who spoke when, as RTTM (for any scoring tool) or JSON. */
+import { basename, extname } from 'node:path';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { formatRttm } from '../diarize/rttm.js';
+import { createSpeech } from '../speech.js';
+
+interface DiarizeFlags {
+  format: 'rttm' | 'json';
+  numSpeakers?: number;
+  minSpeakers?: number;
+  maxSpeakers?: number;
+  vadModel?: string;
+  embeddingModel?: string;
+  modelsDir?: string;
+}
+
+function count(name: string) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1 || n > 32)
+      throw new InvalidArgumentError(`${name} must be an integer from 1 to 32`);
+    return n;
+  };
+}
+
+export function registerDiarizeCommand(program: Command): Command {
+  return program
+    .command('diarize')
+    .description('label who spoke when (speaker turns) in audio files')
+    .argument('<files...>', 'audio files')
+    .addOption(new Option('-f, --format <format>', 'output format').choices(['rttm', 'json']).default('rttm'))
+    .option('-n, --num-speakers <n>', 'exactly this many speakers', count('--num-speakers'))
+    .option('--min-speakers <n>', 'at least this many speakers', count('--min-speakers'))
+    .option('--max-speakers <n>', 'at most this many speakers', count('--max-speakers'))
+    .option('--vad-model <model>', 'Silero VAD catalog id or ggml file (default: the catalog default)')
+    .option('--embedding-model <model>', 'speaker-embedding catalog id or ONNX file (default: built-in features)')
+    .option('--models-dir <dir>', 'models directory')
+    .action(async (files: string[], flags: DiarizeFlags) => {
+      const speech = createSpeech({
+        ...(flags.modelsDir ? { modelsDir: flags.modelsDir } : {}),
+        ...(flags.vadModel ? { vadModel: flags.vadModel } : {}),
+        ...(flags.embeddingModel ? { diarization: { embeddingModel: flags.embeddingModel } } : {}),
+      });
+      try {
+        for (const file of files) {
+          const result = await speech.diarize(file, {
+            ...(flags.numSpeakers ? { numSpeakers: flags.numSpeakers } : {}),
+            ...(flags.minSpeakers ? { minSpeakers: flags.minSpeakers } : {}),
+            ...(flags.maxSpeakers ? { maxSpeakers: flags.maxSpeakers } : {}),
+          });
+          if (flags.format === 'json') {
+            process.stdout.write(`${JSON.stringify({ file, ...result }, null, 2)}\n`);
+          } else {
+            // The recording id is the file's base name, as RTTM references name their recordings.
+            process.stdout.write(formatRttm(basename(file, extname(file)), result.turns));
+          }
+        }
+      } finally {
+        await speech.close();
+      }
+    });
+}

@@ -1,0 +1,132 @@
+// The diarization worker thread: features, optional speaker embeddings (ONNX Runtime) and clustering, all of
+// which would hold the event loop for a second or more on long audio.
+import { createRequire } from 'node:module';
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
+import type * as Ort from 'onnxruntime-node';
+import { insideOnnxRuntime } from '../util/onnx-worker.js';
+import { normalize } from './clustering.js';
+import { FeatureExtractor } from './features.js';
+import { diarizePcm, type EmbeddingWindow } from './pipeline.js';
+import type { DiarizeWorkerData, FromDiarizeWorker, ToDiarizeWorker } from './worker-protocol.js';
+
+if (!parentPort) throw new Error('diarize-worker must run in a worker thread');
+const port: MessagePort = parentPort;
+const data = workerData as DiarizeWorkerData;
+const inOnnxRuntime = new Int32Array(data.inOnnxRuntime);
+const require = createRequire(import.meta.url);
+
+class Cancelled extends Error {}
+class JobError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+let ort: typeof Ort | undefined;
+const sessions = new Map<string, Ort.InferenceSession>();
+const cancelled = new Set<number>();
+let shuttingDown = false;
+let busy = false;
+
+async function sessionFor(path: string): Promise<Ort.InferenceSession> {
+  const cached = sessions.get(path);
+  if (cached) return cached;
+  ort ??= require('onnxruntime-node') as typeof Ort;
+  const runtime = ort;
+  try {
+    const session = await insideOnnxRuntime(inOnnxRuntime, () =>
+      runtime.InferenceSession.create(path, { intraOpNumThreads: data.intraOpThreads, interOpNumThreads: 1 }),
+    );
+    sessions.set(path, session);
+    return session;
+  } catch (error) {
+    throw new JobError('MODEL_LOAD_FAILED', `cannot load speaker-embedding model ${path}: ${(error as Error).message}`);
+  }
+}
+
+const FBANK_BINS = 80;
+
+/** Embeddings of each window: 80-bin log-mel frames, mean-normalized per window, through the model. */
+function embedder(path: string, checkpoint: () => Promise<void>) {
+  return async (samples: Float32Array, windows: EmbeddingWindow[]): Promise<Float32Array[]> => {
+    const session = await sessionFor(path);
+    const runtime = ort as typeof Ort;
+    const extractor = new FeatureExtractor(FBANK_BINS);
+    const vectors: Float32Array[] = [];
+    for (const { startSample, endSample } of windows) {
+      const fbank = extractor.compute(samples, startSample, Math.min(endSample, samples.length));
+      const frames = fbank.length / FBANK_BINS;
+      for (let d = 0; d < FBANK_BINS; d++) {
+        let mean = 0;
+        for (let f = 0; f < frames; f++) mean += fbank[f * FBANK_BINS + d] as number;
+        mean /= Math.max(frames, 1);
+        for (let f = 0; f < frames; f++) fbank[f * FBANK_BINS + d] = (fbank[f * FBANK_BINS + d] as number) - mean;
+      }
+      const feeds = {
+        [session.inputNames[0] as string]: new runtime.Tensor('float32', fbank, [1, frames, FBANK_BINS]),
+      };
+      let output: Ort.Tensor | undefined;
+      try {
+        const results = await insideOnnxRuntime(inOnnxRuntime, () => session.run(feeds));
+        output = results[session.outputNames[0] as string];
+      } catch (error) {
+        throw new JobError('DIARIZATION_FAILED', `speaker-embedding model ${path} failed: ${(error as Error).message}`);
+      }
+      if (output?.type !== 'float32') throw new JobError('DIARIZATION_FAILED', `${path} returned no float32 embedding`);
+      vectors.push(normalize(Float32Array.from(output.data as Float32Array)));
+      await checkpoint();
+    }
+    return vectors;
+  };
+}
+
+function post(message: FromDiarizeWorker): void {
+  port.postMessage(message);
+}
+
+async function exitCleanly(): Promise<never> {
+  for (const session of sessions.values()) {
+    await insideOnnxRuntime(inOnnxRuntime, () => session.release()).catch(() => undefined);
+  }
+  process.exit(0);
+}
+
+port.on('message', async (message: ToDiarizeWorker) => {
+  if (message.type === 'cancel') {
+    cancelled.add(message.id);
+    return;
+  }
+  if (message.type === 'shutdown') {
+    shuttingDown = true;
+    if (!busy) await exitCleanly();
+    return;
+  }
+  const { id } = message;
+  // Lets cancel messages in between stages; a cancelled job stops at the next one.
+  const checkpoint = async () => {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (cancelled.has(id) || shuttingDown) throw new Cancelled();
+  };
+  busy = true;
+  try {
+    const turns = await diarizePcm(message.samples, message.regions, {
+      ...message.settings,
+      embed: message.embeddingModel === undefined ? undefined : embedder(message.embeddingModel, checkpoint),
+      checkpoint,
+    });
+    post({ type: 'result', id, turns });
+  } catch (error) {
+    if (error instanceof Cancelled) post({ type: 'error', id, code: 'ABORTED', message: 'diarization was cancelled' });
+    else {
+      const code = error instanceof JobError ? error.code : 'DIARIZATION_FAILED';
+      post({ type: 'error', id, code, message: (error as Error).message });
+    }
+  } finally {
+    busy = false;
+    cancelled.delete(id);
+    if (shuttingDown) await exitCleanly();
+  }
+});

@@ -1,0 +1,225 @@
+// Speaker diarization end to end: the real Silero VAD, built-in features or the fixture embedding model, the
+// worker thread, two-channel audio, attaching speakers to transcripts, the CLI's RTTM.
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { attachSpeakers } from '../../src/diarize/attach.js';
+import {
+  createSpeech,
+  decodeAudio,
+  ModelNotFoundError,
+  parseRttm,
+  type Speech,
+  scoreDiarization,
+} from '../../src/index.js';
+import type { Transcription } from '../../src/stt/types.js';
+import { measureEventLoop } from '../helpers/event-loop.js';
+import { fixture, repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js';
+
+const vadModel = sharedModel('whisper/ggml-silero-v6.2.0.bin');
+const tinyEn = fixture('models/ggml-tiny.en-random.bin');
+let speech: Speech | undefined;
+
+function engine(options: Parameters<typeof createSpeech>[0] = {}): Speech {
+  speech = createSpeech({ vadModel, models: { 'svc-stt-1': tinyEn }, ...options });
+  return speech;
+}
+
+afterEach(async () => {
+  await speech?.close();
+  speech = undefined;
+});
+
+const reference = () => parseRttm(readFileSync(sharedAudio('pyannote_sample.rttm'), 'utf8')).get('sample') ?? [];
+
+describe('diarize', () => {
+  it('pyannote_sample.wav: two speakers, DER within 15% with the built-in features (0.25 s collar)', async () => {
+    const result = await engine().diarize(sharedAudio('pyannote_sample.wav'));
+    const score = scoreDiarization(reference(), result.turns);
+    console.log('pyannote_sample DER (built-in features):', {
+      der: Number(score.der.toFixed(4)),
+      missed: Number(score.missed.toFixed(2)),
+      falseAlarm: Number(score.falseAlarm.toFixed(2)),
+      confusion: Number(score.confusion.toFixed(2)),
+      scored: Number(score.total.toFixed(2)),
+      speakers: result.speakers.length,
+    });
+    expect(result.method).toBe('features');
+    expect(result.speakers).toEqual(['speaker_1', 'speaker_2']);
+    expect(score.der).toBeLessThanOrEqual(0.15);
+    expect(result.duration).toBeCloseTo(30, 1);
+    for (let i = 1; i < result.turns.length; i++) {
+      expect(result.turns[i]!.start).toBeGreaterThanOrEqual(result.turns[i - 1]!.end);
+    }
+  });
+
+  it('stereo_diarization.wav: one speaker per channel, labelled by the louder channel', async () => {
+    const s = engine();
+    const result = await s.diarize(sharedAudio('stereo_diarization.wav'));
+    expect(result.method).toBe('channels');
+    expect(result.speakers).toEqual(['speaker_1', 'speaker_2']);
+    const audio = await decodeAudio(sharedAudio('stereo_diarization.wav'), { channels: 'stereo' });
+    const { left, right } = audio.channels!;
+    const energy = (x: Float32Array, start: number, end: number) =>
+      x.subarray(Math.round(start * 16000), Math.round(end * 16000)).reduce((sum, v) => sum + v * v, 0);
+    const louder = new Map<string, 'left' | 'right'>();
+    for (const turn of result.turns) {
+      const side = energy(left, turn.start, turn.end) > energy(right, turn.start, turn.end) ? 'left' : 'right';
+      expect(louder.get(turn.speaker) ?? side).toBe(side);
+      louder.set(turn.speaker, side);
+    }
+    expect(new Set(louder.values()).size).toBe(2);
+
+    const transcription = await s.transcribe(sharedAudio('stereo_diarization.wav'), {
+      diarize: true,
+      timestamps: 'none',
+      temperatureIncrement: 0,
+      threads: 1,
+    });
+    expect(transcription.words).toBeUndefined();
+    // Random weights make meaningless words, so the transcript's own segments prove only the wiring here...
+    expect(transcription.segments?.length).toBeGreaterThan(0);
+    for (const segment of transcription.segments ?? []) expect(result.speakers).toContain(segment.speaker);
+    // ...and a transcript with words where the speech is shows the labelling: every segment, split where the
+    // speaker changes, carries the speaker of the louder channel over its span.
+    const words = Array.from({ length: 15 }, (_, i) => ({ word: `w${i}`, start: 0.3 + i * 0.3, end: 0.5 + i * 0.3 }));
+    const synthetic: Transcription = {
+      text: '',
+      language: 'en',
+      duration: 5,
+      segments: [
+        { id: 0, start: 0.3, end: 2.6, text: '' },
+        { id: 1, start: 2.6, end: 4.8, text: '' },
+      ],
+    };
+    attachSpeakers(synthetic, words, result.turns);
+    expect(synthetic.segments?.length).toBeGreaterThanOrEqual(2);
+    for (const segment of synthetic.segments ?? []) {
+      const side =
+        energy(left, segment.start, segment.end) > energy(right, segment.start, segment.end) ? 'left' : 'right';
+      expect(louder.get(segment.speaker ?? ''), `${segment.start}-${segment.end}`).toBe(side);
+    }
+  });
+
+  it('silence, one speaker and very short clips: one speaker or none, never a crash', async () => {
+    const s = engine();
+    expect((await s.diarize(fixture('audio/silence-60s.wav'))).turns).toEqual([]);
+    expect((await s.diarize(sharedAudio('jfk.wav'))).speakers).toEqual(['speaker_1']);
+    expect((await s.diarize(sharedAudio('2830-3980-0043.wav'))).speakers.length).toBeLessThanOrEqual(1);
+    await expect(s.diarize(new Float32Array(0))).rejects.toMatchObject({ code: 'AUDIO_EMPTY' });
+    for (const seconds of [0.01, 0.3, 1]) {
+      const pcm = new Float32Array(Math.round(seconds * 16000));
+      for (let i = 0; i < pcm.length; i++) pcm[i] = 0.3 * Math.sin(i / 5);
+      const result = await s.diarize(pcm);
+      expect(result.speakers.length, String(seconds)).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it('numSpeakers is honoured; bad counts are named', async () => {
+    const s = engine();
+    expect((await s.diarize(sharedAudio('pyannote_sample.wav'), { numSpeakers: 3 })).speakers.length).toBe(3);
+    await expect(s.diarize(sharedAudio('jfk.wav'), { minSpeakers: 4, maxSpeakers: 2 })).rejects.toMatchObject({
+      param: 'maxSpeakers',
+    });
+    await expect(s.diarize(sharedAudio('jfk.wav'), { speakers: 2 } as never)).rejects.toMatchObject({
+      param: 'options.speakers',
+    });
+  });
+
+  it('runs the speaker-embedding model in the worker when one is configured', async () => {
+    const s = engine({ diarization: { embeddingModel: fixture('embeddings/fixture-speaker-embedding.onnx') } });
+    const result = await s.diarize(sharedAudio('pyannote_sample.wav'), { numSpeakers: 2 });
+    expect(result.method).toBe('embedding');
+    expect(result.speakers).toEqual(['speaker_1', 'speaker_2']);
+  });
+
+  it('needs the VAD model, and says how to get it', async () => {
+    const s = engine({ vadModel: join(repoRoot, 'no-such-vad.bin') });
+    await expect(s.diarize(sharedAudio('jfk.wav'))).rejects.toBeInstanceOf(ModelNotFoundError);
+  });
+
+  it('keeps the event loop ticking on gb0.wav (127 s), and aborts with the signal reason', async () => {
+    const s = engine();
+    const { result, ratio, ms } = await measureEventLoop(() => s.diarize(sharedAudio('gb0.wav')));
+    console.log('gb0 diarization:', { ms: Math.round(ms), ticks: Number(ratio.toFixed(3)), speakers: result.speakers });
+    expect(ratio).toBeGreaterThanOrEqual(0.8);
+    expect(result.speakers).toEqual(['speaker_1']);
+    const controller = new AbortController();
+    const reason = new Error('enough');
+    const pending = s.diarize(sharedAudio('gb0.wav'), { signal: controller.signal });
+    setTimeout(() => controller.abort(reason), 100);
+    await expect(pending).rejects.toBe(reason);
+    expect((await s.diarize(sharedAudio('jfk.wav'))).speakers).toEqual(['speaker_1']);
+  });
+
+  it('30 minutes of audio diarize in memory bounded by a small multiple of the audio itself', async () => {
+    const s = engine();
+    const gb0 = (await decodeAudio(sharedAudio('gb0.wav'))).samples;
+    const long = new Float32Array(30 * 60 * 16000);
+    for (let at = 0; at < long.length; at += gb0.length) long.set(gb0.subarray(0, long.length - at), at);
+    const before = process.memoryUsage().rss;
+    let peak = before;
+    const timer = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().rss);
+    }, 20);
+    const started = performance.now();
+    const result = await s.diarize(long).finally(() => clearInterval(timer));
+    const audioMb = long.byteLength / 2 ** 20;
+    const growthMb = (peak - before) / 2 ** 20;
+    console.log('30 min diarization:', {
+      seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
+      audioMb: Math.round(audioMb),
+      peakGrowthMb: Math.round(growthMb),
+      turns: result.turns.length,
+    });
+    // The shared copy of the audio for the worker, plus features: linear in the audio, never quadratic.
+    expect(growthMb).toBeLessThan(audioMb * 2.5);
+  }, 300_000);
+});
+
+describe('transcribe with diarize', () => {
+  it('returns segments labelled with speakers whatever timestamps is; words carry speakers when asked', async () => {
+    const s = engine();
+    const options = { diarize: true, temperatureIncrement: 0, threads: 1 } as const;
+    const none = await s.transcribe(sharedAudio('pyannote_sample.wav'), { ...options, timestamps: 'none' });
+    expect(none.segments?.length).toBeGreaterThan(0);
+    expect(none.words).toBeUndefined();
+    const labelled = (none.segments ?? []).filter((segment) => segment.speaker !== undefined);
+    expect(labelled.length).toBeGreaterThan(0);
+    expect(labelled.every((segment) => /^speaker_[1-9]\d*$/.test(segment.speaker ?? ''))).toBe(true);
+    expect(none.segments?.map((segment) => segment.id)).toEqual(none.segments?.map((_, i) => i));
+    const withWords = await s.transcribe(sharedAudio('jfk.wav'), { ...options, timestamps: 'word' });
+    expect(withWords.words?.length).toBeGreaterThan(0);
+    expect(withWords.words?.every((word) => word.speaker === 'speaker_1')).toBe(true);
+  }, 300_000);
+});
+
+describe('voxmill diarize', () => {
+  const cli = join(repoRoot, 'dist', 'cli', 'main.js');
+  const run = promisify(execFile);
+
+  it('prints RTTM with the file base name as recording id, and JSON', async () => {
+    const { stdout } = await run(process.execPath, [
+      cli,
+      'diarize',
+      sharedAudio('pyannote_sample.wav'),
+      '--vad-model',
+      vadModel,
+    ]);
+    const turns = parseRttm(stdout).get('pyannote_sample');
+    expect(turns?.length).toBeGreaterThan(1);
+    expect(scoreDiarization(reference(), turns ?? []).der).toBeLessThanOrEqual(0.15);
+    const json = await run(process.execPath, [
+      cli,
+      'diarize',
+      sharedAudio('jfk.wav'),
+      '--format',
+      'json',
+      '--vad-model',
+      vadModel,
+    ]);
+    expect(JSON.parse(json.stdout)).toMatchObject({ speakers: ['speaker_1'], method: 'features' });
+  });
+});

@@ -1,0 +1,254 @@
+// The pure parts of diarization: features, clustering, the pipeline on synthetic voices, channel energy,
+// attaching speakers to a transcript, tinydiarize stretches, and option checks. No addon, no model.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { attachSpeakers, speakerAt } from '../../src/diarize/attach.js';
+import { channelsDiffer, turnsByChannel } from '../../src/diarize/channels.js';
+import { agglomerate, normalize } from '../../src/diarize/clustering.js';
+import { FeatureExtractor } from '../../src/diarize/features.js';
+import { diarizeOption, resolveDiarizationConfig, speakerCounts } from '../../src/diarize/options.js';
+import { diarizePcm } from '../../src/diarize/pipeline.js';
+import { turnStretches } from '../../src/diarize/tinydiarize.js';
+import type { Transcription } from '../../src/stt/types.js';
+import { sharedAudio } from '../helpers/paths.js';
+
+const RATE = 16000;
+
+/** A 16 kHz mono 16-bit WAV as float samples (the data chunk found by its tag). */
+function readPcm16Wav(path: string): Float32Array {
+  const bytes = readFileSync(path);
+  const data = bytes.indexOf('data', 12);
+  const length = bytes.readUInt32LE(data + 4);
+  const pcm = new Int16Array(bytes.buffer.slice(bytes.byteOffset + data + 8, bytes.byteOffset + data + 8 + length));
+  return Float32Array.from(pcm, (v) => v / 32768);
+}
+
+/** A crude "voice": a harmonic tone at f0 with a formant-like emphasis, amplitude-modulated like syllables. */
+function voice(seconds: number, f0: number, formant: number, seed: number): Float32Array {
+  const out = new Float32Array(Math.round(seconds * RATE));
+  let state = seed;
+  for (let i = 0; i < out.length; i++) {
+    const t = i / RATE;
+    let sample = 0;
+    for (let h = 1; h * f0 < 7000; h++) {
+      const gain = 1 / (1 + ((h * f0 - formant) / 400) ** 2);
+      sample += gain * Math.sin(2 * Math.PI * h * f0 * t);
+    }
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    const syllable = 0.5 + 0.5 * Math.sin(2 * Math.PI * 4 * t);
+    out[i] = 0.1 * syllable * sample + 0.002 * (state / 2 ** 31 - 0.5);
+  }
+  return out;
+}
+
+function concat(parts: Float32Array[]): Float32Array {
+  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+const settings = {
+  minSpeakers: 1,
+  maxSpeakers: 8,
+  numSpeakers: undefined,
+  threshold: 1.15,
+  windowSeconds: 1.5,
+  hopSeconds: 0.25,
+  minTurnSeconds: 0.3,
+  minSpeakerSeconds: 5,
+  refine: true,
+};
+
+describe('FeatureExtractor', () => {
+  it('gives one frame per 10 ms, finite values, and tells two tones apart', () => {
+    const extractor = new FeatureExtractor(40, 20);
+    const a = extractor.compute(voice(1, 120, 700, 1), 0, RATE);
+    const b = extractor.compute(voice(1, 220, 2200, 2), 0, RATE);
+    expect(a.length / 20).toBe(FeatureExtractor.frameCount(RATE));
+    expect(FeatureExtractor.frameCount(RATE)).toBe(98);
+    expect(a.every(Number.isFinite)).toBe(true);
+    const mean = (m: Float32Array, d: number) => m.filter((_, i) => i % 20 === d).reduce((x, y) => x + y, 0) / 98;
+    expect(Math.abs(mean(a, 0) - mean(b, 0))).toBeGreaterThan(1);
+  });
+
+  it('keeps digital silence finite', () => {
+    const silent = new FeatureExtractor(80).compute(new Float32Array(RATE), 0, RATE);
+    expect(silent.every(Number.isFinite)).toBe(true);
+  });
+});
+
+describe('agglomerate', () => {
+  const around = (center: number[], jitter: number, seed: number) => {
+    let state = seed;
+    return normalize(
+      Float32Array.from(center, (c) => {
+        state = (state * 1103515245 + 12345) % 2 ** 31;
+        return c + jitter * (state / 2 ** 31 - 0.5);
+      }),
+    );
+  };
+  const a = Array.from({ length: 20 }, (_, i) => around([1, 0, 0, 0], 0.3, i + 1));
+  const b = Array.from({ length: 10 }, (_, i) => around([0, 1, 0, 0], 0.3, i + 100));
+  const c = Array.from({ length: 5 }, (_, i) => around([0, 0, 1, 0], 0.3, i + 200));
+
+  it('finds the clusters by threshold and numbers them by first appearance', () => {
+    const labels = agglomerate([...b, ...a, ...c], { threshold: 0.5, minClusters: 1, maxClusters: 8 });
+    expect([...labels.slice(0, 10)].every((l) => l === 0)).toBe(true);
+    expect([...labels.slice(10, 30)].every((l) => l === 1)).toBe(true);
+    expect([...labels.slice(30)].every((l) => l === 2)).toBe(true);
+  });
+
+  it('honours numClusters, maxClusters and minClusters', () => {
+    const all = [...a, ...b, ...c];
+    expect(Math.max(...agglomerate(all, { threshold: 0.5, minClusters: 1, maxClusters: 8, numClusters: 2 })) + 1).toBe(
+      2,
+    );
+    expect(Math.max(...agglomerate(all, { threshold: 0.5, minClusters: 1, maxClusters: 2 })) + 1).toBe(2);
+    expect(Math.max(...agglomerate(a, { threshold: 0.5, minClusters: 3, maxClusters: 8 })) + 1).toBe(3);
+    expect([...agglomerate([a[0] as Float32Array], { threshold: 0.5, minClusters: 1, maxClusters: 8 })]).toEqual([0]);
+  });
+});
+
+describe('diarizePcm (synthetic voices)', () => {
+  const low = (s: number, seed: number) => voice(s, 110, 600, seed);
+  const high = (s: number, seed: number) => voice(s, 230, 2400, seed);
+
+  it('finds two alternating speakers and where they change', async () => {
+    const samples = concat([low(6, 1), high(6, 2), low(6, 3), high(6, 4)]);
+    const turns = await diarizePcm(samples, [{ start: 0, end: 24 }], settings);
+    expect([...new Set(turns.map((t) => t.speaker))]).toEqual(['speaker_1', 'speaker_2']);
+    expect(turns.map((t) => t.speaker)).toEqual(['speaker_1', 'speaker_2', 'speaker_1', 'speaker_2']);
+    turns.slice(1).forEach((turn, i) => expect(Math.abs(turn.start - 6 * (i + 1))).toBeLessThan(0.5));
+  });
+
+  it('finds one speaker in one real voice (jfk.wav), and obeys numSpeakers', async () => {
+    const samples = readPcm16Wav(sharedAudio('jfk.wav'));
+    expect(new Set((await diarizePcm(samples, [{ start: 0.3, end: 10.8 }], settings)).map((t) => t.speaker)).size).toBe(
+      1,
+    );
+    const forced = await diarizePcm(concat([low(6, 1), high(6, 2)]), [{ start: 0, end: 12 }], {
+      ...settings,
+      numSpeakers: 2,
+    });
+    expect(new Set(forced.map((t) => t.speaker)).size).toBe(2);
+  });
+
+  it('handles no regions, regions too short for a frame, and regions past the end', async () => {
+    expect(await diarizePcm(new Float32Array(RATE), [], settings)).toEqual([]);
+    expect(await diarizePcm(new Float32Array(RATE), [{ start: 0.5, end: 0.51 }], settings)).toEqual([]);
+    const turns = await diarizePcm(low(2, 3), [{ start: 0, end: 50 }], settings);
+    expect(turns.length).toBe(1);
+  });
+
+  it('stops at a checkpoint that throws', async () => {
+    const stop = new Error('stop');
+    await expect(
+      diarizePcm(low(3, 1), [{ start: 0, end: 3 }], {
+        ...settings,
+        checkpoint: async () => {
+          throw stop;
+        },
+      }),
+    ).rejects.toBe(stop);
+  });
+});
+
+describe('channels', () => {
+  const left = concat([voice(3, 120, 700, 1), new Float32Array(3 * RATE)]);
+  const right = concat([new Float32Array(3 * RATE), voice(3, 200, 2000, 2)]);
+
+  it('tells one-speaker-per-channel audio from a stereo copy', () => {
+    const regions = [{ start: 0, end: 6 }];
+    expect(channelsDiffer(left, right, regions)).toBe(true);
+    expect(channelsDiffer(left, left, regions)).toBe(false);
+    expect(channelsDiffer(left, right, [])).toBe(false);
+  });
+
+  it('labels each stretch by the louder channel, speaker_1 first', () => {
+    const turns = turnsByChannel(right, left, [{ start: 0, end: 6 }], 0.3);
+    expect(turns.map((t) => t.speaker)).toEqual(['speaker_1', 'speaker_2']);
+    expect(turns[0]?.start).toBe(0);
+    expect(Math.abs((turns[1]?.start ?? 0) - 3)).toBeLessThanOrEqual(0.1);
+    expect(turns[1]?.end).toBe(6);
+  });
+});
+
+describe('attachSpeakers', () => {
+  const transcription = (): Transcription => ({
+    text: 'Hello there. Hi, how are you?',
+    language: 'en',
+    duration: 6,
+    segments: [
+      { id: 0, start: 0, end: 2.5, text: 'Hello there.' },
+      { id: 1, start: 2.5, end: 6, text: 'Hi, how are you?' },
+    ],
+  });
+  const words = [
+    { word: 'Hello', start: 0.1, end: 0.6 },
+    { word: 'there.', start: 0.7, end: 1.2 },
+    { word: 'Hi,', start: 2.6, end: 2.9 },
+    { word: 'how', start: 3.6, end: 3.9 },
+    { word: 'are', start: 4.0, end: 4.2 },
+    { word: 'you?', start: 4.3, end: 4.8 },
+  ];
+  const turns = [
+    { start: 0, end: 3.2, speaker: 'speaker_1' },
+    { start: 3.2, end: 6, speaker: 'speaker_2' },
+  ];
+
+  it('labels segments and splits one at the word where the speaker changes', () => {
+    const t = transcription();
+    attachSpeakers(t, words, turns);
+    expect(t.segments).toEqual([
+      { id: 0, start: 0, end: 2.5, text: 'Hello there.', speaker: 'speaker_1' },
+      { id: 1, start: 2.5, end: 2.9, text: 'Hi,', speaker: 'speaker_1' },
+      { id: 2, start: 3.6, end: 6, text: 'how are you?', speaker: 'speaker_2' },
+    ]);
+  });
+
+  it('labels words when they are returned, and uses the nearest turn in a gap', () => {
+    const t = { ...transcription(), words: words.map((w) => ({ ...w })) };
+    attachSpeakers(t, words, [{ start: 4, end: 5, speaker: 'speaker_1' }]);
+    expect(t.words?.every((w) => (w as { speaker?: string }).speaker === 'speaker_1')).toBe(true);
+    expect(speakerAt([], 0, 1)).toBeUndefined();
+  });
+});
+
+describe('turnStretches (tinydiarize)', () => {
+  it('cuts the transcript at speaker-turn marks, and gives nothing without any', () => {
+    const segments = [
+      { id: 0, start: 0, end: 1, text: 'a', speakerTurnNext: false },
+      { id: 1, start: 1, end: 2, text: 'b', speakerTurnNext: true },
+      { id: 2, start: 2, end: 4, text: 'c', speakerTurnNext: false },
+    ];
+    expect(turnStretches(segments)).toEqual([
+      { start: 0, end: 2 },
+      { start: 2, end: 4 },
+    ]);
+    expect(turnStretches(segments.map((s) => ({ ...s, speakerTurnNext: false })))).toEqual([]);
+  });
+});
+
+describe('options', () => {
+  it('checks speaker counts and names them', () => {
+    expect(speakerCounts({})).toEqual({ minSpeakers: 1, maxSpeakers: 8, numSpeakers: undefined });
+    expect(() => speakerCounts({ minSpeakers: 3, maxSpeakers: 2 })).toThrow(/maxSpeakers/);
+    expect(() => speakerCounts({ numSpeakers: 0 })).toThrow(/numSpeakers/);
+    expect(diarizeOption(true)).toMatchObject({ minSpeakers: 1 });
+    expect(diarizeOption(false)).toBeUndefined();
+    expect(diarizeOption({ numSpeakers: 2 })).toMatchObject({ numSpeakers: 2 });
+    expect(() => diarizeOption({ speakers: 2 })).toThrow(/diarize\.speakers/);
+    expect(() => diarizeOption('yes')).toThrow(/diarize/);
+  });
+
+  it('resolves the engine settings', () => {
+    expect(resolveDiarizationConfig(undefined)).toMatchObject({ embeddingModel: null, channels: 'auto' });
+    expect(resolveDiarizationConfig({ embeddingModel: 'x.onnx' }).base.threshold).toBe(0.6);
+    expect(() => resolveDiarizationConfig({ channels: 'left' })).toThrow(/diarization\.channels/);
+    expect(() => resolveDiarizationConfig({ windowSeconds: 0 })).toThrow(/diarization\.windowSeconds/);
+  });
+});
