@@ -137,7 +137,8 @@ export class FeatureExtractor {
     const frames = FeatureExtractor.frameCount(end - start);
     const out = new Float32Array(frames * this.dimension);
     const logMel = new Float64Array(this.melBins);
-    const { re, im } = this;
+    const re = this.re;
+    const im = this.im;
     for (let f = 0; f < frames; f++) {
       const offset = start + f * FRAME_SHIFT;
       let mean = 0;

@@ -122,7 +122,7 @@ describe('diarizePcm (synthetic voices)', () => {
     const turns = await diarizePcm(samples, [{ start: 0, end: 24 }], settings);
     expect([...new Set(turns.map((t) => t.speaker))]).toEqual(['speaker_1', 'speaker_2']);
     expect(turns.map((t) => t.speaker)).toEqual(['speaker_1', 'speaker_2', 'speaker_1', 'speaker_2']);
-    turns.slice(1).forEach((turn, i) => expect(Math.abs(turn.start - 6 * (i + 1))).toBeLessThan(0.5));
+    for (const [i, turn] of turns.slice(1).entries()) expect(Math.abs(turn.start - 6 * (i + 1))).toBeLessThan(0.5);
   });
 
   it('finds one speaker in one real voice (jfk.wav), and obeys numSpeakers', async () => {
