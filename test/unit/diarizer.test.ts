@@ -1,0 +1,66 @@
+// The diarization worker's host: results come back, a dead worker fails its job with a typed error and is
+// replaced, abort answers at once with the signal's reason, the queue is bounded, close ends the thread.
+import { afterEach, describe, expect, it } from 'vitest';
+import { Diarizer } from '../../src/diarize/diarizer.js';
+import { DiarizationError, QueueFullError } from '../../src/errors.js';
+
+const workerUrl = new URL('../helpers/workers/scripted-diarize-worker.mjs', import.meta.url);
+const settings = {
+  minSpeakers: 1,
+  maxSpeakers: 8,
+  numSpeakers: undefined,
+  threshold: 1.15,
+  windowSeconds: 1.5,
+  hopSeconds: 0.25,
+  minTurnSeconds: 0.3,
+  minSpeakerSeconds: 5,
+  refine: true,
+};
+let diarizer: Diarizer | undefined;
+afterEach(async () => {
+  await diarizer?.close();
+  diarizer = undefined;
+});
+
+const make = (maxQueue = 4) => {
+  diarizer = new Diarizer({ intraOpThreads: 1, maxQueue, workerUrl });
+  return diarizer;
+};
+const samples = new Float32Array(32000);
+
+describe('Diarizer', () => {
+  it('hands the samples over and returns the turns', async () => {
+    expect(await make().run(samples, [{ start: 0, end: 2 }], settings, undefined)).toEqual([
+      { start: 0, end: 2, speaker: 'speaker_1' },
+    ]);
+  });
+
+  it('a worker that dies fails its job with DIARIZATION_WORKER_DIED, and the next job gets a new worker', async () => {
+    const d = make();
+    const failure = await d.run(samples, [{ start: 1, end: 2 }], settings, undefined).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(DiarizationError);
+    expect((failure as DiarizationError).code).toBe('DIARIZATION_WORKER_DIED');
+    expect(await d.run(samples, [{ start: 0, end: 2 }], settings, undefined)).toHaveLength(1);
+  });
+
+  it('abort answers at once with the reason, and frees the queue', async () => {
+    const d = make(0);
+    const controller = new AbortController();
+    const pending = d.run(samples, [{ start: 2, end: 3 }], settings, undefined, controller.signal);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await expect(d.run(samples, [{ start: 0, end: 2 }], settings, undefined)).rejects.toBeInstanceOf(QueueFullError);
+    const reason = new Error('stop');
+    controller.abort(reason);
+    await expect(pending).rejects.toBe(reason);
+    expect(d.active).toBe(0);
+    expect(await d.run(samples, [{ start: 0, end: 2 }], settings, undefined)).toHaveLength(1);
+  });
+
+  it('close fails what is running with SPEECH_CLOSED', async () => {
+    const d = make();
+    const outcome = d.run(samples, [{ start: 2, end: 3 }], settings, undefined).catch((error: unknown) => error);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await d.close();
+    expect(await outcome).toMatchObject({ code: 'SPEECH_CLOSED' });
+  });
+});
