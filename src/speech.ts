@@ -433,6 +433,7 @@ export class Speech {
     clearTimeout(slot.idleTimer);
     // An aborted call answers at once, but its slot stays taken until whisper has really stopped.
     let nativeWork: Promise<void> | undefined;
+    let stopDiarizing: (() => void) | undefined;
     const release = () => {
       lease.release();
       this.#scheduleUnload(slot);
@@ -446,8 +447,16 @@ export class Speech {
       });
       const counts = normalized.speakers;
       const tinydiarize = normalized.params.tinydiarize === true;
-      // Speakers are found on their own worker thread while whisper transcribes.
-      const early = counts && !tinydiarize ? this.#diarizeDecoded(audio, counts, signal) : undefined;
+      // Speakers are found on their own worker thread while whisper transcribes; if the transcription fails, the
+      // diarization is cancelled with it.
+      const diarizing = new AbortController();
+      const onAbort = () => diarizing.abort(signal?.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      stopDiarizing = () => {
+        signal?.removeEventListener('abort', onAbort);
+        diarizing.abort(new Error('the transcription ended'));
+      };
+      const early = counts && !tinydiarize ? this.#diarizeDecoded(audio, counts, diarizing.signal) : undefined;
       early?.catch(() => undefined); // awaited below; a transcription failure must not leave it unhandled
       await lease.acquire(signal);
       const model = await untilAborted(this.#load(slot), signal);
@@ -455,12 +464,13 @@ export class Speech {
         nativeWork = settled;
       });
       if (counts) {
-        const diarization = early ?? this.#diarizeTinydiarize(audio, transcription, counts, signal);
+        const diarization = early ?? this.#diarizeTinydiarize(audio, transcription, counts, diarizing.signal);
         attachSpeakers(transcription, transcription.words ?? [], (await diarization).turns);
         if (normalized.timestamps !== 'word') delete transcription.words;
       }
       return transcription;
     } finally {
+      stopDiarizing?.();
       if (nativeWork) void nativeWork.then(release);
       else release();
     }
@@ -525,8 +535,8 @@ export class Speech {
     let turns: SpeakerTurn[];
     let method: Diarization['method'];
     const stereo = audio.channels;
-    if (stereo && config.channels === 'auto' && channelsDiffer(stereo.left, stereo.right, regions)) {
-      turns = turnsByChannel(stereo.left, stereo.right, regions, config.base.minTurnSeconds);
+    if (stereo && config.channels === 'auto' && (await channelsDiffer(stereo.left, stereo.right, regions))) {
+      turns = await turnsByChannel(stereo.left, stereo.right, regions, config.base.minTurnSeconds);
       method = 'channels';
     } else {
       turns =

@@ -41,6 +41,7 @@ export function registerDiarizeCommand(program: Command): Command {
         ...(flags.vadModel ? { vadModel: flags.vadModel } : {}),
         ...(flags.embeddingModel ? { diarization: { embeddingModel: flags.embeddingModel } } : {}),
       });
+      const documents: object[] = [];
       try {
         for (const file of files) {
           const result = await speech.diarize(file, {
@@ -49,11 +50,15 @@ export function registerDiarizeCommand(program: Command): Command {
             ...(flags.maxSpeakers ? { maxSpeakers: flags.maxSpeakers } : {}),
           });
           if (flags.format === 'json') {
-            process.stdout.write(`${JSON.stringify({ file, ...result }, null, 2)}\n`);
+            documents.push({ file, ...result });
           } else {
             // The recording id is the file's base name, as RTTM references name their recordings.
             process.stdout.write(formatRttm(basename(file, extname(file)), result.turns));
           }
+        }
+        // One JSON document: an object for one file, an array for several.
+        if (flags.format === 'json') {
+          process.stdout.write(`${JSON.stringify(documents.length === 1 ? documents[0] : documents, null, 2)}\n`);
         }
       } finally {
         await speech.close();

@@ -19,11 +19,20 @@ function power(samples: Float32Array, start: number): number {
   return sum / Math.max(1, end - start);
 }
 
+// Regions between yields to the event loop: hours of stereo audio take a second of work in all.
+const REGIONS_PER_SLICE = 32;
+const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** Whether the two channels carry different speakers (not the same signal twice, or a stereo mix). */
-export function channelsDiffer(left: Float32Array, right: Float32Array, regions: readonly Region[]): boolean {
+export async function channelsDiffer(
+  left: Float32Array,
+  right: Float32Array,
+  regions: readonly Region[],
+): Promise<boolean> {
   let frames = 0;
   let oneSided = 0;
-  for (const { start, end } of regions) {
+  for (const [index, { start, end }] of regions.entries()) {
+    if (index > 0 && index % REGIONS_PER_SLICE === 0) await pause();
     for (let at = Math.round(start * SAMPLE_RATE); at < Math.round(end * SAMPLE_RATE); at += FRAME) {
       const l = power(left, at) + 1e-12;
       const r = power(right, at) + 1e-12;
@@ -39,14 +48,15 @@ export function channelsDiffer(left: Float32Array, right: Float32Array, regions:
  * previous speaker); runs shorter than `minTurnSeconds` join their neighbour. Speakers are named by first
  * appearance, so `speaker_1` is whichever channel speaks first.
  */
-export function turnsByChannel(
+export async function turnsByChannel(
   left: Float32Array,
   right: Float32Array,
   regions: readonly Region[],
   minTurnSeconds: number,
-): SpeakerTurn[] {
+): Promise<SpeakerTurn[]> {
   const raw: Array<{ start: number; end: number; channel: number }> = [];
-  for (const { start, end } of regions) {
+  for (const [index, { start, end }] of regions.entries()) {
+    if (index > 0 && index % REGIONS_PER_SLICE === 0) await pause();
     let channel = -1;
     const first = Math.round(start * SAMPLE_RATE);
     const last = Math.round(end * SAMPLE_RATE);

@@ -29,7 +29,8 @@ let ort: typeof Ort | undefined;
 const sessions = new Map<string, Ort.InferenceSession>();
 const cancelled = new Set<number>();
 let shuttingDown = false;
-let busy = false;
+/** Ids of jobs queued or running. */
+const known = new Set<number>();
 
 async function sessionFor(path: string): Promise<Ort.InferenceSession> {
   const cached = sessions.get(path);
@@ -94,24 +95,19 @@ async function exitCleanly(): Promise<never> {
   process.exit(0);
 }
 
-port.on('message', async (message: ToDiarizeWorker) => {
-  if (message.type === 'cancel') {
-    cancelled.add(message.id);
-    return;
-  }
-  if (message.type === 'shutdown') {
-    shuttingDown = true;
-    if (!busy) await exitCleanly();
-    return;
-  }
+/** One job at a time: a cancelled job may still be finishing when the next one arrives. */
+let chain: Promise<void> = Promise.resolve();
+let queued = 0;
+
+async function diarize(message: Extract<ToDiarizeWorker, { type: 'diarize' }>): Promise<void> {
   const { id } = message;
   // Lets cancel messages in between stages; a cancelled job stops at the next one.
   const checkpoint = async () => {
     await new Promise<void>((resolve) => setImmediate(resolve));
     if (cancelled.has(id) || shuttingDown) throw new Cancelled();
   };
-  busy = true;
   try {
+    if (cancelled.has(id) || shuttingDown) throw new Cancelled();
     const turns = await diarizePcm(message.samples, message.regions, {
       ...message.settings,
       embed: message.embeddingModel === undefined ? undefined : embedder(message.embeddingModel, checkpoint),
@@ -125,8 +121,27 @@ port.on('message', async (message: ToDiarizeWorker) => {
       post({ type: 'error', id, code, message: (error as Error).message });
     }
   } finally {
-    busy = false;
     cancelled.delete(id);
-    if (shuttingDown) await exitCleanly();
   }
+}
+
+port.on('message', (message: ToDiarizeWorker) => {
+  if (message.type === 'cancel') {
+    // Only jobs still queued or running can be cancelled; a late cancel is dropped.
+    if (known.has(message.id)) cancelled.add(message.id);
+    return;
+  }
+  if (message.type === 'shutdown') {
+    shuttingDown = true;
+    if (queued === 0) void exitCleanly();
+    return;
+  }
+  known.add(message.id);
+  queued++;
+  chain = chain.then(async () => {
+    await diarize(message);
+    known.delete(message.id);
+    queued--;
+    if (shuttingDown && queued === 0) await exitCleanly();
+  });
 });

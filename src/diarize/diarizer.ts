@@ -1,7 +1,7 @@
 // The engine side of the diarization worker: one lazily started thread, jobs one at a time through a bounded
 // queue, audio handed over in shared memory, cancellation by message, a dead worker replaced.
-import { DiarizationError } from '../errors.js';
-import { abortReason } from '../util/job.js';
+import { ClosedError, DiarizationError } from '../errors.js';
+import { untilAborted } from '../util/job.js';
 import { closeWorker, compiledWorkerUrl, type LiveWorker, spawnOnnxWorker } from '../util/onnx-worker.js';
 import { WorkQueue } from '../util/queue.js';
 import type { Region } from './pipeline.js';
@@ -32,7 +32,9 @@ let nextId = 1;
 export class Diarizer {
   private live: LiveWorker | undefined;
   private readonly queue: WorkQueue;
-  private readonly pending = new Map<number, { resolve(turns: SpeakerTurn[]): void; reject(error: unknown): void }>();
+  /** Jobs sent to the worker, answered by its reply (or an Error when it died or the engine closed). */
+  private readonly pending = new Map<number, (reply: FromDiarizeWorker | Error) => void>();
+  private closed = false;
 
   constructor(private readonly options: DiarizerOptions) {
     this.queue = new WorkQueue('diarization', { concurrency: 1, maxQueue: options.maxQueue });
@@ -49,19 +51,14 @@ export class Diarizer {
       );
     const live = spawnOnnxWorker(url, { intraOpThreads: this.options.intraOpThreads });
     live.thread.on('message', (message: FromDiarizeWorker) => {
-      const waiter = this.pending.get(message.id);
-      if (!waiter) return;
+      const answer = this.pending.get(message.id);
       this.pending.delete(message.id);
-      if (message.type === 'result') waiter.resolve(message.turns);
-      else waiter.reject(new DiarizationError(message.message, { code: message.code }));
+      answer?.(message);
     });
     const lose = (why: string) => {
       if (this.live !== live) return;
       this.live = undefined;
-      for (const [id, waiter] of this.pending) {
-        this.pending.delete(id);
-        waiter.reject(new DiarizationError(`diarization worker ${why}`, { code: 'DIARIZATION_WORKER_DIED' }));
-      }
+      this.answerAll(new DiarizationError(`diarization worker ${why}`, { code: 'DIARIZATION_WORKER_DIED' }));
     };
     live.thread.on('error', (error) => lose(`crashed: ${error.message}`));
     live.thread.on('exit', (code) => lose(`exited (code ${code})`));
@@ -69,7 +66,11 @@ export class Diarizer {
     return live;
   }
 
-  /** Speaker turns of 16 kHz mono PCM over the given speech regions. */
+  /**
+   * Speaker turns of 16 kHz mono PCM over the given speech regions. An abort answers at once with the signal's
+   * reason; the queue slot stays taken until the worker has really stopped (at its next checkpoint), so jobs never
+   * overlap in the worker.
+   */
   async run(
     samples: Float32Array,
     regions: Region[],
@@ -77,31 +78,36 @@ export class Diarizer {
     embeddingModel: string | undefined,
     signal?: AbortSignal,
   ): Promise<SpeakerTurn[]> {
+    if (this.closed) throw new ClosedError();
     const lease = this.queue.admit();
+    let reply: Promise<FromDiarizeWorker | Error> | undefined;
     try {
       await lease.acquire(signal);
       const shared = await toShared(samples);
       signal?.throwIfAborted();
+      if (this.closed) throw new ClosedError();
       const live = this.worker();
       const id = nextId++;
-      const result = new Promise<SpeakerTurn[]>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-      live.thread.ref();
-      const onAbort = () => {
-        live.thread.postMessage({ type: 'cancel', id });
-        const waiter = this.pending.get(id);
-        this.pending.delete(id);
-        waiter?.reject(abortReason(signal));
-      };
+      reply = new Promise((resolve) => this.pending.set(id, resolve));
+      const answer = reply.then((message) => {
+        if (message instanceof Error) throw message;
+        if (message.type === 'result') return message.turns;
+        throw new DiarizationError(message.message, { code: message.code });
+      });
+      const onAbort = () => live.thread.postMessage({ type: 'cancel', id });
       signal?.addEventListener('abort', onAbort, { once: true });
+      live.thread.ref();
       try {
         live.thread.postMessage({ type: 'diarize', id, samples: shared, regions, settings, embeddingModel });
-        return await result;
+        return await untilAborted(answer, signal);
       } finally {
         signal?.removeEventListener('abort', onAbort);
-        live.thread.unref();
+        answer.catch(() => undefined);
+        void reply.then(() => live.thread.unref());
       }
     } finally {
-      lease.release();
+      if (reply) void reply.then(() => lease.release());
+      else lease.release();
     }
   }
 
@@ -109,13 +115,20 @@ export class Diarizer {
     return this.queue.active;
   }
 
+  private answerAll(error: Error): void {
+    for (const [id, answer] of this.pending) {
+      this.pending.delete(id);
+      answer(error);
+    }
+  }
+
+  /** Fails queued and running jobs with ClosedError, and lets the worker exit after its current call. */
   async close(): Promise<void> {
+    this.closed = true;
+    this.queue.close(new ClosedError());
     const live = this.live;
     this.live = undefined;
-    for (const [id, waiter] of this.pending) {
-      this.pending.delete(id);
-      waiter.reject(new DiarizationError('the speech engine was closed', { code: 'SPEECH_CLOSED' }));
-    }
+    this.answerAll(new ClosedError());
     if (live) await closeWorker(live);
   }
 }

@@ -79,6 +79,12 @@ export function resolveDiarizationConfig(value: unknown): ResolvedDiarizationCon
     throw new InvalidOptionValueError('diarization.channels', '"auto" or "never"', channels);
   }
   const embeddingModel = (model as string | null | undefined) ?? null;
+  const windowSeconds = numberOption('diarization.windowSeconds', raw.windowSeconds, 0.25, 10) ?? 1.5;
+  const hopSeconds = numberOption('diarization.hopSeconds', raw.hopSeconds, 0.05, 10) ?? 0.25;
+  // Frames no window covers would have no speaker.
+  if (hopSeconds > windowSeconds) {
+    throw new InvalidOptionValueError('diarization.hopSeconds', `at most windowSeconds (${windowSeconds})`, hopSeconds);
+  }
   return {
     embeddingModel,
     channels,
@@ -87,8 +93,8 @@ export function resolveDiarizationConfig(value: unknown): ResolvedDiarizationCon
     base: {
       // Embedding models give tighter speaker clusters than spectral statistics: a lower merge threshold.
       threshold: numberOption('diarization.threshold', raw.threshold, 0, 2) ?? (embeddingModel ? 0.6 : 1.15),
-      windowSeconds: numberOption('diarization.windowSeconds', raw.windowSeconds, 0.25, 10) ?? 1.5,
-      hopSeconds: numberOption('diarization.hopSeconds', raw.hopSeconds, 0.05, 10) ?? 0.25,
+      windowSeconds,
+      hopSeconds,
       minTurnSeconds: numberOption('diarization.minTurnSeconds', raw.minTurnSeconds, 0, 10) ?? 0.3,
       minSpeakerSeconds: numberOption('diarization.minSpeakerSeconds', raw.minSpeakerSeconds, 0, 3600) ?? 5,
       refine: true,
@@ -109,6 +115,13 @@ export function speakerCounts(
   const numSpeakers = integerOption(name('numSpeakers'), raw.numSpeakers, 1, 32);
   if (minSpeakers > maxSpeakers) {
     throw new InvalidOptionValueError(name('maxSpeakers'), `at least minSpeakers (${minSpeakers})`, maxSpeakers);
+  }
+  if (numSpeakers !== undefined && (numSpeakers < minSpeakers || numSpeakers > maxSpeakers)) {
+    throw new InvalidOptionValueError(
+      name('numSpeakers'),
+      `between minSpeakers and maxSpeakers (${minSpeakers}–${maxSpeakers})`,
+      numSpeakers,
+    );
   }
   return { minSpeakers, maxSpeakers, numSpeakers };
 }

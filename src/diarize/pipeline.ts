@@ -91,7 +91,7 @@ export async function diarizePcm(
     : statisticsVectors(windows);
   await options.checkpoint?.();
   const windowLabels = cluster(vectors, options);
-  const speakers = Math.max(...windowLabels) + 1;
+  const speakers = countOf(windowLabels);
   labelFrames(windows, windowLabels, speakers);
   return turnsOf(blocks, options.minTurnSeconds);
 }
@@ -185,7 +185,7 @@ function cluster(vectors: Float32Array[], options: PipelineOptions): Int32Array 
       ? vectors
       : Array.from({ length: MAX_CLUSTERED_ITEMS }, (_, i) => vectors[Math.floor(i * step)] as Float32Array);
   let labels = agglomerate(sample, clusterOptions);
-  let centers = centroids(sample, labels, Math.max(...labels) + 1);
+  let centers = centroids(sample, labels, countOf(labels));
   // Each sampled window stands for `step` windows, each for `hopSeconds` of new speech.
   const secondsPerItem = step * options.hopSeconds;
   while (numClusters === undefined && centers.length > Math.max(1, minClusters)) {
@@ -204,6 +204,13 @@ function cluster(vectors: Float32Array[], options: PipelineOptions): Int32Array 
     all = Int32Array.from(vectors, (vector) => nearestCentroid(vector, centers));
   }
   return renumber(all);
+}
+
+/** Number of labels 0..k-1 (a loop: spreading 500,000 labels into Math.max overflows the stack). */
+function countOf(labels: Int32Array): number {
+  let max = -1;
+  for (const label of labels) if (label > max) max = label;
+  return max + 1;
 }
 
 /** Labels numbered 0.. by first appearance, with empty clusters squeezed out. */

@@ -3,7 +3,7 @@
 import { Readable } from 'node:stream';
 import { StreamingEncoder } from '../audio/encode.js';
 import { contentTypeOf, defaultSampleRate } from '../audio/formats.js';
-import { InvalidOptionValueError } from '../errors.js';
+import { InvalidOptionValueError, SynthesisError } from '../errors.js';
 import { abortReason } from '../util/job.js';
 import { normalizeSynthesizeOptions } from './options.js';
 import { type SlotLease, SynthPool, type SynthPoolOptions } from './synth-pool.js';
@@ -14,6 +14,7 @@ import type { SynthJob } from './worker-protocol.js';
 
 export interface TtsEngineConfig extends SynthPoolOptions {
   scanner: VoiceDirectoryScanner;
+  readerTimeoutMs: number;
   maxInputChars: number;
   maxChunkChars: number;
 }
@@ -71,10 +72,12 @@ export class TtsEngine {
     const prepared = await this.#prepare(options);
     const { info, signal } = prepared;
     const progress: SynthesisProgress = { sentences: 0, seconds: 0 };
-    const stream = Readable.from(this.#produce(prepared, false, progress), {
+    const holder: { stream?: Readable } = {};
+    const stream = Readable.from(this.#produce(prepared, false, progress, holder), {
       objectMode: false,
       highWaterMark: 64 * 1024,
     });
+    holder.stream = stream;
     if (signal) {
       // Destroy with the signal's own reason (the convention for every voxmill call), not a generic AbortError.
       const onAbort = () => stream.destroy(abortReason(signal) as Error);
@@ -138,7 +141,12 @@ export class TtsEngine {
   }
 
   /** Synthesis piped through the encoder. Stopping the iteration cancels the job and frees the worker. */
-  async *#produce(prepared: Prepared, whole: boolean, progress: SynthesisProgress): AsyncGenerator<Buffer> {
+  async *#produce(
+    prepared: Prepared,
+    whole: boolean,
+    progress: SynthesisProgress,
+    reader?: { stream?: Readable },
+  ): AsyncGenerator<Buffer> {
     const { lease, info, job, signal } = prepared;
     let encoder: StreamingEncoder | undefined;
     try {
@@ -152,7 +160,7 @@ export class TtsEngine {
         progress.sentences++;
         progress.seconds += samples.length / job.sampleRate;
         const bytes = await encoder.encode(samples);
-        if (bytes.length > 0) yield bytes;
+        if (bytes.length > 0) yield* this.#handOver(bytes, reader);
       }
       signal?.throwIfAborted();
       const tail = await encoder.finish();
@@ -162,6 +170,30 @@ export class TtsEngine {
     } finally {
       encoder?.dispose();
       lease.release();
+    }
+  }
+
+  /**
+   * Yields one chunk. The generator stays suspended here only while the stream's buffer is full, that is while
+   * nobody reads; past readerTimeoutMs the stream is destroyed, which ends the generator and frees the worker.
+   */
+  async *#handOver(bytes: Buffer, reader: { stream?: Readable } | undefined): AsyncGenerator<Buffer> {
+    const ms = this.#config.readerTimeoutMs;
+    const timer =
+      reader && ms > 0
+        ? setTimeout(() => {
+            reader.stream?.destroy(
+              new SynthesisError(`nothing read from the speech stream for ${ms} ms; synthesis stopped`, {
+                code: 'TTS_READER_TIMEOUT',
+              }),
+            );
+          }, ms)
+        : undefined;
+    timer?.unref();
+    try {
+      yield bytes;
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -2,9 +2,16 @@
 // bounded queue admits jobs (QueueFullError beyond it). A worker that dies, stalls or whose phonemizer trapped
 // is terminated and replaced by a fresh one on the slot's next job, and the job it was running fails with a
 // SynthesisError whose code says which.
-import { SynthesisError } from '../errors.js';
+import { ClosedError, SynthesisError } from '../errors.js';
 import { abortReason } from '../util/job.js';
-import { closeWorker, compiledWorkerUrl, type LiveWorker, spawnOnnxWorker, stopWorker } from '../util/onnx-worker.js';
+import {
+  closeWorker,
+  closeWorkers,
+  compiledWorkerUrl,
+  type LiveWorker,
+  spawnOnnxWorker,
+  stopWorker,
+} from '../util/onnx-worker.js';
 import { WorkQueue } from '../util/queue.js';
 import type { FromWorker, SynthJob, SynthStats, SynthWorkerSettings } from './worker-protocol.js';
 
@@ -46,6 +53,9 @@ class WorkerSlot {
     private readonly url: URL,
     private readonly settings: SynthWorkerSettings,
     private readonly onReplaced: () => void,
+    /** Workers stopped while inside ONNX Runtime, until they exit (the pool's close() waits for them). */
+    private readonly retiring: Set<LiveWorker>,
+    private readonly closed: () => boolean,
   ) {}
 
   get alive(): boolean {
@@ -75,7 +85,7 @@ class WorkerSlot {
     const live = this.live;
     if (!live) return;
     this.lose(live, code, message);
-    stopWorker(live);
+    stopWorker(live, this.retiring);
   }
 
   /**
@@ -83,12 +93,11 @@ class WorkerSlot {
    * abort) cancels the job in the worker, which stops before its next sentence.
    */
   async *run(job: SynthJob, lookahead: number, stallTimeoutMs: number, signal?: AbortSignal) {
+    if (this.closed()) throw new ClosedError();
     this.live ??= this.spawn();
     const live = this.live;
     const worker = live.thread;
     this.jobs++;
-    // An idle worker must not keep the process alive; one with work must (a script awaiting audio has no other handle).
-    worker.ref();
     const inbox: FromWorker[] = [];
     let failure: unknown;
     let wake: (() => void) | undefined;
@@ -114,7 +123,13 @@ class WorkerSlot {
       signal?.throwIfAborted();
       worker.postMessage({ type: 'job', job: { ...job, credit: lookahead } });
       for (;;) {
-        if (inbox.length === 0 && failure === undefined) await this.nextMessage(stallTimeoutMs, (w) => (wake = w));
+        if (inbox.length === 0 && failure === undefined) {
+          // Referenced only while audio is owed: a script awaiting it has no other handle, but a stream nobody reads
+          // must not keep the process alive.
+          worker.ref();
+          await this.nextMessage(stallTimeoutMs, (w) => (wake = w));
+          if (this.live === live) worker.unref();
+        }
         if (failure !== undefined) throw failure;
         const message = inbox.shift();
         if (!message) continue;
@@ -133,7 +148,6 @@ class WorkerSlot {
     } finally {
       signal?.removeEventListener('abort', onAbort);
       this.listener = undefined;
-      worker.unref();
       if (!settled && this.live === live) worker.postMessage({ type: 'cancel', jobId: job.jobId });
     }
   }
@@ -158,7 +172,7 @@ class WorkerSlot {
   async close(): Promise<void> {
     const live = this.live;
     this.live = undefined;
-    this.listener?.fail(new SynthesisError('the speech engine was closed', { code: 'SPEECH_CLOSED' }));
+    this.listener?.fail(new ClosedError());
     if (live) await closeWorker(live);
   }
 }
@@ -173,6 +187,8 @@ export class SynthPool {
   private readonly slots: WorkerSlot[];
   private readonly free: WorkerSlot[];
   private readonly queue: WorkQueue;
+  private readonly retiring = new Set<LiveWorker>();
+  private closed = false;
   /** Workers replaced after dying, stalling or trapping, since the pool started. */
   replacedWorkers = 0;
 
@@ -181,7 +197,14 @@ export class SynthPool {
     const settings = { intraOpThreads: options.intraOpThreads, sessionIdleMs: options.sessionIdleMs };
     this.slots = Array.from(
       { length: options.size },
-      () => new WorkerSlot(url, settings, () => this.replacedWorkers++),
+      () =>
+        new WorkerSlot(
+          url,
+          settings,
+          () => this.replacedWorkers++,
+          this.retiring,
+          () => this.closed,
+        ),
     );
     this.free = [...this.slots];
     this.queue = new WorkQueue('text-to-speech', { concurrency: options.size, maxQueue: options.maxQueue });
@@ -227,7 +250,10 @@ export class SynthPool {
     };
   }
 
+  /** Fails waiting jobs, stops every worker (after its current ONNX Runtime call) and waits for them to exit. */
   async close(): Promise<void> {
-    await Promise.all(this.slots.map((slot) => slot.close()));
+    this.closed = true;
+    this.queue.close(new ClosedError());
+    await Promise.all([...this.slots.map((slot) => slot.close()), closeWorkers(this.retiring)]);
   }
 }

@@ -63,14 +63,22 @@ const SENTENCE_END = /(?<=[.!?…。！？؟।])\s+|\n{2,}/gu;
 export function splitIntoChunks(text: string, maxCodePoints = DEFAULT_MAX_CHUNK_CODE_POINTS): string[] {
   const chunks: string[] = [];
   for (const sentence of text.split(SENTENCE_END)) {
-    let rest = sentence.trim();
-    while ([...rest].length > maxCodePoints) {
-      const head = [...rest].slice(0, maxCodePoints).join('');
-      const cut = Math.max(head.lastIndexOf(', '), head.lastIndexOf('; '), head.lastIndexOf(': '));
-      const at = cut > 0 ? cut + 1 : head.lastIndexOf(' ') > 0 ? head.lastIndexOf(' ') : head.length;
-      chunks.push(rest.slice(0, at).trim());
-      rest = rest.slice(at).trim();
+    // Code points once, then indices: re-spreading the rest after every cut would be quadratic.
+    const points = [...sentence.trim()];
+    let start = 0;
+    while (points.length - start > maxCodePoints) {
+      const end = start + maxCodePoints;
+      let cut = -1;
+      for (let i = end - 1; i > start && cut < 0; i--) {
+        if (points[i] === ' ' && [',', ';', ':'].includes(points[i - 1] as string)) cut = i;
+      }
+      for (let i = end; i > start && cut < 0; i--) if (points[i] === ' ') cut = i;
+      if (cut < 0) cut = end;
+      chunks.push(points.slice(start, cut).join('').trim());
+      start = cut;
+      while (points[start] === ' ') start++;
     }
+    const rest = points.slice(start).join('').trim();
     if (rest.length > 0) chunks.push(rest);
   }
   return chunks.filter((chunk) => chunk.length > 0);

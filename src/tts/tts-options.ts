@@ -19,6 +19,12 @@ export interface TtsOptions {
   lookahead?: number;
   /** Terminate a worker that owes audio and sends nothing for this long. Default 120000 ms. */
   stallTimeoutMs?: number;
+  /**
+   * A stream whose reader takes nothing for this long while audio waits is destroyed (SynthesisError
+   * `TTS_READER_TIMEOUT`) and its worker freed, so an abandoned stream cannot hold a worker forever. 0 disables.
+   * Default 60000 ms.
+   */
+  readerTimeoutMs?: number;
   /** Longest input in code points. Default 5000 (the speech API's limit). */
   maxInputChars?: number;
   /** Longest piece of text phonemized at once; long sentences are cut at commas or spaces. Default 400. */
@@ -34,6 +40,7 @@ const KEYS = [
   'sessionIdleMs',
   'lookahead',
   'stallTimeoutMs',
+  'readerTimeoutMs',
   'maxInputChars',
   'maxChunkChars',
 ] as const;
@@ -51,6 +58,7 @@ export function resolveTtsOptions(value: unknown, cores = availableParallelism()
     sessionIdleMs: integerOption('tts.sessionIdleMs', raw.sessionIdleMs, 0, 2 ** 31 - 1) ?? 300_000,
     lookahead: integerOption('tts.lookahead', raw.lookahead, 1, 64) ?? 2,
     stallTimeoutMs: integerOption('tts.stallTimeoutMs', raw.stallTimeoutMs, 100, 2 ** 31 - 1) ?? 120_000,
+    readerTimeoutMs: integerOption('tts.readerTimeoutMs', raw.readerTimeoutMs, 0, 2 ** 31 - 1) ?? 60_000,
     maxInputChars: integerOption('tts.maxInputChars', raw.maxInputChars, 1, 1_000_000) ?? DEFAULT_MAX_INPUT_CHARS,
     maxChunkChars: integerOption('tts.maxChunkChars', raw.maxChunkChars, 16, 100_000) ?? DEFAULT_MAX_CHUNK_CODE_POINTS,
   };

@@ -32,15 +32,21 @@ export function spawnOnnxWorker<T extends object>(url: URL, data: T): LiveWorker
 
 /**
  * Stops a worker without ever terminating it inside ONNX Runtime: terminated at once when it is outside (stuck in
- * a WASM phonemizer, say), else asked to exit after its current call.
+ * a WASM phonemizer, say), else asked to exit after its current call. Such a retiring worker stays referenced, so
+ * the process cannot exit (and abort) while it is inside a run, and sits in `retiring` until it has exited, so
+ * its owner's close() can wait for it.
  */
-export function stopWorker(live: LiveWorker): void {
+export function stopWorker(live: LiveWorker, retiring?: Set<LiveWorker>): void {
   if (Atomics.load(live.inOnnxRuntime, 0) === 0) {
     void live.thread.terminate();
     return;
   }
   live.thread.postMessage({ type: 'shutdown' });
-  live.thread.unref();
+  live.thread.ref();
+  if (retiring) {
+    retiring.add(live);
+    live.thread.once('exit', () => retiring.delete(live));
+  }
 }
 
 /** Asks a worker to exit cleanly and waits for it (at most CLOSE_TIMEOUT_MS, then stopWorker). */
@@ -53,6 +59,11 @@ export async function closeWorker(live: LiveWorker): Promise<void> {
   });
   if ((await Promise.race([exited, late])) === 'late') stopWorker(live);
   clearTimeout(timer);
+}
+
+/** Closes every worker of a set (retiring workers finishing their last ONNX Runtime call). */
+export async function closeWorkers(lives: Iterable<LiveWorker>): Promise<void> {
+  await Promise.all([...lives].map((live) => closeWorker(live)));
 }
 
 /** Worker side: runs an ONNX Runtime call with the shared count raised. */

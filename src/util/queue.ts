@@ -20,6 +20,9 @@ export class WorkQueue {
   private running = 0;
   private admitted = 0;
   private readonly waiting: Array<() => void> = [];
+  /** Fails the jobs still waiting when the queue closes. */
+  private readonly failWaiting = new Map<() => void, (reason: unknown) => void>();
+  private closedWith: unknown;
 
   constructor(
     private readonly name: string,
@@ -36,8 +39,22 @@ export class WorkQueue {
     return this.admitted - this.running;
   }
 
-  /** Takes a place or throws QueueFullError. */
+  /**
+   * Refuses new jobs (admit() throws `reason`) and fails the ones still waiting with it; running jobs finish.
+   */
+  close(reason: unknown): void {
+    this.closedWith = reason;
+    for (const [wake, fail] of this.failWaiting) {
+      const index = this.waiting.indexOf(wake);
+      if (index >= 0) this.waiting.splice(index, 1);
+      fail(reason);
+    }
+    this.failWaiting.clear();
+  }
+
+  /** Takes a place or throws QueueFullError (or the reason the queue was closed with). */
   admit(): Lease {
+    if (this.closedWith !== undefined) throw this.closedWith;
     const { concurrency, maxQueue } = this.limits;
     if (this.admitted >= concurrency + maxQueue) {
       throw new QueueFullError(
@@ -61,15 +78,22 @@ export class WorkQueue {
           const onAbort = () => {
             const index = wake ? this.waiting.indexOf(wake) : -1;
             if (index >= 0) this.waiting.splice(index, 1);
+            if (wake) this.failWaiting.delete(wake);
             reject(abortReason(signal));
           };
-          wake = () => {
+          const self = () => {
             signal?.removeEventListener('abort', onAbort);
+            this.failWaiting.delete(self);
             state = 'running';
             this.running++;
             resolve();
           };
-          this.waiting.push(wake);
+          wake = self;
+          this.waiting.push(self);
+          this.failWaiting.set(self, (reason) => {
+            signal?.removeEventListener('abort', onAbort);
+            reject(reason);
+          });
           signal?.addEventListener('abort', onAbort, { once: true });
         });
       },
@@ -79,6 +103,7 @@ export class WorkQueue {
         if (state === 'waiting' && wake) {
           const index = this.waiting.indexOf(wake);
           if (index >= 0) this.waiting.splice(index, 1);
+          this.failWaiting.delete(wake);
         }
         state = 'released';
         this.admitted--;

@@ -300,12 +300,42 @@ describe('stopping workers never aborts the process (ONNX Runtime cannot be term
       s.synthesizeToBuffer({ voice: 'en_US-fixture_heavy', input: busyText, format: 'pcm16' }),
     ).rejects.toMatchObject({ code: 'TTS_WORKER_STALLED' });
     expect(s.ttsStatus().replacedWorkers).toBe(1);
-    // The stalled worker finishes its run and exits; the process goes on (a terminate would have aborted it).
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // close() waits for the stalled worker to leave ONNX Runtime and exit (a process exiting under it would abort).
+    await s.close();
     const other = engine({ voiceDirs: [heavyDir] });
     const ok = await other.synthesizeToBuffer({ voice: 'en_US-fixture_heavy', input: 'Hi.', format: 'pcm16' });
     expect(ok.audio.length).toBeGreaterThan(0);
     await s.close();
+  });
+});
+
+describe('readers and closing', () => {
+  it('a stream nobody reads is destroyed after readerTimeoutMs and its worker freed', async () => {
+    const s = engine({ tts: { readerTimeoutMs: 300, lookahead: 1 } });
+    const stream = await s.synthesize({
+      voice: 'en_US-fixture',
+      input: 'Sentence after sentence, never read. '.repeat(100),
+      format: 'pcm16',
+    });
+    const error = await new Promise((resolve) => stream.once('error', resolve));
+    expect(error).toMatchObject({ code: 'TTS_READER_TIMEOUT' });
+    for (let i = 0; i < 50 && s.ttsStatus().active > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(s.ttsStatus().active).toBe(0);
+  });
+
+  it('close() fails queued syntheses with ClosedError and starts no worker afterwards', async () => {
+    const s = engine({ tts: { workers: 1, lookahead: 1 } });
+    const running = await s.synthesize({ voice: 'en_US-fixture', input: 'Keep busy. '.repeat(100), format: 'pcm16' });
+    const runningOutcome = new Promise((resolve) => running.once('error', resolve));
+    const queued = s.synthesizeToBuffer({ voice: 'en_US-fixture', input: 'Hi.', format: 'pcm16' }).catch((e) => e);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await s.close();
+    expect(await queued).toMatchObject({ code: 'SPEECH_CLOSED' });
+    expect(await runningOutcome).toMatchObject({ code: 'SPEECH_CLOSED' });
+    expect(s.ttsStatus().workers).toBe(0);
+    await expect(s.synthesize({ voice: 'en_US-fixture', input: 'Hi.' })).rejects.toMatchObject({
+      code: 'SPEECH_CLOSED',
+    });
   });
 });
 

@@ -161,15 +161,15 @@ describe('channels', () => {
   const left = concat([voice(3, 120, 700, 1), new Float32Array(3 * RATE)]);
   const right = concat([new Float32Array(3 * RATE), voice(3, 200, 2000, 2)]);
 
-  it('tells one-speaker-per-channel audio from a stereo copy', () => {
+  it('tells one-speaker-per-channel audio from a stereo copy', async () => {
     const regions = [{ start: 0, end: 6 }];
-    expect(channelsDiffer(left, right, regions)).toBe(true);
-    expect(channelsDiffer(left, left, regions)).toBe(false);
-    expect(channelsDiffer(left, right, [])).toBe(false);
+    expect(await channelsDiffer(left, right, regions)).toBe(true);
+    expect(await channelsDiffer(left, left, regions)).toBe(false);
+    expect(await channelsDiffer(left, right, [])).toBe(false);
   });
 
-  it('labels each stretch by the louder channel, speaker_1 first', () => {
-    const turns = turnsByChannel(right, left, [{ start: 0, end: 6 }], 0.3);
+  it('labels each stretch by the louder channel, speaker_1 first', async () => {
+    const turns = await turnsByChannel(right, left, [{ start: 0, end: 6 }], 0.3);
     expect(turns.map((t) => t.speaker)).toEqual(['speaker_1', 'speaker_2']);
     expect(turns[0]?.start).toBe(0);
     expect(Math.abs((turns[1]?.start ?? 0) - 3)).toBeLessThanOrEqual(0.1);
@@ -238,6 +238,7 @@ describe('options', () => {
     expect(speakerCounts({})).toEqual({ minSpeakers: 1, maxSpeakers: 8, numSpeakers: undefined });
     expect(() => speakerCounts({ minSpeakers: 3, maxSpeakers: 2 })).toThrow(/maxSpeakers/);
     expect(() => speakerCounts({ numSpeakers: 0 })).toThrow(/numSpeakers/);
+    expect(() => speakerCounts({ numSpeakers: 5, maxSpeakers: 2 })).toThrow(/^numSpeakers must be between/);
     expect(diarizeOption(true)).toMatchObject({ minSpeakers: 1 });
     expect(diarizeOption(false)).toBeUndefined();
     expect(diarizeOption({ numSpeakers: 2 })).toMatchObject({ numSpeakers: 2 });
@@ -250,5 +251,62 @@ describe('options', () => {
     expect(resolveDiarizationConfig({ embeddingModel: 'x.onnx' }).base.threshold).toBe(0.6);
     expect(() => resolveDiarizationConfig({ channels: 'left' })).toThrow(/diarization\.channels/);
     expect(() => resolveDiarizationConfig({ windowSeconds: 0 })).toThrow(/diarization\.windowSeconds/);
+    expect(() => resolveDiarizationConfig({ windowSeconds: 1, hopSeconds: 2 })).toThrow(/diarization\.hopSeconds/);
+  });
+});
+
+describe('attachSpeakers keeps every word', () => {
+  it('a word whose middle lies past its segment stays in its segment when that segment is split', () => {
+    const t: Transcription = {
+      text: 'Hello big world. Again now.',
+      language: 'en',
+      duration: 4,
+      segments: [
+        { id: 0, start: 0, end: 2, text: 'Hello big world.' },
+        { id: 1, start: 2, end: 4, text: 'Again now.' },
+      ],
+    };
+    const words = [
+      { word: 'Hello', start: 0, end: 0.5 },
+      { word: 'big', start: 0.6, end: 1.2 },
+      { word: 'world.', start: 1.5, end: 2.6 },
+      { word: 'Again', start: 2.7, end: 3.2 },
+      { word: 'now.', start: 3.3, end: 3.9 },
+    ];
+    attachSpeakers(t, words, [
+      { start: 0, end: 1.3, speaker: 'speaker_1' },
+      { start: 1.3, end: 4, speaker: 'speaker_2' },
+    ]);
+    expect((t.segments ?? []).map((segment) => [segment.text, segment.speaker])).toEqual([
+      ['Hello big', 'speaker_1'],
+      ['world.', 'speaker_2'],
+      ['Again now.', 'speaker_2'],
+    ]);
+  });
+
+  it('labels 100,000 words against 10,000 turns in linear time', () => {
+    const turns = Array.from({ length: 10_000 }, (_, i) => ({
+      start: i,
+      end: i + 1,
+      speaker: `speaker_${(i % 3) + 1}`,
+    }));
+    const words = Array.from({ length: 100_000 }, (_, i) => ({ word: 'w', start: i / 10, end: i / 10 + 0.08 }));
+    const t: Transcription = {
+      text: '',
+      language: 'en',
+      duration: 10_000,
+      segments: Array.from({ length: 1000 }, (_, i) => ({
+        id: i,
+        start: i * 10,
+        end: i * 10 + 10,
+        text: 'w '.repeat(100).trim(),
+      })),
+      words: words.map((w) => ({ ...w })),
+    };
+    const started = performance.now();
+    attachSpeakers(t, words, turns);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(t.segments?.length).toBe(10_000);
+    expect(t.words?.[15]).toMatchObject({ speaker: 'speaker_2' });
   });
 });

@@ -52,6 +52,8 @@ describe('Diarizer', () => {
     const reason = new Error('stop');
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
+    // The slot is held until the worker confirms it stopped, so jobs never overlap in the worker.
+    for (let i = 0; i < 50 && d.active > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(d.active).toBe(0);
     expect(await d.run(samples, [{ start: 0, end: 2 }], settings, undefined)).toHaveLength(1);
   });
