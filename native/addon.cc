@@ -11,6 +11,7 @@
 #include "audio_decode.h"
 #include "decode_worker.h"
 #include "encoder_wrap.h"
+#include "ffmpeg_log.h"
 #include "ggml-backend.h"
 #include "vad_worker.h"
 #include "whisper.h"
@@ -66,6 +67,9 @@ void TuneAllocator() {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   TuneAllocator();
   InstallWhisperLog();
+  // FFmpeg has one process-wide logger: installed here, on the main thread, before any job can log, rather
+  // than racing to install it from whichever pool thread runs the first decode or encode.
+  InstallFfmpegLog();
   auto* data = new AddonData();
   env.SetInstanceData(data);
   Napi::Function whisperModel = WhisperModel::Init(env);

@@ -1,6 +1,7 @@
 #include "audio_decode.h"
 
 #include "ffmpeg_log.h"
+#include "regular_file.h"
 
 #include <sys/stat.h>
 
@@ -203,7 +204,7 @@ class Resampler {
 #if VOXMILL_CH_LAYOUT
     channels_ = frame->ch_layout.nb_channels;
     if (channels_ <= 0 || channels_ > kMaxChannels) return AVERROR_INVALIDDATA;
-    AVChannelLayout inLayout;
+    AVChannelLayout inLayout = {};
     if (frame->ch_layout.order == AV_CHANNEL_ORDER_UNSPEC) {
       av_channel_layout_default(&inLayout, channels_);
     } else if (av_channel_layout_copy(&inLayout, &frame->ch_layout) < 0) {
@@ -259,20 +260,25 @@ class Resampler {
 
 std::unique_ptr<ByteSource> OpenSource(const DecodeRequest& request, DecodeFailure& failure) {
   if (request.path.empty()) return std::make_unique<MemorySource>(request.data, request.size);
-  FILE* file = std::fopen(request.path.c_str(), "rb");
-  if (file == nullptr) {
-    const int err = errno;
-    failure = {err == ENOENT ? "FILE_NOT_FOUND" : "AUDIO_DECODE_FAILED",
-               "cannot open " + request.path + ": " + std::strerror(err)};
+  // Never fopen() the path: on a FIFO without a writer that blocks forever, out of reach of abort().
+  RegularFile opened;
+  if (!OpenRegularFile(request.path, opened)) {
+    if (opened.error == 0) {
+      // Kept AUDIO_DECODE_FAILED (what a directory always gave) so callers' handling does not change.
+      failure = {"AUDIO_DECODE_FAILED",
+                 "cannot open " + request.path + ": not a regular file (a directory, FIFO, socket or device)"};
+    } else {
+      failure = {opened.error == ENOENT ? "FILE_NOT_FOUND" : "AUDIO_DECODE_FAILED",
+                 "cannot open " + request.path + ": " + std::strerror(opened.error)};
+    }
     return nullptr;
   }
-  struct stat info;
-  if (fstat(fileno(file), &info) != 0 || !S_ISREG(info.st_mode)) {
-    std::fclose(file);
-    failure = {"AUDIO_DECODE_FAILED", request.path + " is not a regular file"};
-    return nullptr;
+  try {
+    return std::make_unique<FileSource>(opened.file, opened.size);
+  } catch (...) {
+    std::fclose(opened.file);
+    throw;
   }
-  return std::make_unique<FileSource>(file, static_cast<int64_t>(info.st_size));
 }
 
 bool Failed(DecodeFailure& failure, const char* code, const std::string& message) {

@@ -510,6 +510,9 @@ bool AudioEncoder::Closed(EncodeFailure& failure) {
 }
 
 bool AudioEncoder::Encode(const float* samples, size_t count, std::vector<uint8_t>& out, EncodeFailure& failure) {
+  // Each job runs on whichever pool thread is free: forget an error an earlier job left on this one, so a
+  // failure message never quotes FFmpeg about something else.
+  ClearFfmpegError();
   if (finished_) return Closed(failure);
   if (EncodeSamples(samples, count, out, failure)) return true;
   // A failed step leaves codec and muxer in an unknown state: the encoder stops here.
@@ -519,6 +522,7 @@ bool AudioEncoder::Encode(const float* samples, size_t count, std::vector<uint8_
 }
 
 bool AudioEncoder::Finish(std::vector<uint8_t>& out, EncodeFailure& failure) {
+  ClearFfmpegError();
   if (finished_) return Closed(failure);
   // An encoder finished without any audio still produces a valid (empty) file.
   const bool ok = (state_ || EncodeSamples(nullptr, 0, out, failure)) && Flush(out, failure);
@@ -532,8 +536,7 @@ bool AudioEncoder::EncodeSamples(const float* samples, size_t count, std::vector
   if (!state_) {
     // Warnings lame and libopus print about routine events (frames still queued at dispose) stay quiet;
     // errors are kept for the failure message.
-    InstallFfmpegLog();
-    ClearFfmpegError();
+    InstallFfmpegLog();  // normally done already by the addon's Init
     state_ = std::make_unique<State>();
     Steps setup(options_, &state_->sink, failure);
     if (!Setup(*state_, options_, setup)) return false;

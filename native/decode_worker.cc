@@ -1,6 +1,8 @@
 #include "decode_worker.h"
 
+#include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -12,17 +14,26 @@ namespace {
 
 class DecodeWorker final : public PromiseWorker {
  public:
-  DecodeWorker(Napi::Env env, DecodeRequest request, Napi::Object keepAlive)
-      : PromiseWorker(env, "voxmill.decodeAudio"), request_(std::move(request)) {
-    // The input bytes are borrowed, not copied: hold the JS buffer until the job settles.
-    if (!keepAlive.IsEmpty()) input_ = Napi::Persistent(keepAlive);
+  // `input`: the caller's bytes, copied (empty for a path). Compressed audio is small next to what it
+  // decodes to, and a copy cannot be detached, transferred, resized or rewritten under the worker thread.
+  DecodeWorker(Napi::Env env, DecodeRequest request, std::vector<uint8_t> input)
+      : PromiseWorker(env, "voxmill.decodeAudio"), request_(std::move(request)), input_(std::move(input)) {
+    if (request_.path.empty()) {
+      request_.data = input_.data();
+      request_.size = input_.size();
+    }
     request_.cancel = cancelFlag().get();
   }
 
  protected:
   void Run() override {
     DecodeFailure failure;
-    if (!DecodeAudio(request_, audio_, failure)) Fail(failure.code, failure.message);
+    const bool ok = DecodeAudio(request_, audio_, failure);
+    // The input is not needed any more: free it before the samples are handed over.
+    request_.data = nullptr;
+    request_.size = 0;
+    input_ = std::vector<uint8_t>();
+    if (!ok) Fail(failure.code, failure.message);
   }
 
   Napi::Value Result(Napi::Env env) override {
@@ -42,9 +53,8 @@ class DecodeWorker final : public PromiseWorker {
     return result;
   }
 
-  void Settled() override { input_.Reset(); }
-
   void ReleaseNative() override {
+    input_ = std::vector<uint8_t>();
     for (std::vector<float>* v : {&audio_.samples, &audio_.left, &audio_.right}) {
       v->clear();
       v->shrink_to_fit();
@@ -54,20 +64,31 @@ class DecodeWorker final : public PromiseWorker {
  private:
   DecodeRequest request_;
   DecodedAudio audio_;
-  Napi::ObjectReference input_;
+  std::vector<uint8_t> input_;
 };
+
+// A job that failed before it started, in the shape every job has.
+Napi::Object RejectedJob(Napi::Env env, const char* code, const std::string& message) {
+  Napi::Promise::Deferred deferred = Napi::Promise::Deferred::New(env);
+  deferred.Reject(MakeError(env, code, message));
+  Napi::Object job = Napi::Object::New(env);
+  job.Set("promise", deferred.Promise());
+  job.Set("abort", Napi::Function::New(env, [](const Napi::CallbackInfo& info) { return info.Env().Undefined(); }));
+  return job;
+}
 
 }  // namespace
 
 Napi::Float32Array AdoptSamples(Napi::Env env, std::vector<float>&& samples) {
-  auto* owned = new std::vector<float>(std::move(samples));
-  const size_t count = owned->size();
-  if (count == 0) {
-    delete owned;
-    return Napi::Float32Array::New(env, 0);
-  }
+  const size_t count = samples.size();
+  if (count == 0) return Napi::Float32Array::New(env, 0);
+  // Owned here until the ArrayBuffer exists: if creating it throws (an environment being torn down),
+  // node-addon-api drops the finalizer without calling it, and the vector must not leak.
+  auto owned = std::make_unique<std::vector<float>>(std::move(samples));
   Napi::ArrayBuffer buffer = Napi::ArrayBuffer::New(
-      env, owned->data(), count * sizeof(float), [](Napi::Env, void*, std::vector<float>* v) { delete v; }, owned);
+      env, owned->data(), count * sizeof(float), [](Napi::Env, void*, std::vector<float>* v) { delete v; },
+      owned.get());
+  owned.release();  // the buffer's finalizer frees it now
   return Napi::Float32Array::New(env, count, buffer, 0);
 }
 
@@ -85,7 +106,7 @@ Napi::Value DecodeAudioJs(const Napi::CallbackInfo& info) {
     if (!info[2].IsBoolean()) throw Napi::TypeError::New(env, "decodeAudio: stereo must be a boolean");
     request.stereo = info[2].As<Napi::Boolean>().Value();
   }
-  Napi::Object keepAlive;
+  std::vector<uint8_t> input;
   if (info[0].IsString()) {
     request.path = info[0].As<Napi::String>().Utf8Value();
     if (request.path.empty()) throw Napi::TypeError::New(env, "decodeAudio: the path is empty");
@@ -95,13 +116,17 @@ Napi::Value DecodeAudioJs(const Napi::CallbackInfo& info) {
       throw Napi::TypeError::New(env, "decodeAudio: input must be a Uint8Array or a path string");
     }
     Napi::Uint8Array bytes = array.As<Napi::Uint8Array>();
-    request.data = bytes.Data();
-    request.size = bytes.ByteLength();
-    keepAlive = bytes;
+    const uint8_t* data = bytes.Data();
+    const size_t size = bytes.ByteLength();
+    try {
+      if (size > 0) input.assign(data, data + size);
+    } catch (const std::bad_alloc&) {
+      return RejectedJob(env, "OUT_OF_MEMORY", "out of memory copying " + std::to_string(size) + " bytes of audio");
+    }
   } else {
     throw Napi::TypeError::New(env, "decodeAudio: input must be a Uint8Array or a path string");
   }
-  auto* worker = new DecodeWorker(env, std::move(request), keepAlive);
+  auto* worker = new DecodeWorker(env, std::move(request), std::move(input));
   return worker->Start();
 }
 

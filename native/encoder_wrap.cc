@@ -1,6 +1,7 @@
 #include "encoder_wrap.h"
 
 #include <cmath>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,9 +17,13 @@ constexpr size_t kAdoptFromBytes = 64 * 1024;
 
 Napi::Buffer<uint8_t> ToBuffer(Napi::Env env, std::vector<uint8_t>&& bytes) {
   if (bytes.size() < kAdoptFromBytes) return Napi::Buffer<uint8_t>::Copy(env, bytes.data(), bytes.size());
-  auto* owned = new std::vector<uint8_t>(std::move(bytes));
-  return Napi::Buffer<uint8_t>::NewOrCopy(
-      env, owned->data(), owned->size(), [](Napi::Env, uint8_t*, std::vector<uint8_t>* v) { delete v; }, owned);
+  // Owned here until the Buffer exists: when creating it throws (a worker_thread terminated mid-encode),
+  // node-addon-api drops the finalizer without calling it, and the vector must not leak.
+  auto owned = std::make_unique<std::vector<uint8_t>>(std::move(bytes));
+  Napi::Buffer<uint8_t> buffer = Napi::Buffer<uint8_t>::NewOrCopy(
+      env, owned->data(), owned->size(), [](Napi::Env, uint8_t*, std::vector<uint8_t>* v) { delete v; }, owned.get());
+  owned.release();  // the buffer's finalizer frees it now (or already did, if it copied)
+  return buffer;
 }
 
 // Shared by encode() and finish(): holds the JS object (so GC cannot finalize it mid-job) and its own

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <string>
 
 extern "C" {
 #include <libavutil/log.h>
@@ -14,19 +15,23 @@ namespace {
 
 thread_local std::string lastFfmpegError;
 
-void OnFfmpegLog(void* avcl, int level, const char* fmt, va_list args) {
+void OnFfmpegLog(void* avcl, int level, const char* fmt, va_list args) noexcept {
   static const bool toStderr = std::getenv("VOXMILL_FFMPEG_LOG") != nullptr;
   if (level > AV_LOG_ERROR && !toStderr) return;
-  char line[512];
-  int printPrefix = 1;
-  av_log_format_line(avcl, level, fmt, args, line, sizeof(line), &printPrefix);
-  if (level <= AV_LOG_ERROR) {
-    lastFfmpegError = line;
-    while (!lastFfmpegError.empty() && (lastFfmpegError.back() == '\n' || lastFfmpegError.back() == ' ')) {
-      lastFfmpegError.pop_back();
+  // Called from C (FFmpeg): nothing may escape, so a failed allocation only loses the message.
+  try {
+    char line[512];
+    int printPrefix = 1;
+    av_log_format_line(avcl, level, fmt, args, line, sizeof(line), &printPrefix);
+    if (level <= AV_LOG_ERROR) {
+      lastFfmpegError = line;
+      while (!lastFfmpegError.empty() && (lastFfmpegError.back() == '\n' || lastFfmpegError.back() == ' ')) {
+        lastFfmpegError.pop_back();
+      }
     }
+    if (toStderr) std::fputs(line, stderr);
+  } catch (...) {
   }
-  if (toStderr) std::fputs(line, stderr);
 }
 
 }  // namespace

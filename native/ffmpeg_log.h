@@ -5,7 +5,8 @@
 
 namespace voxmill {
 
-// Installs the callback once per process (FFmpeg has one global logger).
+// Installs the callback once per process (FFmpeg has one global logger). Called from the addon's Init on
+// the main thread; later calls (jobs on pool threads) do nothing.
 void InstallFfmpegLog();
 // The last error FFmpeg logged on this thread, and forgetting it before a new job.
 const std::string& LastFfmpegError();

@@ -56,18 +56,26 @@ void PromiseWorker::OnWorkComplete(Napi::Env env, napi_status status) {
   }
 }
 
+void PromiseWorker::SettleOnce() {
+  // OnOK() settles before resolving, and again in its catch when Resolve() itself throws (an environment
+  // being torn down): the subclass's Settled() must still run exactly once.
+  if (settled_) return;
+  settled_ = true;
+  Settled();
+}
+
 void PromiseWorker::OnOK() {
   Napi::Env env = Env();
   Napi::HandleScope scope(env);
   try {
     Napi::Value value = Result(env);
-    Settled();
+    SettleOnce();
     deferred_.Resolve(value);
   } catch (const Napi::Error& e) {
-    Settled();
+    SettleOnce();
     deferred_.Reject(e.Value());
   } catch (const std::exception& e) {
-    Settled();
+    SettleOnce();
     deferred_.Reject(MakeError(env, "INTERNAL", std::string("internal error: ") + e.what()));
   }
 }
@@ -75,7 +83,7 @@ void PromiseWorker::OnOK() {
 void PromiseWorker::OnError(const Napi::Error& error) {
   Napi::Env env = Env();
   Napi::HandleScope scope(env);
-  Settled();
+  SettleOnce();
   deferred_.Reject(MakeError(env, code_, error.Message()));
 }
 

@@ -23,7 +23,8 @@ class PromiseWorker : public Napi::AsyncWorker {
   virtual void Run() = 0;
   // Builds the resolved value, on the main thread.
   virtual Napi::Value Result(Napi::Env env) = 0;
-  // Called on the main thread once the job settled either way (release references here).
+  // Called on the main thread once the job settled either way (release references here), at most once; when
+  // the environment is already gone it is not called, and ReleaseNative() runs instead.
   virtual void Settled() {}
   // Frees C++-only resources (model context, buffers) without touching N-API; used when the job
   // outlived its environment.
@@ -38,10 +39,12 @@ class PromiseWorker : public Napi::AsyncWorker {
   void OnOK() final;
   void OnError(const Napi::Error& error) final;
   void OnWorkComplete(Napi::Env env, napi_status status) final;
+  void SettleOnce();
 
   Napi::Promise::Deferred deferred_;
   CancelFlag cancel_;
   std::string code_ = "INTERNAL";
+  bool settled_ = false;  // Settled() ran (main thread only)
 };
 
 // Makes an Error object carrying a `code` property.

@@ -4,8 +4,12 @@
 #include <climits>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
+#include "regular_file.h"
 #include "whisper.h"
 #include "whisper_log.h"
 
@@ -53,72 +57,185 @@ whisper_vad_params WhisperParams(const VadOptions& options) {
 }
 
 // whisper.cpp's VAD loader trusts every number in the file: a whisper model or a damaged file passed as the
-// VAD model makes it index past arrays and hit GGML_ASSERT, which aborts the process. So the file's layout is
-// checked first: Silero's architecture exactly as whisper.cpp 1.9.1's VAD graph is written for it (it
-// hard-codes those channel counts and the window), then every tensor record's type, shape and size.
-class ModelReader {
- public:
-  explicit ModelReader(FILE* file) : file_(file) {}
-  bool Int(int32_t& value) { return std::fread(&value, sizeof(value), 1, file_) == 1; }
-  bool Skip(int64_t bytes) { return bytes >= 0 && fseeko(file_, bytes, SEEK_CUR) == 0; }
-  bool AtEnd() {
-    const int c = std::fgetc(file_);
-    if (c == EOF) return true;
-    std::ungetc(c, file_);
-    return false;
-  }
-  int64_t Remaining() {
-    const off_t here = ftello(file_);
-    if (here < 0 || fseeko(file_, 0, SEEK_END) != 0) return -1;
-    const off_t end = ftello(file_);
-    if (fseeko(file_, here, SEEK_SET) != 0) return -1;
-    return static_cast<int64_t>(end - here);
-  }
+// VAD model makes it index past arrays and hit GGML_ASSERT, which aborts the process. It also returns on an
+// unknown, missing or mis-sized tensor without freeing its context (about 900 kB lost per call), and loads
+// a file that repeats one tensor in place of another with the other's weights left uninitialised. So the
+// whole file is read and checked first, and whisper.cpp is given exactly the bytes that were checked (from
+// memory, through its loader API, so the file cannot change between the check and the load): Silero's
+// architecture exactly as whisper.cpp 1.9.1's VAD graph is written for it (it hard-codes those channel
+// counts and the window), then every tensor record against the table below.
 
- private:
-  FILE* file_;
+// The largest file accepted; a real one is 885,098 bytes (Silero v5.1.2 and v6.2.0 alike).
+constexpr int64_t kMaxVadModelBytes = 4 << 20;
+
+struct VadTensorSpec {
+  const char* name;
+  int32_t ne[4];  // ggml order, padded with 1
+  int32_t type;   // 0 = f32, 1 = f16
 };
 
-bool CheckVadModelFile(const std::string& path, std::string& error) {
-  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), std::fclose);
-  if (!file) return true;  // whisper.cpp reports a missing or unreadable file itself, without harm
-  ModelReader in(file.get());
+// Every tensor whisper.cpp 1.9.1's whisper_vad_init_with_params creates, with the shape and type it creates
+// it with (hparams as pinned by kExpectedHparams below), under the name models/convert-silero-vad-to-ggml.py
+// writes it. The converter is the same for every Silero release and squeezes shapes (so the final conv is
+// written as [128] and its bias as a scalar): v5.1.2 and v6.2.0 files have the same records (and the same
+// size, 885,098 bytes, per models/catalog.json). A record may give fewer dimensions than listed when the rest
+// are 1, as the loader compares only the padded shape; its type must be the one listed (the loader would
+// read f32 data into an f16 tensor of the same byte size).
+constexpr VadTensorSpec kVadTensors[] = {
+    {"_model.encoder.0.reparam_conv.weight", {3, 129, 128, 1}, 1},
+    {"_model.encoder.0.reparam_conv.bias", {128, 1, 1, 1}, 0},
+    {"_model.encoder.1.reparam_conv.weight", {3, 128, 64, 1}, 1},
+    {"_model.encoder.1.reparam_conv.bias", {64, 1, 1, 1}, 0},
+    {"_model.encoder.2.reparam_conv.weight", {3, 64, 64, 1}, 1},
+    {"_model.encoder.2.reparam_conv.bias", {64, 1, 1, 1}, 0},
+    {"_model.encoder.3.reparam_conv.weight", {3, 64, 128, 1}, 1},
+    {"_model.encoder.3.reparam_conv.bias", {128, 1, 1, 1}, 0},
+    {"_model.decoder.rnn.weight_ih", {128, 512, 1, 1}, 0},
+    {"_model.decoder.rnn.weight_hh", {128, 512, 1, 1}, 0},
+    {"_model.decoder.rnn.bias_ih", {512, 1, 1, 1}, 0},
+    {"_model.decoder.rnn.bias_hh", {512, 1, 1, 1}, 0},
+    {"_model.decoder.decoder.2.weight", {128, 1, 1, 1}, 1},
+    {"_model.decoder.decoder.2.bias", {1, 1, 1, 1}, 0},
+    {"_model.stft.forward_basis_buffer", {256, 1, 258, 1}, 1},
+};
+constexpr size_t kVadTensorCount = sizeof(kVadTensors) / sizeof(kVadTensors[0]);
+
+// After magic, model type and version (3): window, context, encoder layers (4 x in, out, kernel), LSTM
+// in/hidden, final conv in/out.
+constexpr int32_t kExpectedHparams[] = {512, 64, 4, 129, 128, 3, 128, 64, 3, 64, 64, 3, 64, 128, 3, 128, 128, 128, 1};
+
+// Reads a model image in memory; every read is bounds-checked.
+class ModelReader {
+ public:
+  ModelReader(const char* data, size_t size) : data_(data), size_(size) {}
+  bool Int(int32_t& value) {
+    if (size_ - pos_ < sizeof(value)) return false;
+    std::memcpy(&value, data_ + pos_, sizeof(value));
+    pos_ += sizeof(value);
+    return true;
+  }
+  bool Bytes(size_t count, const char*& out) {
+    if (size_ - pos_ < count) return false;
+    out = data_ + pos_;
+    pos_ += count;
+    return true;
+  }
+  bool Skip(size_t count) {
+    const char* ignored = nullptr;
+    return Bytes(count, ignored);
+  }
+  bool AtEnd() const { return pos_ == size_; }
+
+ private:
+  const char* data_;
+  size_t size_;
+  size_t pos_ = 0;
+};
+
+// whisper.cpp's loader interface over the checked bytes. Like its own file loader, a read past the end
+// reports the full size and sets eof (which is how the loader finds the end of the tensor records); the
+// missing bytes read as zeros.
+struct MemoryLoader {
+  const char* data;
+  size_t size;
+  size_t pos = 0;
+  bool eof = false;
+
+  static size_t Read(void* ctx, void* output, size_t readSize) {
+    auto* self = static_cast<MemoryLoader*>(ctx);
+    const size_t available = std::min(readSize, self->size - self->pos);
+    if (available > 0) std::memcpy(output, self->data + self->pos, available);
+    if (available < readSize) {
+      std::memset(static_cast<char*>(output) + available, 0, readSize - available);
+      self->eof = true;
+    }
+    self->pos += available;
+    return readSize;
+  }
+  static bool Eof(void* ctx) { return static_cast<MemoryLoader*>(ctx)->eof; }
+  static void Close(void* /*ctx*/) {}
+};
+
+// Reads the whole file at `path` (which must be a regular file, opened without blocking: a FIFO must not
+// hang the worker thread) into `bytes`.
+bool ReadVadModelFile(const std::string& path, std::vector<char>& bytes, std::string& error) {
+  const std::string prefix = "cannot load the VAD model " + path + ": ";
+  RegularFile opened;
+  if (!OpenRegularFile(path, opened)) {
+    error = prefix + (opened.error != 0 ? std::strerror(opened.error)
+                                        : "not a regular file (a directory, FIFO, socket or device)");
+    return false;
+  }
+  std::unique_ptr<FILE, int (*)(FILE*)> file(opened.file, std::fclose);
+  if (opened.size > kMaxVadModelBytes) {
+    error = prefix + "not a Silero VAD model in ggml format (" + std::to_string(opened.size) + " bytes, too large)";
+    return false;
+  }
+  // One byte more than stat() said, to notice a file that grew meanwhile; the check below sees the bytes read.
+  bytes.resize(static_cast<size_t>(opened.size) + 1);
+  const size_t got = std::fread(bytes.data(), 1, bytes.size(), file.get());
+  if (std::ferror(file.get())) {
+    error = prefix + "read error";
+    return false;
+  }
+  if (got > static_cast<size_t>(opened.size)) {
+    error = prefix + "the file changed while it was read";
+    return false;
+  }
+  bytes.resize(got);
+  return true;
+}
+
+bool CheckVadModel(const std::vector<char>& bytes, const std::string& path, std::string& error) {
+  ModelReader in(bytes.data(), bytes.size());
   auto bad = [&](const std::string& why) {
     error = "cannot load the VAD model " + path + ": not a Silero VAD model in ggml format (" + why + ")";
     return false;
   };
   int32_t magic = 0, typeLength = 0;
   if (!in.Int(magic) || static_cast<uint32_t>(magic) != 0x67676d6c) return bad("bad magic");
-  if (!in.Int(typeLength) || typeLength < 1 || typeLength > 64 || !in.Skip(typeLength)) return bad("bad model type");
-  // version (3), window, context, encoder layers (4 x in, out, kernel), LSTM in/hidden, final conv in/out.
-  constexpr int32_t kExpected[] = {512, 64, 4, 129, 128, 3, 128, 64, 3, 64, 64, 3, 64, 128, 3, 128, 128, 128, 1};
+  if (!in.Int(typeLength) || typeLength < 1 || typeLength > 64 || !in.Skip(static_cast<size_t>(typeLength))) {
+    return bad("bad model type");
+  }
   int32_t version[3];
   for (int32_t& v : version) {
     if (!in.Int(v)) return bad("truncated header");
   }
-  for (int32_t expected : kExpected) {
+  for (int32_t expected : kExpectedHparams) {
     int32_t value = 0;
     if (!in.Int(value)) return bad("truncated header");
     if (value != expected) return bad("unexpected hyperparameters");
   }
-  int tensors = 0;
+  bool seen[kVadTensorCount] = {};
+  size_t found = 0;
   while (!in.AtEnd()) {
     int32_t dims = 0, nameLength = 0, type = 0;
     if (!in.Int(dims) || !in.Int(nameLength) || !in.Int(type)) return bad("truncated tensor header");
     if (dims < 0 || dims > 4 || nameLength < 1 || nameLength > 256) return bad("bad tensor header");
-    if (type != 0 && type != 1) return bad("tensor type other than f32/f16");
-    int64_t elements = 1;
+    int32_t ne[4] = {1, 1, 1, 1};
     for (int32_t d = 0; d < dims; d++) {
-      int32_t n = 0;
-      if (!in.Int(n) || n < 1 || n > (1 << 20)) return bad("bad tensor shape");
-      elements *= n;
-      if (elements > (int64_t{1} << 30)) return bad("tensor too large");
+      if (!in.Int(ne[d])) return bad("truncated tensor header");
     }
-    const int64_t bytes = elements * (type == 0 ? 4 : 2);
-    if (in.Remaining() < nameLength + bytes || !in.Skip(nameLength + bytes)) return bad("truncated tensor data");
-    tensors++;
+    const char* nameBytes = nullptr;
+    if (!in.Bytes(static_cast<size_t>(nameLength), nameBytes)) return bad("truncated tensor header");
+    const std::string name(nameBytes, static_cast<size_t>(nameLength));
+    size_t index = 0;
+    while (index < kVadTensorCount && name != kVadTensors[index].name) index++;
+    if (index == kVadTensorCount) return bad("unknown tensor");
+    const VadTensorSpec& spec = kVadTensors[index];
+    if (seen[index]) return bad("tensor " + name + " appears twice");
+    seen[index] = true;
+    found++;
+    if (type != spec.type) return bad("tensor " + name + " has the wrong type");
+    int64_t elements = 1;
+    for (int d = 0; d < 4; d++) {
+      if (ne[d] != spec.ne[d]) return bad("tensor " + name + " has the wrong shape");
+      elements *= ne[d];
+    }
+    if (!in.Skip(static_cast<size_t>(elements) * (type == 0 ? 4 : 2))) return bad("truncated tensor data");
   }
-  if (tensors == 0) return bad("no weights");
+  if (found == 0) return bad("no weights");
+  if (found != kVadTensorCount) return bad("missing tensors");
   return true;
 }
 
@@ -129,9 +246,17 @@ VadContext LoadVad(const VadOptions& options, std::string& error) {
   whisper_vad_context_params contextParams = whisper_vad_default_context_params();
   contextParams.n_threads = std::max(1, options.threads);
   contextParams.use_gpu = false;
-  if (!CheckVadModelFile(options.modelPath, error)) return nullptr;
+  std::vector<char> bytes;
+  if (!ReadVadModelFile(options.modelPath, bytes, error)) return nullptr;
+  if (!CheckVadModel(bytes, options.modelPath, error)) return nullptr;
   ResetThreadLog();
-  VadContext vad(whisper_vad_init_from_file_with_params(options.modelPath.c_str(), contextParams));
+  MemoryLoader source{bytes.data(), bytes.size()};
+  whisper_model_loader loader = {};
+  loader.context = &source;
+  loader.read = &MemoryLoader::Read;
+  loader.eof = &MemoryLoader::Eof;
+  loader.close = &MemoryLoader::Close;
+  VadContext vad(whisper_vad_init_with_params(&loader, contextParams));
   if (!vad) {
     error = "cannot load the VAD model " + options.modelPath;
     const std::string log = ThreadLog();

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 
 #include "whisper.h"
 
@@ -21,14 +22,18 @@ int StderrLevel() {
   return std::strcmp(value, "1") == 0 ? 1 : 0;
 }
 
-void OnLog(enum ggml_log_level level, const char* text, void* /*user*/) {
+void OnLog(enum ggml_log_level level, const char* text, void* /*user*/) noexcept {
   static const int toStderr = StderrLevel();
   if (text == nullptr) return;
-  const bool important = level == GGML_LOG_LEVEL_ERROR || level == GGML_LOG_LEVEL_WARN;
-  if (important && threadLog.size() < kMaxThreadLog) {
-    threadLog.append(text, strnlen(text, kMaxThreadLog - threadLog.size()));
+  // Called from C (ggml/whisper.cpp): nothing may escape, so a failed allocation only loses the message.
+  try {
+    const bool important = level == GGML_LOG_LEVEL_ERROR || level == GGML_LOG_LEVEL_WARN;
+    if (important && threadLog.size() < kMaxThreadLog) {
+      threadLog.append(text, strnlen(text, kMaxThreadLog - threadLog.size()));
+    }
+    if (toStderr == 2 || (toStderr == 1 && important)) std::fputs(text, stderr);
+  } catch (...) {
   }
-  if (toStderr == 2 || (toStderr == 1 && important)) std::fputs(text, stderr);
 }
 
 }  // namespace

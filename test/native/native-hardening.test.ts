@@ -1,0 +1,338 @@
+// The addon runs inside other people's servers: a caller's odd input must end in a typed error, never a
+// crash, a hang or a leak. Each test here reproduces one way that used to go wrong.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { Worker } from 'node:worker_threads';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type NativeSpeechRegion, native } from '../../src/native.js';
+import { repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+const vadModel = sharedModel('whisper/ggml-silero-v6.2.0.bin');
+const addonPath = process.env.VOXMILL_ADDON_PATH ?? join(repoRoot, 'build', 'Release', 'voxmill.node');
+
+async function failure(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(Error);
+  return error as { code: string; message: string };
+}
+
+/** A 16-bit PCM WAV of `seconds` of a tone, built in memory. */
+function wav(seconds: number, rate = 48000, channels = 2): Uint8Array {
+  const frames = rate * seconds;
+  const data = frames * channels * 2;
+  const bytes = new Uint8Array(44 + data);
+  const view = new DataView(bytes.buffer);
+  const tag = (at: number, text: string) => {
+    for (let i = 0; i < 4; i++) bytes[at + i] = text.charCodeAt(i);
+  };
+  tag(0, 'RIFF');
+  view.setUint32(4, 36 + data, true);
+  tag(8, 'WAVE');
+  tag(12, 'fmt ');
+  view.setUint32(16, 16, true);
+  view.setUint16(20, 1, true);
+  view.setUint16(22, channels, true);
+  view.setUint32(24, rate, true);
+  view.setUint32(28, rate * channels * 2, true);
+  view.setUint16(32, channels * 2, true);
+  view.setUint16(34, 16, true);
+  tag(36, 'data');
+  view.setUint32(40, data, true);
+  for (let i = 0; i < frames; i++) {
+    const v = Math.round(Math.sin(i * 0.05) * 8000);
+    for (let c = 0; c < channels; c++) view.setInt16(44 + (i * channels + c) * 2, v, true);
+  }
+  return bytes;
+}
+
+describe('decodeAudio owns a copy of its input', () => {
+  it('a buffer overwritten while the job runs does not change the result', async () => {
+    const bytes = wav(20);
+    const reference = await native().decodeAudio(bytes, 3600).promise;
+    const job = native().decodeAudio(bytes, 3600);
+    bytes.fill(0);
+    const decoded = await job.promise;
+    expect(decoded.samples.length).toBe(reference.samples.length);
+    expect(Buffer.from(decoded.samples.buffer).equals(Buffer.from(reference.samples.buffer))).toBe(true);
+  });
+
+  it('a buffer transferred away and collected while the job runs does not crash the process', async () => {
+    for (const stereo of [false, true]) {
+      let bytes: Uint8Array | undefined = wav(600);
+      const job = native().decodeAudio(bytes, 3600, stereo);
+      structuredClone(bytes.buffer, { transfer: [bytes.buffer as ArrayBuffer] });
+      expect(bytes.byteLength).toBe(0);
+      bytes = undefined;
+      gc();
+      gc();
+      const decoded = await job.promise;
+      expect(decoded.samples.length).toBe(600 * 16000);
+      if (stereo) expect(decoded.stereo?.left.length).toBe(600 * 16000);
+    }
+  });
+
+  it('a resizable buffer shrunk to nothing while the job runs does not crash the process', async () => {
+    const source = wav(300);
+    // ES2024 (resizable buffers) is newer than the project's lib setting.
+    const Resizable = ArrayBuffer as unknown as new (
+      length: number,
+      options: { maxByteLength: number },
+    ) => ArrayBuffer & { resize(length: number): void };
+    const buffer = new Resizable(source.length, { maxByteLength: source.length });
+    const bytes = new Uint8Array(buffer);
+    bytes.set(source);
+    const job = native().decodeAudio(bytes, 3600);
+    buffer.resize(0);
+    gc();
+    await expect(job.promise).resolves.toMatchObject({ sampleRate: 48000, channels: 2 });
+  });
+});
+
+describe('a path that is not a regular file fails at once, never blocks', () => {
+  let dir: string;
+  let fifo: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'voxmill-hardening-'));
+    fifo = join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('decodeAudio: a FIFO with no writer', async () => {
+    const started = Date.now();
+    const error = await failure(native().decodeAudio(fifo, 10).promise);
+    expect(error.code).toBe('AUDIO_DECODE_FAILED');
+    expect(error.message).toMatch(/not a regular file/);
+    expect(error.message).toContain(fifo);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('decodeAudio: a character device', async () => {
+    const error = await failure(native().decodeAudio('/dev/zero', 10).promise);
+    expect(error.code).toBe('AUDIO_DECODE_FAILED');
+    expect(error.message).toMatch(/not a regular file/);
+  });
+
+  it.each([
+    ['a FIFO with no writer', () => fifo],
+    ['a character device', () => '/dev/zero'],
+    ['a directory', () => dir],
+  ])('detectSpeech: the VAD model is %s', async (_name, path) => {
+    const started = Date.now();
+    const error = await failure(native().detectSpeech(new Float32Array(16000), { modelPath: path() }).promise);
+    expect(error.code).toBe('MODEL_LOAD_FAILED');
+    expect(error.message).toMatch(/not a regular file/);
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('detectSpeech: a missing VAD model names the path and the reason', async () => {
+    const path = join(dir, 'missing.bin');
+    const error = await failure(native().detectSpeech(new Float32Array(16000), { modelPath: path }).promise);
+    expect(error.code).toBe('MODEL_LOAD_FAILED');
+    expect(error.message).toContain(path);
+    expect(error.message).toMatch(/No such file/);
+  });
+});
+
+// --- Silero model files, taken apart and put together again --------------------------------------------
+
+interface TensorRecord {
+  name: string;
+  type: number;
+  ne: number[];
+  data: Buffer;
+}
+
+function parseVadModel(file: Buffer): { header: Buffer; records: TensorRecord[] } {
+  let p = 8 + file.readInt32LE(4) + (3 + 19) * 4;
+  const header = file.subarray(0, p);
+  const records: TensorRecord[] = [];
+  while (p < file.length) {
+    const dims = file.readInt32LE(p);
+    const nameLength = file.readInt32LE(p + 4);
+    const type = file.readInt32LE(p + 8);
+    p += 12;
+    const ne: number[] = [];
+    for (let d = 0; d < dims; d++, p += 4) ne.push(file.readInt32LE(p));
+    const name = file.subarray(p, p + nameLength).toString('latin1');
+    p += nameLength;
+    const bytes = ne.reduce((a, b) => a * b, 1) * (type === 0 ? 4 : 2);
+    records.push({ name, type, ne, data: file.subarray(p, p + bytes) });
+    p += bytes;
+  }
+  return { header, records };
+}
+
+function writeVadModel(header: Buffer, records: TensorRecord[]): Buffer {
+  const parts: Buffer[] = [header];
+  for (const r of records) {
+    const head = Buffer.alloc(12 + 4 * r.ne.length);
+    head.writeInt32LE(r.ne.length, 0);
+    head.writeInt32LE(Buffer.byteLength(r.name, 'latin1'), 4);
+    head.writeInt32LE(r.type, 8);
+    for (const [i, n] of r.ne.entries()) head.writeInt32LE(n, 12 + 4 * i);
+    parts.push(head, Buffer.from(r.name, 'latin1'), r.data);
+  }
+  return Buffer.concat(parts);
+}
+
+describe('the VAD model is checked completely before whisper.cpp loads it', () => {
+  let dir: string;
+  let jfk: Float32Array;
+  let reference: NativeSpeechRegion[];
+  let header: Buffer;
+  let records: TensorRecord[];
+  const detect = (modelPath: string, samples = jfk) => native().detectSpeech(samples, { modelPath }).promise;
+  const named = (part: string) => records.find((r) => r.name.includes(part))!;
+  const replaced = (target: TensorRecord, by: TensorRecord) => records.map((r) => (r === target ? by : r));
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'voxmill-vad-layout-'));
+    jfk = (await native().decodeAudio(sharedAudio('jfk.wav'), 3600).promise).samples;
+    reference = await detect(vadModel);
+    ({ header, records } = parseVadModel(readFileSync(vadModel)));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('reads the real model as whisper.cpp 1.9.1 expects it (15 tensors)', () => {
+    expect(records).toHaveLength(15);
+    expect(reference).toHaveLength(4);
+    expect(writeVadModel(header, records).equals(readFileSync(vadModel))).toBe(true);
+  });
+
+  it.each([
+    ['tensors in another order', () => [...records].reverse()],
+    [
+      'shapes written with extra dimensions of 1',
+      () => records.map((r) => (r.ne.length < 3 ? { ...r, ne: [...(r.ne.length === 0 ? [1] : r.ne), 1] } : r)),
+    ],
+  ])('accepts %s, with the same result', async (_name, make) => {
+    const path = join(dir, 'variant.bin');
+    await writeFile(path, writeVadModel(header, make()));
+    expect(await detect(path)).toEqual(reference);
+  });
+
+  const hostile: [string, () => Buffer, RegExp][] = [
+    [
+      'a renamed tensor',
+      () => writeVadModel(header, replaced(records[0]!, { ...records[0]!, name: `${records[0]!.name.slice(0, -1)}T` })),
+      /unknown tensor/,
+    ],
+    ['a missing tensor', () => writeVadModel(header, records.slice(0, -1)), /missing tensors/],
+    [
+      'a tensor repeated in place of another of the same shape',
+      () => writeVadModel(header, replaced(named('weight_hh'), named('weight_ih'))),
+      /appears twice/,
+    ],
+    ['a tensor repeated at the end', () => writeVadModel(header, [...records, records[0]!]), /appears twice/],
+    [
+      'an f16 tensor stored as f32',
+      () => {
+        const f16 = records.find((r) => r.type === 1)!;
+        return writeVadModel(header, replaced(f16, { ...f16, type: 0, data: Buffer.alloc(f16.data.length * 2) }));
+      },
+      /wrong type/,
+    ],
+    [
+      'a transposed tensor (same size, other shape)',
+      () => {
+        const ih = named('weight_ih');
+        return writeVadModel(header, replaced(ih, { ...ih, ne: [...ih.ne].reverse() }));
+      },
+      /wrong shape/,
+    ],
+    [
+      'a tensor of another size',
+      () => {
+        const bias = named('bias_ih');
+        return writeVadModel(header, replaced(bias, { ...bias, ne: [256], data: bias.data.subarray(0, 1024) }));
+      },
+      /wrong shape/,
+    ],
+    ['no tensors at all', () => Buffer.from(header), /no weights/],
+    ['a truncated last tensor', () => writeVadModel(header, records).subarray(0, -1), /truncated/],
+    [
+      'a stray byte after the last tensor',
+      () => Buffer.concat([writeVadModel(header, records), Buffer.alloc(1)]),
+      /truncated/,
+    ],
+    ['a file of 5 MB', () => Buffer.concat([writeVadModel(header, records), Buffer.alloc(5 << 20)]), /too large/],
+  ];
+
+  it.each(hostile)('rejects %s with MODEL_LOAD_FAILED', async (_name, make, why) => {
+    const path = join(dir, 'hostile.bin');
+    await writeFile(path, make());
+    const error = await failure(detect(path));
+    expect(error.code).toBe('MODEL_LOAD_FAILED');
+    expect(error.message).toContain(path);
+    expect(error.message).toMatch(why);
+  });
+
+  it('a rejected model leaks nothing (300 loads of a model missing a tensor)', async () => {
+    // whisper.cpp's loader returned without freeing its context here: 230 MB over 300 calls.
+    const path = join(dir, 'missing.bin');
+    await writeFile(path, writeVadModel(header, records.slice(0, -1)));
+    const second = jfk.subarray(0, 16000);
+    for (let i = 0; i < 20; i++) await detect(path, second).catch(() => {});
+    const before = process.memoryUsage().rss;
+    for (let i = 0; i < 300; i++) await detect(path, second).catch(() => {});
+    const growth = (process.memoryUsage().rss - before) / 1e6;
+    console.log(`RSS growth over 300 rejected VAD loads: ${growth.toFixed(1)} MB`);
+    expect(growth).toBeLessThan(30);
+  });
+});
+
+describe('a worker thread terminated mid-job', () => {
+  it('a streaming encode whose result cannot be delivered frees its output', async () => {
+    // The worker encodes 10 minutes at 48 kHz to pcm16 at 44.1 kHz (53 MB of output) and is terminated
+    // while that runs; the output used to be lost with the environment, every time.
+    const script = `
+      const { parentPort } = require('node:worker_threads');
+      const addon = require(${JSON.stringify(addonPath)});
+      const samples = new Float32Array(48000 * 600);
+      for (let i = 0; i < samples.length; i++) samples[i] = Math.sin(i * 0.05) * 0.3;
+      const encoder = new addon.AudioEncoder({ format: 'pcm16', inputSampleRate: 48000, outputSampleRate: 44100, whole: false });
+      encoder.encode(samples).promise.then(() => {}, () => {});
+      parentPort.postMessage('started');
+    `;
+    const once = async () => {
+      const worker = new Worker(script, { eval: true });
+      await new Promise((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      });
+      await new Promise((r) => setTimeout(r, 100));
+      await worker.terminate();
+    };
+    await once();
+    const before = process.memoryUsage().rss;
+    for (let i = 0; i < 3; i++) await once();
+    const growth = (process.memoryUsage().rss - before) / 1e6;
+    console.log(`RSS growth over 3 terminated streaming encodes: ${growth.toFixed(1)} MB`);
+    expect(growth).toBeLessThan(60);
+    // The process is healthy afterwards.
+    const encoder = new (native().AudioEncoder)({
+      format: 'wav',
+      inputSampleRate: 16000,
+      outputSampleRate: 16000,
+      whole: true,
+    });
+    await encoder.encode(new Float32Array(1600)).promise;
+    expect((await encoder.finish().promise).length).toBe(44 + 3200);
+  });
+});
