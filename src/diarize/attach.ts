@@ -13,7 +13,7 @@ export class TurnIndex {
 
   /** Most overlap, else the nearest turn; undefined when there are no turns. */
   speakerAt(start: number, end: number): string | undefined {
-    const { turns } = this;
+    const turns = this.turns;
     if (turns.length === 0) return undefined;
     // Queries may step back a little (a word inside the previous segment's span): rewind while needed.
     while (this.next > 0 && (turns[this.next - 1] as SpeakerTurn).end > start) this.next--;
