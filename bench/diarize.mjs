@@ -21,11 +21,11 @@
 // Raw results go to bench/out/diarize-<timestamp>.json.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { pathToFileURL } from 'node:url';
+import { distEntry, ensureDist, median, root } from './lib.mjs';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const shared = resolve(root, process.env.VOXMILL_TEST_DATA ?? '../shared');
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(name);
@@ -37,10 +37,8 @@ const repeats = flag('--quick') ? 1 : value('--repeats', 3);
 const threads = value('--threads', undefined);
 const json = flag('--json');
 
-const voxmill = await import(join(root, 'dist', 'index.js')).catch((error) => {
-  console.error(`bench:diarize: cannot import dist/ (${error.message}); run 'npm run build:ts' first`);
-  process.exit(1);
-});
+ensureDist();
+const voxmill = await import(pathToFileURL(distEntry).href);
 const model = join(root, 'test', 'fixtures', 'models', 'ggml-tiny.en-random.bin');
 const vadModel = join(shared, 'models', 'whisper', 'ggml-silero-v6.2.0.bin');
 const gb0 = join(shared, 'audio', 'gb0.wav');
@@ -52,11 +50,6 @@ const time = async (work) => {
   const started = performance.now();
   const result = await work();
   return { ms: performance.now() - started, result };
-};
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 };
 
 // Warm-up: the model loads, the diarization worker starts.

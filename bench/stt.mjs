@@ -43,23 +43,13 @@
 //
 // Raw results go to bench/out/stt-<timestamp>.json.
 import { spawn, spawnSync } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { collectOutput, distEntry, ensureDist, median, ownMemory, root } from './lib.mjs';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const distEntry = join(root, 'dist', 'index.js');
 const self = fileURLToPath(import.meta.url);
 
 const MODELS = {
@@ -75,17 +65,6 @@ const WALL_RATIO_TARGET = 1.05;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Child side: runs in a fresh Node process per measurement.
-
-/** VmHWM and VmRSS of this process in kB (Linux); elsewhere maxRSS from getrusage and the current rss. */
-function ownMemory() {
-  try {
-    const status = readFileSync('/proc/self/status', 'utf8');
-    const field = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]);
-    return { hwmKb: field('VmHWM'), rssKb: field('VmRSS') };
-  } catch {
-    return { hwmKb: process.resourceUsage().maxRSS, rssKb: Math.round(process.memoryUsage().rss / 1024) };
-  }
-}
 
 async function child(task) {
   const started = performance.now();
@@ -194,24 +173,6 @@ function parseArgs(argv) {
   return options;
 }
 
-function newestMtime(dir) {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-/** dist/ is what the child imports: rebuild it when it is missing or older than src/. */
-function ensureDist() {
-  if (existsSync(distEntry) && statSync(distEntry).mtimeMs >= newestMtime(join(root, 'src'))) return;
-  process.stderr.write('dist/ is missing or older than src/: tsc -p tsconfig.build.json\n');
-  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
-  if (result.status !== 0) throw new Error('tsc failed; fix the build first');
-}
-
 function ensureFixtures(models) {
   const missing = models.filter((m) => !existsSync(fixturePath(m)));
   if (missing.length === 0) return;
@@ -238,17 +199,6 @@ function hasGnuTime() {
 }
 
 /** Accumulates a child's stdout and stderr as text; read the fields once it has closed. */
-function collectOutput(proc) {
-  const output = { stdout: '', stderr: '' };
-  proc.stdout.setEncoding('utf8').on('data', (d) => {
-    output.stdout += d;
-  });
-  proc.stderr.setEncoding('utf8').on('data', (d) => {
-    output.stderr += d;
-  });
-  return output;
-}
-
 /**
  * Runs one process to its end: wall time from spawn to exit and its peak RSS. With GNU time the peak is the
  * kernel's ru_maxrss of the measured process (time itself is a separate, tiny process).
@@ -359,13 +309,6 @@ async function runVoxmill(c, settings, ctx) {
     ...rest,
   };
 }
-
-const median = (values) => {
-  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 
 function summarize(c, runs) {
   const cli = (key) => median(runs.map((r) => r.cli[key]));

@@ -33,26 +33,15 @@
 // The exit status is 1 on errors (a child failed, or the two sides made different amounts of audio), never for a
 // missed target. Raw results go to bench/out/tts-<timestamp>.json.
 import { spawn, spawnSync } from 'node:child_process';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { collectOutput, ensureDist, median, ownMemory, root } from './lib.mjs';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const distDir = join(root, 'dist');
-const distEntry = join(distDir, 'index.js');
 const self = fileURLToPath(import.meta.url);
 const require = createRequire(import.meta.url);
 
@@ -131,17 +120,6 @@ const WARM_TEXT = 'Bread is one of the oldest prepared foods.';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Child side: runs in a fresh Node process per measurement.
-
-/** VmRSS, VmHWM, RssAnon and RssFile of this process in kB (Linux); elsewhere the rss and maxRSS Node reports. */
-function ownMemory() {
-  try {
-    const status = readFileSync('/proc/self/status', 'utf8');
-    const field = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]);
-    return { rssKb: field('VmRSS'), hwmKb: field('VmHWM'), anonKb: field('RssAnon'), fileKb: field('RssFile') };
-  } catch {
-    return { rssKb: Math.round(process.memoryUsage().rss / 1024), hwmKb: process.resourceUsage().maxRSS };
-  }
-}
 
 /** RSS once the main isolate's garbage is gone (the memory child runs with --expose-gc). */
 function settledMemory() {
@@ -417,24 +395,6 @@ function parseArgs(argv) {
   return options;
 }
 
-function newestMtime(dir) {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-/** dist/ is what the children import: rebuild it when it is missing or older than src/. */
-function ensureDist() {
-  if (existsSync(distEntry) && statSync(distEntry).mtimeMs >= newestMtime(join(root, 'src'))) return;
-  process.stderr.write('dist/ is missing or older than src/: tsc -p tsconfig.build.json\n');
-  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
-  if (result.status !== 0) throw new Error('tsc failed; fix the build first');
-}
-
 function ensureFixtures() {
   const needed = [join(benchVoicesDir, `${HEAVY.variant}.onnx`), join(fixtureVoicesDir, `${LIGHT.variant}.onnx`)];
   if (needed.every((path) => existsSync(path))) return;
@@ -447,17 +407,6 @@ function ensureFixtures() {
 }
 
 /** Accumulates a child's stdout and stderr as text; read the fields once it has closed. */
-function collectOutput(proc) {
-  const output = { stdout: '', stderr: '' };
-  proc.stdout.setEncoding('utf8').on('data', (d) => {
-    output.stdout += d;
-  });
-  proc.stderr.setEncoding('utf8').on('data', (d) => {
-    output.stderr += d;
-  });
-  return output;
-}
-
 /** Runs one measurement in a fresh Node process and returns what it printed after `@@result`. */
 async function runChild(task, nodeArgs = []) {
   const proc = spawn(process.execPath, [...nodeArgs, self, '--child', JSON.stringify(task)], {
@@ -475,12 +424,6 @@ async function runChild(task, nodeArgs = []) {
   return JSON.parse(line.slice('@@result '.length));
 }
 
-const median = (values) => {
-  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
 const spread = (values) => [Math.min(...values), Math.max(...values)];
 
 function summarizeRtf(runs) {
