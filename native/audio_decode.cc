@@ -1,5 +1,6 @@
 #include "audio_decode.h"
 
+#include "ffmpeg_compat.h"
 #include "ffmpeg_log.h"
 #include "regular_file.h"
 
@@ -22,13 +23,6 @@ extern "C" {
 #include <libswresample/swresample.h>
 }
 
-// FFmpeg 5.1 replaced the channel-layout bitmask API with AVChannelLayout; Ubuntu 22.04 still ships 4.4.
-#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(57, 24, 100)
-#define VOXMILL_CH_LAYOUT 1
-#else
-#define VOXMILL_CH_LAYOUT 0
-#endif
-
 namespace voxmill {
 namespace {
 
@@ -40,12 +34,6 @@ constexpr int kMaxChannels = 64;
 constexpr int kMaxSourceRate = 768000;
 // Corrupt packets are skipped like the ffmpeg CLI does, but a stream that is mostly garbage fails.
 constexpr int kMaxDecodeErrors = 64;
-
-std::string AvError(int code) {
-  char buffer[AV_ERROR_MAX_STRING_SIZE] = {0};
-  av_strerror(code, buffer, sizeof(buffer));
-  return buffer;
-}
 
 // --- byte sources behind a custom AVIOContext: seekable, so an m4a whose index sits at the end
 // decodes from memory, and no file name reaches FFmpeg (format comes from the bytes alone) ---------

@@ -1,5 +1,6 @@
 #include "audio_encode.h"
 
+#include "ffmpeg_compat.h"
 #include "ffmpeg_log.h"
 
 #include <algorithm>
@@ -18,13 +19,6 @@ extern "C" {
 #include <libavutil/samplefmt.h>
 #include <libswresample/swresample.h>
 }
-
-// FFmpeg 5.1 replaced the channel-layout bitmask API with AVChannelLayout; Ubuntu 22.04 still ships 4.4.
-#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(57, 24, 100)
-#define VOXMILL_CH_LAYOUT 1
-#else
-#define VOXMILL_CH_LAYOUT 0
-#endif
 
 namespace voxmill {
 namespace {
@@ -56,12 +50,6 @@ constexpr int kOpusRates[] = {8000, 12000, 16000, 24000, 48000};
 // overhead (27 bytes + lacing per page) near 5 % at 32 kb/s instead of over 30 % with one page per
 // 20 ms packet, and still lets a client start playback within a tenth of a second of a page.
 constexpr const char* kOggPageDuration = "100000";
-
-std::string AvError(int code) {
-  char buffer[AV_ERROR_MAX_STRING_SIZE] = {0};
-  av_strerror(code, buffer, sizeof(buffer));
-  return buffer;
-}
 
 template <size_t N>
 bool OneOf(int value, const int (&list)[N]) {

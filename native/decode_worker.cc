@@ -67,16 +67,6 @@ class DecodeWorker final : public PromiseWorker {
   std::vector<uint8_t> input_;
 };
 
-// A job that failed before it started, in the shape every job has.
-Napi::Object RejectedJob(Napi::Env env, const char* code, const std::string& message) {
-  Napi::Promise::Deferred deferred = Napi::Promise::Deferred::New(env);
-  deferred.Reject(MakeError(env, code, message));
-  Napi::Object job = Napi::Object::New(env);
-  job.Set("promise", deferred.Promise());
-  job.Set("abort", Napi::Function::New(env, [](const Napi::CallbackInfo& info) { return info.Env().Undefined(); }));
-  return job;
-}
-
 }  // namespace
 
 Napi::Float32Array AdoptSamples(Napi::Env env, std::vector<float>&& samples) {

@@ -180,25 +180,16 @@ const char* AudioEncoderWrap::Refusal() const {
   return nullptr;
 }
 
-Napi::Object AudioEncoderWrap::Rejected(Napi::Env env, const char* code, const std::string& message) {
-  Napi::Promise::Deferred deferred = Napi::Promise::Deferred::New(env);
-  deferred.Reject(MakeError(env, code, message));
-  Napi::Object job = Napi::Object::New(env);
-  job.Set("promise", deferred.Promise());
-  job.Set("abort", Napi::Function::New(env, [](const Napi::CallbackInfo& info) { return info.Env().Undefined(); }));
-  return job;
-}
-
 Napi::Value AudioEncoderWrap::Encode(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsTypedArray() ||
       info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array) {
-    return Rejected(env, "INVALID_ARGUMENT", "encode(samples): samples must be a Float32Array");
+    return RejectedJob(env, "INVALID_ARGUMENT", "encode(samples): samples must be a Float32Array");
   }
   if (const char* refusal = Refusal()) {
-    return Rejected(env, refusal,
-                    closed_ ? "the encoder was finished, disposed, or failed earlier"
-                            : "another encode() or finish() is still running; await it first");
+    return RejectedJob(env, refusal,
+                       closed_ ? "the encoder was finished, disposed, or failed earlier"
+                               : "another encode() or finish() is still running; await it first");
   }
   // Copied rather than borrowed: chunks are small (a sentence of speech is a few hundred KB at most),
   // and a copy cannot be changed or freed under the worker thread (a transferred or reused buffer).
@@ -207,8 +198,8 @@ Napi::Value AudioEncoderWrap::Encode(const Napi::CallbackInfo& info) {
   try {
     samples.assign(array.Data(), array.Data() + array.ElementLength());
   } catch (const std::bad_alloc&) {
-    return Rejected(env, "OUT_OF_MEMORY",
-                    "out of memory copying " + std::to_string(array.ElementLength()) + " samples");
+    return RejectedJob(env, "OUT_OF_MEMORY",
+                       "out of memory copying " + std::to_string(array.ElementLength()) + " samples");
   }
   auto* worker = new AudioEncoderEncodeWorker(env, this, Value(), encoder_, std::move(samples));
   Napi::Object job = worker->Start();
@@ -219,9 +210,9 @@ Napi::Value AudioEncoderWrap::Encode(const Napi::CallbackInfo& info) {
 Napi::Value AudioEncoderWrap::Finish(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (const char* refusal = Refusal()) {
-    return Rejected(env, refusal,
-                    closed_ ? "the encoder was finished, disposed, or failed earlier"
-                            : "another encode() or finish() is still running; await it first");
+    return RejectedJob(env, refusal,
+                       closed_ ? "the encoder was finished, disposed, or failed earlier"
+                               : "another encode() or finish() is still running; await it first");
   }
   auto* worker = new AudioEncoderFinishWorker(env, this, Value(), encoder_);
   Napi::Object job = worker->Start();

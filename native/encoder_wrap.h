@@ -29,7 +29,6 @@ class AudioEncoderWrap : public Napi::ObjectWrap<AudioEncoderWrap> {
   Napi::Value Dispose(const Napi::CallbackInfo& info);
 
   // A job that is already settled: { promise: rejected with `code`, abort: no-op }.
-  static Napi::Object Rejected(Napi::Env env, const char* code, const std::string& message);
   // Why a new job cannot start now, or nullptr.
   const char* Refusal() const;
 

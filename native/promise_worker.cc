@@ -93,4 +93,13 @@ Napi::Value MakeError(Napi::Env env, const std::string& code, const std::string&
   return error.Value();
 }
 
+Napi::Object RejectedJob(Napi::Env env, const char* code, const std::string& message) {
+  Napi::Promise::Deferred deferred = Napi::Promise::Deferred::New(env);
+  deferred.Reject(MakeError(env, code, message));
+  Napi::Object job = Napi::Object::New(env);
+  job.Set("promise", deferred.Promise());
+  job.Set("abort", Napi::Function::New(env, [](const Napi::CallbackInfo& info) { return info.Env().Undefined(); }));
+  return job;
+}
+
 }  // namespace voxmill

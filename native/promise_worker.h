@@ -50,4 +50,7 @@ class PromiseWorker : public Napi::AsyncWorker {
 // Makes an Error object carrying a `code` property.
 Napi::Value MakeError(Napi::Env env, const std::string& code, const std::string& message);
 
+// A job that failed before it started, in the shape every job has: `{ promise (rejected), abort }`.
+Napi::Object RejectedJob(Napi::Env env, const char* code, const std::string& message);
+
 }  // namespace voxmill
