@@ -110,6 +110,8 @@ export interface SpeechOptions {
 }
 
 type SpeakerCounts = Pick<DiarizeSettings, 'minSpeakers' | 'maxSpeakers' | 'numSpeakers'>;
+/** Installed paths of the models diarization uses, resolved once per call. */
+type DiarizationModels = { vad: string; embedding: string | undefined };
 
 /** Options of {@link Speech.diarize}. */
 export interface DiarizeOptions extends SpeakerCountOptions {
@@ -426,7 +428,7 @@ export class Speech {
     const { signal } = normalized;
     // Fail before decoding when the model file is missing (the error says how to install it).
     if (!slot.model?.loaded) requireInstalled(slot.id, slot.spec, c.modelsDir);
-    if (normalized.diarize) this.#diarizationModels();
+    const diarizationModels = normalized.diarize ? this.#diarizationModels() : undefined;
 
     // Take a place first (fails fast when full), then decode while earlier jobs still run.
     const lease = slot.queue.admit();
@@ -456,15 +458,19 @@ export class Speech {
         signal?.removeEventListener('abort', onAbort);
         diarizing.abort(new Error('the transcription ended'));
       };
-      const early = counts && !tinydiarize ? this.#diarizeDecoded(audio, counts, diarizing.signal) : undefined;
+      const early =
+        counts && diarizationModels && !tinydiarize
+          ? this.#diarizeDecoded(audio, counts, diarizationModels, diarizing.signal)
+          : undefined;
       early?.catch(() => undefined); // awaited below; a transcription failure must not leave it unhandled
       await lease.acquire(signal);
       const model = await untilAborted(this.#load(slot), signal);
       const transcription = await model.transcribeDecoded(audio, normalized, vad, (settled) => {
         nativeWork = settled;
       });
-      if (counts) {
-        const diarization = early ?? this.#diarizeTinydiarize(audio, transcription, counts, diarizing.signal);
+      if (counts && diarizationModels) {
+        const diarization =
+          early ?? this.#diarizeTinydiarize(audio, transcription, counts, diarizationModels, diarizing.signal);
         attachSpeakers(transcription, transcription.words ?? [], (await diarization).turns);
         if (normalized.timestamps !== 'word') delete transcription.words;
       }
@@ -493,18 +499,18 @@ export class Speech {
       numberOption('maxDurationSeconds', raw.maxDurationSeconds, 0.001, 1e7) ?? c.maxDurationSeconds,
       c.maxDurationSeconds,
     );
-    this.#diarizationModels();
+    const models = this.#diarizationModels();
     const audio = await decodeAudio(input, {
       maxDurationSeconds,
       maxInputBytes: c.maxInputBytes,
       channels: 'stereo',
       ...(signal ? { signal } : {}),
     });
-    return this.#diarizeDecoded(audio, counts, signal);
+    return this.#diarizeDecoded(audio, counts, models, signal);
   }
 
   /** The VAD model and (when configured) the speaker-embedding model, as installed paths. */
-  #diarizationModels(): { vad: string; embedding: string | undefined } {
+  #diarizationModels(): DiarizationModels {
     const c = this.#config;
     if (c.vadModel === null) {
       throw new ModelNotFoundError('diarization needs the Silero VAD model, but vadModel is null');
@@ -527,9 +533,9 @@ export class Speech {
   async #diarizeDecoded(
     audio: DecodedAudio,
     counts: SpeakerCounts,
+    models: DiarizationModels,
     signal: AbortSignal | undefined,
   ): Promise<Diarization> {
-    const models = this.#diarizationModels();
     const config = this.#config.diarization;
     const regions = await detectSpeechRegions(audio.samples, { model: models.vad, ...(signal ? { signal } : {}) });
     let turns: SpeakerTurn[];
@@ -562,11 +568,11 @@ export class Speech {
     audio: DecodedAudio,
     transcription: Transcription,
     counts: SpeakerCounts,
+    models: DiarizationModels,
     signal: AbortSignal | undefined,
   ): Promise<Diarization> {
     const stretches = turnStretches(transcription.segments ?? []);
-    if (stretches.length === 0) return this.#diarizeDecoded(audio, counts, signal);
-    const models = this.#diarizationModels();
+    if (stretches.length === 0) return this.#diarizeDecoded(audio, counts, models, signal);
     const base = this.#config.diarization.base;
     const turns = await this.#diarizerWorker().run(
       audio.samples,

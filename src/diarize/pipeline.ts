@@ -5,6 +5,7 @@
 import { agglomerate, centroids, MAX_CLUSTERED_ITEMS, nearestCentroid, normalize } from './clustering.js';
 import { FeatureExtractor, FRAME_SHIFT, FRAME_SHIFT_SECONDS, SAMPLE_RATE } from './features.js';
 import type { SpeakerTurn } from './turn.js';
+import type { DiarizeSettings } from './worker-protocol.js';
 
 export interface Region {
   start: number;
@@ -17,23 +18,7 @@ export interface EmbeddingWindow {
   endSample: number;
 }
 
-export interface PipelineOptions {
-  minSpeakers: number;
-  maxSpeakers: number;
-  numSpeakers?: number | undefined;
-  /** Clustering threshold on cosine distance. */
-  threshold: number;
-  windowSeconds: number;
-  hopSeconds: number;
-  /** Turns shorter than this are given to a neighbour. */
-  minTurnSeconds: number;
-  /**
-   * A speaker needs at least this much speech (seconds) unless `numSpeakers` says otherwise; smaller clusters join
-   * their nearest neighbour. Spectral features split one voice by content on short clips; this prior stops that.
-   */
-  minSpeakerSeconds: number;
-  /** Reassigns windows to their nearest speaker centroid after clustering. */
-  refine: boolean;
+export interface PipelineOptions extends DiarizeSettings {
   /** A speaker-embedding model: unit vectors for the windows, in order. Built-in features when absent. */
   embed?: ((samples: Float32Array, windows: EmbeddingWindow[]) => Promise<Float32Array[]>) | undefined;
   /** Awaited between regions and stages: lets a worker take a cancel message; throws to stop. */

@@ -13,11 +13,18 @@ export interface DiarizeSettings {
   minSpeakers: number;
   maxSpeakers: number;
   numSpeakers: number | undefined;
+  /** Clustering threshold on cosine distance. */
   threshold: number;
   windowSeconds: number;
   hopSeconds: number;
+  /** Turns shorter than this are given to a neighbour. */
   minTurnSeconds: number;
+  /**
+   * A speaker needs at least this much speech (seconds) unless `numSpeakers` says otherwise; smaller clusters join
+   * their nearest neighbour. Spectral features split one voice by content on short clips; this prior stops that.
+   */
   minSpeakerSeconds: number;
+  /** Reassigns windows to their nearest speaker centroid after clustering. */
   refine: boolean;
 }
 

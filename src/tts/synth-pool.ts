@@ -47,7 +47,6 @@ interface Listener {
 class WorkerSlot {
   private live: LiveWorker | undefined;
   private listener: Listener | undefined;
-  jobs = 0;
 
   constructor(
     private readonly url: URL,
@@ -97,7 +96,6 @@ class WorkerSlot {
     this.live ??= this.spawn();
     const live = this.live;
     const worker = live.thread;
-    this.jobs++;
     const inbox: FromWorker[] = [];
     let failure: unknown;
     let wake: (() => void) | undefined;
