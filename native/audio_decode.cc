@@ -112,29 +112,10 @@ class FileSource final : public ByteSource {
   int64_t size_;
 };
 
-// --- RAII for FFmpeg objects ---------------------------------------------------------------------
+// --- RAII for FFmpeg objects (the shared deleters are in ffmpeg_compat.h) --------------------------
 
-struct IoContextDeleter {
-  void operator()(AVIOContext* io) const {
-    if (io == nullptr) return;
-    av_freep(&io->buffer);
-    avio_context_free(&io);
-  }
-};
 struct FormatDeleter {
   void operator()(AVFormatContext* ctx) const { avformat_close_input(&ctx); }
-};
-struct CodecDeleter {
-  void operator()(AVCodecContext* ctx) const { avcodec_free_context(&ctx); }
-};
-struct PacketDeleter {
-  void operator()(AVPacket* p) const { av_packet_free(&p); }
-};
-struct FrameDeleter {
-  void operator()(AVFrame* f) const { av_frame_free(&f); }
-};
-struct SwrDeleter {
-  void operator()(SwrContext* s) const { swr_free(&s); }
 };
 
 int ChannelCount(const AVCodecParameters* par) {

@@ -1,11 +1,16 @@
 // What the decoder and the encoder both need from FFmpeg: one switch for the channel-layout API across versions,
-// and FFmpeg's error text.
+// FFmpeg's error text, and unique_ptr deleters for the objects both own.
 #pragma once
 #include <string>
 
 extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avio.h>
 #include <libavutil/error.h>
+#include <libavutil/frame.h>
+#include <libavutil/mem.h>
 #include <libavutil/version.h>
+#include <libswresample/swresample.h>
 }
 
 // FFmpeg 5.1 replaced the channel-layout bitmask API with AVChannelLayout; Ubuntu 22.04 still ships 4.4.
@@ -23,5 +28,26 @@ inline std::string AvError(int code) {
   av_strerror(code, buffer, sizeof(buffer));
   return buffer;
 }
+
+// A custom AVIOContext: its buffer is ours too (FFmpeg may have replaced it, so free what it holds now).
+struct IoContextDeleter {
+  void operator()(AVIOContext* io) const {
+    if (io == nullptr) return;
+    av_freep(&io->buffer);
+    avio_context_free(&io);
+  }
+};
+struct CodecDeleter {
+  void operator()(AVCodecContext* ctx) const { avcodec_free_context(&ctx); }
+};
+struct PacketDeleter {
+  void operator()(AVPacket* p) const { av_packet_free(&p); }
+};
+struct FrameDeleter {
+  void operator()(AVFrame* f) const { av_frame_free(&f); }
+};
+struct SwrDeleter {
+  void operator()(SwrContext* s) const { swr_free(&s); }
+};
 
 }  // namespace voxmill
