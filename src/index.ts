@@ -57,6 +57,17 @@ export {
   VoiceNotFoundError,
   VoxmillError,
 } from './errors.js';
+export type { AudioContainer } from './http/audio-sniff.js';
+export { createSpeechHandler, type NextFunction, type SpeechHandler } from './http/handler.js';
+export { HttpError, type HttpErrorBody, type HttpErrorType } from './http/http-error.js';
+export type {
+  AuthorizeFunction,
+  SpeechEngine,
+  SpeechHandlerLimits,
+  SpeechHandlerOptions,
+} from './http/options.js';
+export type { RequestLogEntry } from './http/request-log.js';
+export { createSpeechServer, type SpeechServer, type SpeechServerOptions } from './http/server.js';
 export {
   type CatalogEmbedding,
   type CatalogEntry,

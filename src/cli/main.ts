@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerDiarizeCommand } from './diarize-command.js';
 import { registerModelsCommand } from './models-command.js';
+import { registerServeCommand } from './serve-command.js';
 import { registerSpeakCommands } from './speak-command.js';
 import { registerTranscribeCommand } from './transcribe-command.js';
 
@@ -43,6 +44,7 @@ program
   .action(async () => {
     process.stdout.write(`${await versionText()}\n`);
   });
+registerServeCommand(program);
 registerTranscribeCommand(program);
 registerDiarizeCommand(program);
 registerSpeakCommands(program);

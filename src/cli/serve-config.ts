@@ -1,0 +1,79 @@
+// The server's configuration file: the JSON form of the library's options (createSpeech's, validated by it) plus
+// the server's own keys, each checked here and named in errors.
+import { readFile } from 'node:fs/promises';
+import { InvalidOptionTypeError } from '../errors.js';
+import type { SpeechHandlerOptions } from '../http/options.js';
+import type { SpeechOptions } from '../speech.js';
+import { integerOption, isPlainObject, objectOption, rejectUnknownKeys, stringOption } from '../util/validate.js';
+
+/** The handler's options a config file may set (`speech` and `auth` come from elsewhere). */
+export type HttpConfig = Omit<SpeechHandlerOptions, 'speech' | 'auth' | 'onRequest'> & { shutdownTimeoutMs?: number };
+
+/** `voxmill serve --config <file>`. */
+export interface ServeConfig {
+  /** Accepted API keys. `VOXMILL_API_KEYS` (comma-separated), when set, replaces them. */
+  apiKeys?: string[];
+  host?: string;
+  port?: number;
+  /** Handler limits and behaviour (see `SpeechHandlerOptions`) and the shutdown grace period. */
+  http?: HttpConfig;
+  /** Everything else is `createSpeech()`'s options: models, vadModel, voiceDirs, threads, tts, ... */
+  speech: SpeechOptions;
+}
+
+const HTTP_KEYS = ['errors', 'audioFormats', 'uploadDir', 'limits', 'shutdownTimeoutMs'] as const;
+
+function apiKeysOption(param: string, value: unknown): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.some((key) => typeof key !== 'string' || key.trim() === '')) {
+    throw new InvalidOptionTypeError(param, 'an array of non-empty API keys', value);
+  }
+  return value as string[];
+}
+
+/** Splits and checks a parsed config object. Errors name the key (`port`, `http.limits.maxFileBytes`, ...). */
+export function parseServeConfig(raw: unknown): ServeConfig {
+  if (!isPlainObject(raw)) throw new InvalidOptionTypeError('config', 'a JSON object', raw);
+  const { apiKeys, host, port, http, ...speech } = raw;
+  const httpConfig = objectOption('http', http);
+  rejectUnknownKeys('http', httpConfig, HTTP_KEYS);
+  const config: ServeConfig = { speech: speech as SpeechOptions };
+  const keys = apiKeysOption('apiKeys', apiKeys);
+  if (keys) config.apiKeys = keys;
+  const hostValue = stringOption('host', host);
+  if (hostValue !== undefined) config.host = hostValue;
+  const portValue = integerOption('port', port, 0, 65_535);
+  if (portValue !== undefined) config.port = portValue;
+  if (http !== undefined) config.http = httpConfig as HttpConfig;
+  return config;
+}
+
+/** Reads and parses a config file; errors name the file. */
+export async function loadServeConfig(path: string): Promise<ServeConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new Error(`cannot read the config file ${path}: ${(error as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`the config file ${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  try {
+    return parseServeConfig(raw);
+  } catch (error) {
+    throw new Error(`the config file ${path}: ${(error as Error).message}`);
+  }
+}
+
+/** API keys from `VOXMILL_API_KEYS` (comma-separated; blanks ignored), or undefined when it is not set. */
+export function apiKeysFromEnv(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  return value
+    .split(',')
+    .map((key) => key.trim())
+    .filter((key) => key !== '');
+}

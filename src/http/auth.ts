@@ -1,0 +1,54 @@
+// Bearer authentication of /v1 requests: API keys compared in constant time, or the host's own function.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { HttpError } from './http-error.js';
+import type { ResolvedHandlerOptions } from './options.js';
+
+// RFC 6750: `Authorization: Bearer <b64token>`; the scheme is case-insensitive.
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
+
+/**
+ * Checks keys in time independent of where a guess differs: both sides are hashed to the same length first, and
+ * every key is compared, so neither the matching prefix nor which key matched shows in the timing.
+ */
+export function keyMatcher(keys: readonly string[]): (token: string) => boolean {
+  const digests = keys.map(digest);
+  return (token) => {
+    const candidate = digest(token);
+    let found = false;
+    for (const key of digests) found = timingSafeEqual(key, candidate) || found;
+    return found;
+  };
+}
+
+function unauthorized(code: string, message: string, error?: string): HttpError {
+  const challenge = error ? `Bearer realm="voxmill", error="${error}"` : 'Bearer realm="voxmill"';
+  return new HttpError(401, code, message, { headers: { 'WWW-Authenticate': challenge } });
+}
+
+/** Resolves when the request may proceed; rejects with a 401 HttpError otherwise. */
+export function authenticator(
+  options: Pick<ResolvedHandlerOptions, 'keys' | 'authorize'>,
+): (req: IncomingMessage) => Promise<void> {
+  const { authorize } = options;
+  const matches = options.keys ? keyMatcher(options.keys) : undefined;
+  if (!authorize && !matches) return async () => undefined;
+  return async (req) => {
+    const header = req.headers.authorization;
+    if (header === undefined || header === '') {
+      throw unauthorized('missing_api_key', 'this API needs an API key: send the header Authorization: Bearer <key>');
+    }
+    const token = BEARER.exec(header)?.[1];
+    if (token === undefined) {
+      throw unauthorized(
+        'invalid_authorization_header',
+        'the Authorization header must be "Bearer <key>"',
+        'invalid_request',
+      );
+    }
+    const allowed = matches ? matches(token) : await (authorize as NonNullable<typeof authorize>)(token, req);
+    if (allowed !== true) throw unauthorized('invalid_api_key', 'the API key is not valid', 'invalid_token');
+  };
+}

@@ -1,0 +1,153 @@
+// Options of createSpeechHandler(): validated once, with every limit named and defaulted.
+import type { IncomingMessage } from 'node:http';
+import { resolve } from 'node:path';
+import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
+import type { Speech } from '../speech.js';
+import {
+  enumOption,
+  functionOption,
+  integerOption,
+  isPlainObject,
+  objectOption,
+  rejectUnknownKeys,
+  stringOption,
+} from '../util/validate.js';
+import { AUDIO_CONTAINERS, type AudioContainer, SPEC_AUDIO_CONTAINERS } from './audio-sniff.js';
+import type { RequestLogEntry } from './request-log.js';
+
+/** What the handler needs of the engine: a {@link Speech} from `createSpeech()`. */
+export type SpeechEngine = Pick<Speech, 'transcribe' | 'synthesize' | 'listVoices' | 'modelIds'>;
+
+/** Decides whether a bearer token may call the API. Throwing answers 500; returning false answers 401. */
+export type AuthorizeFunction = (token: string, req: IncomingMessage) => boolean | Promise<boolean>;
+
+/** Limits of the handler. Each has a default; all are per request unless said otherwise. */
+export interface SpeechHandlerLimits {
+  /** Largest audio upload to POST /v1/transcriptions, in bytes; larger gets 413. Default 25 MiB. */
+  maxFileBytes?: number;
+  /** Largest JSON body of POST /v1/speech, in bytes; larger gets 413. Default 256 KiB (5,000 characters fit). */
+  maxJsonBytes?: number;
+  /** Requests being handled at once by this handler; more get 429 before their body is read. Default 64. */
+  maxConcurrentRequests?: number;
+  /**
+   * Time from the request's arrival to the end of its response, in ms; past it the work is cancelled and the
+   * client gets 503 (or, mid-stream, a cut connection). 0 = no limit. Default 600000 (10 minutes).
+   */
+  requestTimeoutMs?: number;
+  /** `Retry-After` seconds sent with 429 and 503. Default 1. */
+  retryAfterSeconds?: number;
+}
+
+/** Options of {@link createSpeechHandler}. */
+export interface SpeechHandlerOptions {
+  /** The engine that serves the requests (share one per process). */
+  speech: SpeechEngine;
+  /**
+   * Required, so an API is never open by accident: a list of API keys accepted as `Authorization: Bearer <key>`
+   * (compared in constant time), a function deciding per token, or `false` when the host authenticates itself.
+   */
+  auth: readonly string[] | AuthorizeFunction | false;
+  /**
+   * `respond` (default): the handler writes its errors as JSON. `next`: errors go to the host's error middleware
+   * as {@link HttpError} (with `status`, `headers` and `toJSON()`); without a `next` they are written anyway.
+   */
+  errors?: 'respond' | 'next';
+  /** Containers POST /v1/transcriptions accepts, by their bytes. Default the spec's: wav, mp3, m4a, flac, ogg. */
+  audioFormats?: readonly AudioContainer[];
+  /**
+   * Spool uploads to a temporary file in this directory instead of memory (removed when the request ends, however
+   * it ends). Default: uploads stay in memory and nothing is written to disk.
+   */
+  uploadDir?: string;
+  limits?: SpeechHandlerLimits;
+  /** Called once per request the handler owns, when its response ends or its connection closes. */
+  onRequest?: (entry: RequestLogEntry) => void;
+}
+
+export interface ResolvedHandlerOptions {
+  speech: SpeechEngine;
+  authorize: AuthorizeFunction | undefined;
+  keys: readonly string[] | undefined;
+  errors: 'respond' | 'next';
+  audioFormats: readonly AudioContainer[];
+  uploadDir: string | undefined;
+  maxFileBytes: number;
+  maxJsonBytes: number;
+  maxConcurrentRequests: number;
+  requestTimeoutMs: number;
+  retryAfterSeconds: number;
+  onRequest: ((entry: RequestLogEntry) => void) | undefined;
+}
+
+export const DEFAULT_MAX_FILE_BYTES = 25 * 1024 * 1024;
+export const DEFAULT_MAX_JSON_BYTES = 256 * 1024;
+
+const HANDLER_KEYS = ['speech', 'auth', 'errors', 'audioFormats', 'uploadDir', 'limits', 'onRequest'] as const;
+export const LIMIT_KEYS = [
+  'maxFileBytes',
+  'maxJsonBytes',
+  'maxConcurrentRequests',
+  'requestTimeoutMs',
+  'retryAfterSeconds',
+] as const;
+
+function authOption(value: unknown): Pick<ResolvedHandlerOptions, 'authorize' | 'keys'> {
+  if (value === false) return { authorize: undefined, keys: undefined };
+  if (typeof value === 'function') return { authorize: value as AuthorizeFunction, keys: undefined };
+  if (Array.isArray(value)) {
+    if (value.length === 0) {
+      throw new InvalidOptionValueError('auth', 'at least one API key (or false when the host authenticates)', value);
+    }
+    value.forEach((key, i) => {
+      if (typeof key !== 'string' || key.length === 0 || /\s/.test(key)) {
+        throw new InvalidOptionTypeError(`auth[${i}]`, 'a non-empty API key without whitespace', key);
+      }
+    });
+    return { authorize: undefined, keys: [...(value as string[])] };
+  }
+  throw new InvalidOptionTypeError(
+    'auth',
+    'an array of API keys, an authorize(token, req) function, or false (explicitly unauthenticated)',
+    value,
+  );
+}
+
+function audioFormatsOption(value: unknown): readonly AudioContainer[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.length === 0) {
+    throw new InvalidOptionTypeError('audioFormats', `a non-empty array of ${AUDIO_CONTAINERS.join(', ')}`, value);
+  }
+  return value.map((format, i) => enumOption(`audioFormats[${i}]`, format, AUDIO_CONTAINERS) as AudioContainer);
+}
+
+export function resolveHandlerOptions(options: unknown): ResolvedHandlerOptions {
+  if (!isPlainObject(options)) throw new InvalidOptionTypeError('options', 'an object with speech and auth', options);
+  rejectUnknownKeys('options', options, HANDLER_KEYS);
+  const speech = options.speech as Partial<SpeechEngine> | undefined;
+  if (
+    typeof speech !== 'object' ||
+    speech === null ||
+    typeof speech.transcribe !== 'function' ||
+    typeof speech.synthesize !== 'function' ||
+    typeof speech.listVoices !== 'function'
+  ) {
+    throw new InvalidOptionTypeError('speech', 'the engine returned by createSpeech()', speech);
+  }
+  const limits = objectOption('limits', options.limits);
+  rejectUnknownKeys('limits', limits, LIMIT_KEYS);
+  const uploadDir = stringOption('uploadDir', options.uploadDir);
+  return {
+    speech: speech as SpeechEngine,
+    ...authOption(options.auth),
+    errors: enumOption('errors', options.errors, ['respond', 'next'] as const) ?? 'respond',
+    audioFormats: audioFormatsOption(options.audioFormats) ?? SPEC_AUDIO_CONTAINERS,
+    uploadDir: uploadDir ? resolve(uploadDir) : undefined,
+    maxFileBytes: integerOption('limits.maxFileBytes', limits.maxFileBytes, 1, 2 ** 40) ?? DEFAULT_MAX_FILE_BYTES,
+    maxJsonBytes: integerOption('limits.maxJsonBytes', limits.maxJsonBytes, 64, 2 ** 30) ?? DEFAULT_MAX_JSON_BYTES,
+    maxConcurrentRequests:
+      integerOption('limits.maxConcurrentRequests', limits.maxConcurrentRequests, 1, 100_000) ?? 64,
+    requestTimeoutMs: integerOption('limits.requestTimeoutMs', limits.requestTimeoutMs, 0, 2 ** 31 - 1) ?? 600_000,
+    retryAfterSeconds: integerOption('limits.retryAfterSeconds', limits.retryAfterSeconds, 0, 86_400) ?? 1,
+    onRequest: functionOption<(entry: RequestLogEntry) => void>('onRequest', options.onRequest),
+  };
+}

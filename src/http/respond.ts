@@ -1,0 +1,29 @@
+// Writing JSON responses (successes and errors) with the headers every /v1 response carries.
+import type { ServerResponse } from 'node:http';
+import type { HttpError } from './http-error.js';
+import { countBytesOut } from './request-log.js';
+
+/** Writes `body` as JSON with `status`; the X-Request-Id header is already set by the handler. */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.setHeader('Cache-Control', 'no-store');
+  countBytesOut(res, Buffer.byteLength(text));
+  res.end(text);
+}
+
+/** Writes an error response, replacing whatever headers a failed success had begun to set. */
+export function sendError(res: ServerResponse, error: HttpError): void {
+  for (const name of res.getHeaderNames()) {
+    if (name !== 'x-request-id' && name !== 'connection') res.removeHeader(name);
+  }
+  sendJson(res, error.status, error.toJSON(), error.headers);
+}

@@ -1,0 +1,129 @@
+// POST /v1/speech: JSON in, audio streamed out as it is synthesized (spec 4.3). Headers wait for the first
+// chunk, so a request that fails before any audio exists still gets a JSON error; after that a failure cuts
+// the connection (a chunked response without its terminating chunk), which clients see as an error.
+import type { ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import { type SpeechStream, type SynthesizeOptions, TTS_MODEL_IDS } from '../../tts/types.js';
+import { isPlainObject } from '../../util/validate.js';
+import { HttpError } from '../http-error.js';
+import { readJsonBody } from '../json-body.js';
+import { countBytesOut } from '../request-log.js';
+import type { RouteContext } from './context.js';
+
+/** JSON fields and the library options they become. */
+const FIELDS: Record<string, keyof SynthesizeOptions> = {
+  model: 'model',
+  voice: 'voice',
+  input: 'input',
+  format: 'format',
+  speed: 'speed',
+  sample_rate: 'sampleRate',
+};
+const REQUIRED = ['model', 'voice', 'input'] as const;
+
+function typeError(param: string, expected: string, value: unknown): HttpError {
+  const received = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+  return new HttpError(400, 'invalid_type', `${param} must be ${expected}; received ${received}`, { param });
+}
+
+/** The body's shape and the API's own checks; values are then checked by the library (ranges, voices). */
+function requestOptions(body: unknown): SynthesizeOptions {
+  if (!isPlainObject(body)) throw typeError('body', 'a JSON object', body);
+  for (const key of Object.keys(body)) {
+    if (!(key in FIELDS)) {
+      throw new HttpError(
+        400,
+        'unknown_parameter',
+        `unknown field "${key}"; known: ${Object.keys(FIELDS).join(', ')}`,
+        {
+          param: key,
+        },
+      );
+    }
+  }
+  for (const key of REQUIRED) {
+    if (body[key] === undefined || body[key] === null) {
+      throw new HttpError(400, 'missing_parameter', `${key} is required`, { param: key });
+    }
+    if (typeof body[key] !== 'string') throw typeError(key, 'a string', body[key]);
+  }
+  if (!(TTS_MODEL_IDS as readonly unknown[]).includes(body.model)) {
+    throw new HttpError(
+      400,
+      'model_not_found',
+      `unknown model ${JSON.stringify(body.model)}; available: ${TTS_MODEL_IDS.join(', ')}`,
+      { param: 'model' },
+    );
+  }
+  if (body.format !== undefined && typeof body.format !== 'string') throw typeError('format', 'a string', body.format);
+  for (const key of ['speed', 'sample_rate']) {
+    if (body[key] !== undefined && typeof body[key] !== 'number') throw typeError(key, 'a number', body[key]);
+  }
+  const options: Record<string, unknown> = {};
+  for (const [field, option] of Object.entries(FIELDS)) {
+    if (body[field] !== undefined) options[option] = body[field];
+  }
+  return options as unknown as SynthesizeOptions;
+}
+
+/** Resolves with the first chunk (undefined when the stream ends empty); rejects with the stream's error. */
+function firstChunk(stream: SpeechStream, signal: AbortSignal): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const cleanup = () => {
+      stream.off('readable', onReadable);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+      signal.removeEventListener('abort', onAbort);
+    };
+    const onReadable = () => {
+      const chunk = stream.read() as Buffer | null;
+      if (chunk === null) return;
+      cleanup();
+      resolve(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(undefined);
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    const onAbort = () => {
+      cleanup();
+      stream.destroy();
+      reject(signal.reason);
+    };
+    stream.on('readable', onReadable);
+    stream.once('end', onEnd);
+    stream.once('error', onError);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function writeAudioHeaders(res: ServerResponse, stream: SpeechStream): void {
+  res.statusCode = 200;
+  res.setHeader('Content-Type', stream.contentType);
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('X-Voxmill-Sample-Rate', String(stream.sampleRate));
+  res.setHeader('X-Voxmill-Voice-Variant', stream.variant);
+}
+
+export async function speechRoute({ req, res, options, signal }: RouteContext): Promise<void> {
+  const body = await readJsonBody(req, options.maxJsonBytes, signal);
+  const stream = await options.speech.synthesize({ ...requestOptions(body), signal });
+  const first = await firstChunk(stream, signal);
+  writeAudioHeaders(res, stream);
+  if (first === undefined) {
+    res.end();
+    return;
+  }
+  // pipeline() honours res.write() backpressure (the engine runs at most its lookahead ahead of the socket) and
+  // destroys the synthesis when the client goes away.
+  res.write(first);
+  countBytesOut(res, first.length);
+  const done = pipeline(stream, res, { signal });
+  // pipe() has attached, so this only observes (and does not start) the flow.
+  stream.on('data', (chunk: Buffer) => countBytesOut(res, chunk.length));
+  await done;
+}

@@ -1,0 +1,68 @@
+// POST /v1/transcriptions: a multipart form with one audio file -> the transcription as JSON (spec 4.2).
+import { TIMESTAMP_GRANULARITIES } from '../../stt/options.js';
+import type { TimestampGranularity } from '../../stt/types.js';
+import { HttpError } from '../http-error.js';
+import { readTranscriptionForm } from '../multipart.js';
+import { sendJson } from '../respond.js';
+import type { RouteContext } from './context.js';
+
+const FIELDS = ['model', 'language', 'timestamps', 'diarize'] as const;
+const FILE_FIELD = 'file';
+
+function missing(param: string): HttpError {
+  return new HttpError(400, 'missing_parameter', `${param} is required`, { param });
+}
+
+function invalid(param: string, expected: string, received: string): HttpError {
+  return new HttpError(400, 'invalid_value', `${param} must be ${expected}; received ${JSON.stringify(received)}`, {
+    param,
+  });
+}
+
+/** Form booleans as HTML forms and SDKs send them. */
+function formBoolean(param: string, value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  const lower = value.toLowerCase();
+  if (lower === 'true' || lower === '1') return true;
+  if (lower === 'false' || lower === '0') return false;
+  throw invalid(param, 'true, false, 1 or 0', value);
+}
+
+export async function transcriptionsRoute({ req, res, options, signal }: RouteContext): Promise<void> {
+  const form = await readTranscriptionForm(req, {
+    fieldNames: FIELDS,
+    fileField: FILE_FIELD,
+    maxFileBytes: options.maxFileBytes,
+    audioFormats: options.audioFormats,
+    uploadDir: options.uploadDir,
+    signal,
+  });
+  try {
+    // An empty optional field is an HTML form's way of leaving it out.
+    const field = (name: (typeof FIELDS)[number]) => form.fields.get(name) || undefined;
+    const model = field('model');
+    if (model === undefined) throw missing('model');
+    const models = options.speech.modelIds;
+    if (!models.includes(model)) {
+      throw new HttpError(400, 'model_not_found', `unknown model "${model}"; available: ${models.join(', ')}`, {
+        param: 'model',
+      });
+    }
+    if (!form.file) throw missing(FILE_FIELD);
+    const timestamps = field('timestamps') ?? 'segment';
+    if (!(TIMESTAMP_GRANULARITIES as readonly string[]).includes(timestamps)) {
+      throw invalid('timestamps', `one of ${TIMESTAMP_GRANULARITIES.join(', ')}`, timestamps);
+    }
+    const language = field('language');
+    const transcription = await options.speech.transcribe(form.file.data ?? (form.file.path as string), {
+      model,
+      timestamps: timestamps as TimestampGranularity,
+      diarize: formBoolean('diarize', field('diarize')) ?? false,
+      ...(language === undefined ? {} : { language }),
+      signal,
+    });
+    sendJson(res, 200, transcription);
+  } finally {
+    await form.file?.dispose();
+  }
+}

@@ -1,0 +1,7 @@
+// GET /v1/voices: the installed voices, `{ data: Voice[] }` (spec 4.1).
+import { sendJson } from '../respond.js';
+import type { RouteContext } from './context.js';
+
+export async function listVoicesRoute({ res, options }: RouteContext): Promise<void> {
+  sendJson(res, 200, { data: await options.speech.listVoices() });
+}

@@ -1,0 +1,113 @@
+// The standalone server behind `voxmill serve`: the handler on a bare http server, health and readiness probes,
+// JSON-lines logs, and a graceful shutdown that finishes in-flight requests.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Speech } from '../speech.js';
+import { integerOption } from '../util/validate.js';
+import { createSpeechHandler } from './handler.js';
+import type { SpeechHandlerOptions } from './options.js';
+import type { RequestLogEntry } from './request-log.js';
+import { sendJson } from './respond.js';
+
+/** Options of {@link createSpeechServer}: the handler's, with the full engine, plus the server's own. */
+export interface SpeechServerOptions extends Omit<SpeechHandlerOptions, 'speech' | 'onRequest'> {
+  speech: Speech;
+  /** Receives one JSON-serialisable record per event (`listening`, `request`, `shutdown`, ...). Default: none. */
+  log?: (record: Record<string, unknown>) => void;
+  /** Longest wait for in-flight requests on shutdown before their connections are cut, in ms. Default 30000. */
+  shutdownTimeoutMs?: number;
+}
+
+/** A running (or ready to run) standalone server. */
+export interface SpeechServer {
+  readonly server: Server;
+  /** Starts listening; resolves to the address (port 0 picks a free port). */
+  listen(port: number, host: string): Promise<AddressInfo>;
+  /**
+   * Stops accepting connections, lets in-flight requests finish (up to `shutdownTimeoutMs`), then closes the
+   * engine. Resolves true when everything finished in time, false when connections had to be cut. Idempotent.
+   */
+  shutdown(): Promise<boolean>;
+}
+
+async function readiness(speech: Speech, draining: boolean): Promise<{ ready: boolean; body: object }> {
+  if (draining) return { ready: false, body: { status: 'draining' } };
+  const stt = speech.status().map(({ id, installed, loaded }) => ({ id, installed, loaded }));
+  const voices = (await speech.listVoices()).length;
+  // Ready when at least one of the API's operations can be served.
+  const ready = stt.some((model) => model.installed) || voices > 0;
+  return { ready, body: { status: ready ? 'ready' : 'no_models', stt, voices, tts: speech.ttsStatus() } };
+}
+
+/**
+ * Creates the standalone server: `/healthz` (liveness) and `/readyz` (readiness: 503 while nothing is installed or
+ * while shutting down) without authentication, the /v1 API behind it, and JSON 404s for everything else.
+ */
+export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
+  const { speech, log, shutdownTimeoutMs: rawTimeout, ...handlerOptions } = options;
+  const shutdownTimeoutMs = integerOption('shutdownTimeoutMs', rawTimeout, 0, 2 ** 31 - 1) ?? 30_000;
+  const handler = createSpeechHandler({
+    ...handlerOptions,
+    speech,
+    ...(log ? { onRequest: (entry: RequestLogEntry) => log({ event: 'request', ...entry }) } : {}),
+  });
+  let draining = false;
+  let shutdownPromise: Promise<boolean> | undefined;
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    // While draining, every response tells its client to reconnect elsewhere.
+    if (draining) res.setHeader('Connection', 'close');
+    const path = (req.url ?? '/').split('?', 1)[0];
+    if (path === '/healthz') {
+      sendJson(res, 200, { status: 'ok' });
+      return;
+    }
+    if (path === '/readyz') {
+      readiness(speech, draining).then(
+        ({ ready, body }) => sendJson(res, ready ? 200 : 503, body),
+        (error: Error) => sendJson(res, 503, { status: 'error', message: error.message }),
+      );
+      return;
+    }
+    handler(req, res);
+  });
+  // Node's own limits stay on: headers within 60 s, a whole request within requestTimeout (300 s by default).
+
+  return {
+    server,
+    listen(port, host) {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          resolve(server.address() as AddressInfo);
+        });
+      });
+    },
+    shutdown() {
+      shutdownPromise ??= (async () => {
+        draining = true;
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Keep-alive connections become idle as their last response ends; close them as they do.
+        server.closeIdleConnections();
+        const sweeper = setInterval(() => server.closeIdleConnections(), 50);
+        let timer: NodeJS.Timeout | undefined;
+        const inTime = await Promise.race([
+          closed.then(() => true),
+          new Promise<boolean>((resolve) => {
+            timer = setTimeout(() => resolve(false), shutdownTimeoutMs);
+          }),
+        ]);
+        clearTimeout(timer);
+        if (!inTime) {
+          server.closeAllConnections();
+          await closed;
+        }
+        clearInterval(sweeper);
+        await speech.close();
+        return inTime;
+      })();
+      return shutdownPromise;
+    },
+  };
+}
