@@ -16,7 +16,7 @@ export default defineConfig({
       {
         test: {
           name: 'native',
-          include: ['test/native/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          include: ['test/native/**/*.test.ts', 'test/http/**/*.test.ts', 'test/e2e/**/*.test.ts'],
           pool: 'forks',
           fileParallelism: false,
           testTimeout: 120_000,

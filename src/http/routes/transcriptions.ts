@@ -1,4 +1,5 @@
 // POST /v1/transcriptions: a multipart form with one audio file -> the transcription as JSON (spec 4.2).
+import { AudioDecodeError } from '../../errors.js';
 import { TIMESTAMP_GRANULARITIES } from '../../stt/options.js';
 import type { TimestampGranularity } from '../../stt/types.js';
 import { HttpError } from '../http-error.js';
@@ -54,13 +55,30 @@ export async function transcriptionsRoute({ req, res, options, signal }: RouteCo
       throw invalid('timestamps', `one of ${TIMESTAMP_GRANULARITIES.join(', ')}`, timestamps);
     }
     const language = field('language');
-    const transcription = await options.speech.transcribe(form.file.data ?? (form.file.path as string), {
-      model,
-      timestamps: timestamps as TimestampGranularity,
-      diarize: formBoolean('diarize', field('diarize')) ?? false,
-      ...(language === undefined ? {} : { language }),
-      signal,
-    });
+    const { container } = form.file;
+    const transcription = await options.speech
+      .transcribe(form.file.data ?? (form.file.path as string), {
+        model,
+        timestamps: timestamps as TimestampGranularity,
+        diarize: formBoolean('diarize', field('diarize')) ?? false,
+        ...(language === undefined ? {} : { language }),
+        signal,
+      })
+      .catch((error: unknown) => {
+        // The bytes said which container this is, so a decoder that cannot read it found a damaged file.
+        if (error instanceof AudioDecodeError && error.code === 'AUDIO_UNSUPPORTED') {
+          throw new HttpError(
+            400,
+            'audio_decode_failed',
+            `the file looks like ${container} but is damaged: ${error.message}`,
+            {
+              param: FILE_FIELD,
+              cause: error,
+            },
+          );
+        }
+        throw error;
+      });
     sendJson(res, 200, transcription);
   } finally {
     await form.file?.dispose();
