@@ -1,7 +1,7 @@
 /** `voxmill serve`: the /v1 speech API as a standalone server. */
 import { type Command, InvalidArgumentError } from 'commander';
 import { createSpeechServer } from '../http/server.js';
-import { createSpeech } from '../speech.js';
+import { createSpeech, type Speech } from '../speech.js';
 import { apiKeysFromEnv, loadServeConfig, type ServeConfig } from './serve-config.js';
 
 interface ServeFlags {
@@ -36,7 +36,13 @@ async function serve(flags: ServeFlags): Promise<void> {
         'without authentication',
     );
   }
-  const speech = createSpeech({ ...config.speech, ...(flags.modelsDir ? { modelsDir: flags.modelsDir } : {}) });
+  const source = flags.config ? `the config file ${flags.config}` : 'the options';
+  let speech: Speech;
+  try {
+    speech = createSpeech({ ...config.speech, ...(flags.modelsDir ? { modelsDir: flags.modelsDir } : {}) });
+  } catch (error) {
+    throw new Error(`${source}: ${(error as Error).message}`);
+  }
   const { shutdownTimeoutMs, ...http } = config.http ?? {};
   let server: ReturnType<typeof createSpeechServer>;
   try {
@@ -49,7 +55,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     });
   } catch (error) {
     await speech.close();
-    throw new Error(`http: ${(error as Error).message}`);
+    throw new Error(`${source}: http.${(error as Error).message}`);
   }
   if (flags.preload) {
     for (const model of speech.status().filter((m) => m.installed)) {

@@ -69,9 +69,9 @@ export async function loadServeConfig(path: string): Promise<ServeConfig> {
   }
 }
 
-/** API keys from `VOXMILL_API_KEYS` (comma-separated; blanks ignored), or undefined when it is not set. */
+/** API keys from `VOXMILL_API_KEYS` (comma-separated; blanks ignored), or undefined when it is unset or empty. */
 export function apiKeysFromEnv(value: string | undefined): string[] | undefined {
-  if (value === undefined) return undefined;
+  if (value === undefined || value.trim() === '') return undefined;
   return value
     .split(',')
     .map((key) => key.trim())

@@ -95,6 +95,7 @@ describe('serve config', () => {
   it('reads VOXMILL_API_KEYS as a comma-separated list', () => {
     expect(apiKeysFromEnv(undefined)).toBeUndefined();
     expect(apiKeysFromEnv(' a, b ,,c ')).toEqual(['a', 'b', 'c']);
-    expect(apiKeysFromEnv('')).toEqual([]);
+    expect(apiKeysFromEnv('')).toBeUndefined();
+    expect(apiKeysFromEnv(' , ')).toEqual([]);
   });
 });

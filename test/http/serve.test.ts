@@ -1,0 +1,218 @@
+// `voxmill serve` as a process: startup checks, probes, logs, load (50 concurrent mixed requests, memory
+// afterwards), and a SIGTERM that finishes in-flight requests and exits 0.
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import request from 'supertest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { documented } from '../helpers/openapi.js';
+import { fixture, repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js';
+
+const cli = join(repoRoot, 'dist', 'cli', 'main.js');
+const run = promisify(execFile);
+const temp = mkdtempSync(join(tmpdir(), 'voxmill-serve-'));
+afterAll(() => rmSync(temp, { recursive: true, force: true }));
+
+const tinyEn = fixture('models/ggml-tiny.en-random.bin');
+const KEY = 'sk-serve';
+
+function writeConfig(name: string, config: object): string {
+  const path = join(temp, name);
+  writeFileSync(path, JSON.stringify(config));
+  return path;
+}
+
+const baseConfig = {
+  apiKeys: [KEY],
+  models: { 'svc-stt-1': tinyEn, 'svc-stt-1-flash': { model: tinyEn, maxQueue: 3 } },
+  vadModel: sharedModel('whisper/ggml-silero-v6.2.0.bin'),
+  voiceDirs: [fixture('voices')],
+  tts: { maxQueue: 64 },
+  idleUnloadMs: 0,
+};
+
+interface Served {
+  child: ChildProcessWithoutNullStreams;
+  url: string;
+  lines: Record<string, unknown>[];
+  exited: Promise<number | null>;
+}
+
+const children: ChildProcessWithoutNullStreams[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+
+/** Starts `voxmill serve --port 0` and resolves once it logs that it listens. */
+function serve(args: string[], env: Record<string, string> = {}): Promise<Served> {
+  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', ...args], {
+    env: { ...process.env, VOXMILL_API_KEYS: '', ...env },
+  });
+  children.push(child);
+  const lines: Record<string, unknown>[] = [];
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk;
+  });
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk;
+      let newline = buffered.indexOf('\n');
+      while (newline >= 0) {
+        const record = JSON.parse(buffered.slice(0, newline)) as Record<string, unknown>;
+        buffered = buffered.slice(newline + 1);
+        lines.push(record);
+        if (record.event === 'listening') resolve({ child, url: record.url as string, lines, exited });
+        newline = buffered.indexOf('\n');
+      }
+    });
+    void exited.then((code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
+  });
+}
+
+function rssOf(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(match?.[1]) * 1024;
+}
+
+describe('voxmill serve', () => {
+  it('refuses to start without API keys unless --no-auth', async () => {
+    const failed = await run(process.execPath, [cli, 'serve', '--port', '0'], {
+      env: { ...process.env, VOXMILL_API_KEYS: '' },
+    }).catch((error: { code: number; stderr: string }) => error);
+    expect((failed as { code: number }).code).toBe(1);
+    expect((failed as { stderr: string }).stderr).toMatch(/no API keys: set VOXMILL_API_KEYS .* or pass --no-auth/);
+
+    const open = await serve(['--no-auth', '-c', writeConfig('open.json', { ...baseConfig, apiKeys: undefined })]);
+    expect((await documented(request(open.url).get('/v1/voices'))).status).toBe(200);
+    expect(open.lines.find((line) => line.event === 'auth_disabled')).toMatchObject({ level: 'warn' });
+  });
+
+  it('takes keys from VOXMILL_API_KEYS over the config file, and names bad config keys', async () => {
+    const served = await serve(['-c', writeConfig('keys.json', baseConfig)], { VOXMILL_API_KEYS: 'env-1, env-2' });
+    const agent = request(served.url);
+    expect((await documented(agent.get('/v1/voices').set('Authorization', 'Bearer env-2'))).status).toBe(200);
+    expect((await documented(agent.get('/v1/voices').set('Authorization', `Bearer ${KEY}`))).status).toBe(401);
+
+    for (const [config, message] of [
+      [{ ...baseConfig, port: 'x' }, /config file .*: port must be a number/],
+      [{ ...baseConfig, threadz: 2 }, /options\.threadz/],
+      [{ ...baseConfig, http: { limits: { maxFileBytes: -1 } } }, /limits\.maxFileBytes/],
+    ] as const) {
+      const failed = await run(process.execPath, [cli, 'serve', '-c', writeConfig('bad.json', config)]).catch(
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect((failed as { code: number }).code).toBe(1);
+      expect((failed as { stderr: string }).stderr).toMatch(message);
+    }
+  });
+
+  it('answers /healthz and /readyz without a key, and logs each request as one JSON line', async () => {
+    const served = await serve(['-c', writeConfig('probe.json', baseConfig)]);
+    const agent = request(served.url);
+    expect((await agent.get('/healthz')).body).toEqual({ status: 'ok' });
+    const ready = await agent.get('/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body).toMatchObject({ status: 'ready', voices: 6 });
+    expect(ready.body.stt).toEqual([
+      { id: 'svc-stt-1', installed: true, loaded: false },
+      { id: 'svc-stt-1-flash', installed: true, loaded: false },
+    ]);
+    const missing = await documented(agent.get('/nothing').set('Authorization', `Bearer ${KEY}`));
+    expect(missing.status).toBe(404);
+    await documented(agent.get('/v1/voices').set('Authorization', `Bearer ${KEY}`).set('X-Request-Id', 'log-me'));
+    await expect.poll(() => served.lines.find((line) => line.request_id === 'log-me')).toMatchObject({
+      event: 'request',
+      level: 'info',
+      method: 'GET',
+      path: '/v1/voices',
+      status: 200,
+    });
+    const empty = await serve([
+      '-c',
+      writeConfig('none.json', { ...baseConfig, models: { 'svc-stt-1': 'base', 'svc-stt-1-flash': 'tiny' } }),
+      '--models-dir',
+      temp,
+    ]);
+    const notReady = await request(empty.url).get('/readyz');
+    expect(notReady.status).toBe(200); // voices are installed, so speech can be served
+    const nothing = await serve([
+      '-c',
+      writeConfig('nothing.json', { ...baseConfig, models: { 'svc-stt-1': 'base' }, voiceDirs: [temp] }),
+      '--models-dir',
+      temp,
+    ]);
+    expect((await request(nothing.url).get('/readyz')).body.status).toBe('no_models');
+  });
+
+  it('answers 50 concurrent mixed requests with 200 or 429, and memory returns to where it was', async () => {
+    const served = await serve(['-c', writeConfig('load.json', baseConfig), '--quiet']);
+    const agent = request(served.url);
+    const jfk = readFileSync(sharedAudio('jfk.wav'));
+    const formats = ['mp3', 'wav', 'opus', 'pcm16'];
+    const mixed = () =>
+      Array.from({ length: 50 }, (_, i) => {
+        const authed = (test: request.Test) => test.set('Authorization', `Bearer ${KEY}`).timeout(120_000);
+        if (i % 5 === 0) return documented(authed(agent.get('/v1/voices')));
+        if (i % 5 === 1) {
+          return documented(
+            authed(agent.post('/v1/transcriptions')).field('model', 'svc-stt-1-flash').attach('file', jfk, 'jfk.wav'),
+          );
+        }
+        return documented(
+          authed(agent.post('/v1/speech')).send({
+            model: 'svc-tts-1',
+            voice: 'en_US-fixture',
+            input: `Request number ${i}. It has two sentences.`,
+            format: formats[i % formats.length],
+          }),
+        );
+      });
+    // Warm-up: workers started, models loaded, allocator pools grown.
+    await Promise.all(mixed());
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const before = rssOf(served.child.pid as number);
+    const responses = await Promise.all(mixed());
+    const statuses = responses.map((res) => res.status);
+    expect(statuses).toHaveLength(50);
+    expect(statuses.every((status) => status === 200 || status === 429)).toBe(true);
+    expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(40);
+    for (const res of responses.filter((r) => r.status === 429)) expect(res.headers['retry-after']).toBe('1');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const after = rssOf(served.child.pid as number);
+    console.log(
+      `serve load: ${statuses.filter((s) => s === 200).length} x 200, ${statuses.filter((s) => s === 429).length} x 429; ` +
+        `RSS ${(before / 2 ** 20).toFixed(1)} MB before, ${(after / 2 ** 20).toFixed(1)} MB after`,
+    );
+    expect(Math.abs(after - before) / before).toBeLessThan(0.1);
+  });
+
+  it('on SIGTERM stops accepting, finishes in-flight requests and exits 0', async () => {
+    const served = await serve(['-c', writeConfig('term.json', baseConfig)]);
+    const inFlight = documented(
+      request(served.url)
+        .post('/v1/transcriptions')
+        .set('Authorization', `Bearer ${KEY}`)
+        .field('model', 'svc-stt-1')
+        .attach('file', sharedAudio('jfk.wav')),
+    );
+    await expect.poll(() => served.lines.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    served.child.kill('SIGTERM');
+    await expect.poll(() => served.lines.some((line) => line.event === 'shutdown')).toBe(true);
+    const refused = await request(served.url)
+      .get('/healthz')
+      .then(() => 'answered')
+      .catch((error: Error) => error.message);
+    expect(refused).toMatch(/ECONNREFUSED/);
+    const res = await inFlight;
+    expect(res.status).toBe(200);
+    expect(res.body.duration).toBeCloseTo(11, 1);
+    expect(await served.exited).toBe(0);
+    expect(served.lines.at(-1)).toMatchObject({ event: 'stopped', drained: true });
+  });
+});
