@@ -9,7 +9,14 @@ export const OPENAPI_DOCUMENT_URL = new URL('../../../openapi.json', import.meta
 let document: Promise<unknown> | undefined;
 
 export function openApiDocument(): Promise<unknown> {
-  document ??= readFile(OPENAPI_DOCUMENT_URL, 'utf8').then((text) => JSON.parse(text) as unknown);
+  document ??= readFile(OPENAPI_DOCUMENT_URL, 'utf8').then(
+    (text) => JSON.parse(text) as unknown,
+    (error: unknown) => {
+      // Not cached: a package being replaced on disk may have it again on the next request.
+      document = undefined;
+      throw error;
+    },
+  );
   return document;
 }
 
