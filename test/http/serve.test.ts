@@ -125,13 +125,15 @@ describe('voxmill serve', () => {
     const missing = await documented(agent.get('/nothing').set('Authorization', `Bearer ${KEY}`));
     expect(missing.status).toBe(404);
     await documented(agent.get('/v1/voices').set('Authorization', `Bearer ${KEY}`).set('X-Request-Id', 'log-me'));
-    await expect.poll(() => served.lines.find((line) => line.request_id === 'log-me')).toMatchObject({
-      event: 'request',
-      level: 'info',
-      method: 'GET',
-      path: '/v1/voices',
-      status: 200,
-    });
+    await expect
+      .poll(() => served.lines.find((line) => line.request_id === 'log-me'))
+      .toMatchObject({
+        event: 'request',
+        level: 'info',
+        method: 'GET',
+        path: '/v1/voices',
+        status: 200,
+      });
     const empty = await serve([
       '-c',
       writeConfig('none.json', { ...baseConfig, models: { 'svc-stt-1': 'base', 'svc-stt-1-flash': 'tiny' } }),

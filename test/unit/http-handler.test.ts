@@ -533,11 +533,7 @@ describe('POST /v1/transcriptions form', () => {
   it.each([
     [new AudioDecodeError('Invalid data found when processing input'), 400, 'audio_decode_failed'],
     [new AudioDecodeError('no audio stream', { code: 'AUDIO_EMPTY' }), 400, 'audio_empty'],
-    [
-      new AudioDecodeError('not a recognised audio format', { code: 'AUDIO_UNSUPPORTED' }),
-      400,
-      'audio_decode_failed',
-    ],
+    [new AudioDecodeError('not a recognised audio format', { code: 'AUDIO_UNSUPPORTED' }), 400, 'audio_decode_failed'],
     [new AudioTooLongError('audio longer than 10 s', 10), 413, 'audio_too_long'],
   ])("answers the decoder's %s with %i naming file", async (error, status, code) => {
     const { agent, check, engine } = await start('express5');
