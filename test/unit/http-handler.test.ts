@@ -519,6 +519,18 @@ describe('POST /v1/transcriptions form', () => {
     expect(last?.timestamps).toBe('segment');
   });
 
+  it('takes files up to 25 MiB by default and answers 413 past that', async () => {
+    const { agent, check, engine } = await start('bare http');
+    const limit = 25 * 1024 * 1024;
+    const exact = Buffer.concat([AUDIO_HEADS.wav, Buffer.alloc(limit - AUDIO_HEADS.wav.length)]);
+    expect((await check(form(agent).attach('file', exact, 'a.wav'))).status).toBe(200);
+    expect((engine.transcribeCalls[0]?.input as Buffer).length).toBe(limit);
+    const over = await check(form(agent).attach('file', Buffer.concat([exact, Buffer.alloc(1)]), 'a.wav'));
+    expect(over.status).toBe(413);
+    expect(over.body.error.message).toContain(String(limit));
+    expect(engine.transcribeCalls).toHaveLength(1);
+  });
+
   it('answers 413 for a file over maxFileBytes without calling the engine', async () => {
     const { agent, check, engine } = await start('express5', { limits: { maxFileBytes: 100_000 } });
     const big = Buffer.concat([AUDIO_HEADS.wav, Buffer.alloc(300_000)]);
