@@ -1,5 +1,6 @@
 /** `voxmill serve`: the /v1 speech API as a standalone server. */
 import { type Command, InvalidArgumentError } from 'commander';
+import { API_KEY_CHARACTERS, isBearerToken } from '../http/auth.js';
 import { createSpeechServer } from '../http/server.js';
 import { createSpeech, type Speech } from '../speech.js';
 import { apiKeysFromEnv, loadServeConfig, type ServeConfig } from './serve-config.js';
@@ -22,14 +23,31 @@ function port(value: string): number {
   return n;
 }
 
+let stdoutBroken = false;
+
 /** One JSON object per line on stdout: what log collectors expect from a service. */
 function logLine(record: Record<string, unknown>): void {
+  if (stdoutBroken) return;
   process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'info', ...record })}\n`);
 }
 
 async function serve(flags: ServeFlags): Promise<void> {
+  // The other commands end quietly when stdout closes (`| head`); a server goes on serving without its logs.
+  process.stdout.removeAllListeners('error');
+  process.stdout.on('error', () => {
+    stdoutBroken = true;
+  });
   const config: ServeConfig = flags.config ? await loadServeConfig(flags.config) : { speech: {} };
-  const keys = apiKeysFromEnv(process.env.VOXMILL_API_KEYS) ?? config.apiKeys ?? [];
+  const fromEnv = apiKeysFromEnv(process.env.VOXMILL_API_KEYS);
+  const keys = fromEnv ?? config.apiKeys ?? [];
+  keys.forEach((key, i) => {
+    if (!isBearerToken(key)) {
+      const where = fromEnv ? 'VOXMILL_API_KEYS' : `"apiKeys" in ${flags.config}`;
+      throw new Error(
+        `${where}: key ${i + 1} has characters a Bearer token cannot carry (allowed: ${API_KEY_CHARACTERS})`,
+      );
+    }
+  });
   if (flags.auth && keys.length === 0) {
     throw new Error(
       'no API keys: set VOXMILL_API_KEYS (comma-separated) or "apiKeys" in --config, or pass --no-auth to serve ' +

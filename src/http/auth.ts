@@ -6,6 +6,15 @@ import type { ResolvedHandlerOptions } from './options.js';
 
 // RFC 6750: `Authorization: Bearer <b64token>`; the scheme is case-insensitive.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+/** The characters an API key may have: those a Bearer token can carry. */
+export const API_KEY_CHARACTERS = 'A-Z a-z 0-9 - . _ ~ + / and trailing =';
+
+/** Whether `key` can be sent as a Bearer token at all. */
+export function isBearerToken(key: string): boolean {
+  return B64TOKEN.test(key);
+}
 
 const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
 

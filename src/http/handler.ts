@@ -1,12 +1,13 @@
 // createSpeechHandler(): the /v1 speech API as one `(req, res, next)` function for Express 4/5, Connect or a bare
 // http server. It owns four paths; everything else goes to `next()` untouched (its body unread).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { authenticator } from './auth.js';
 import { HttpError, RequestAbortedError, toHttpError } from './http-error.js';
 import { type ResolvedHandlerOptions, resolveHandlerOptions, type SpeechHandlerOptions } from './options.js';
 import { bytesOut, type RequestLogEntry, requestIdOf } from './request-log.js';
 import { sendError } from './respond.js';
-import type { Route } from './routes/context.js';
+import type { Route, RouteContext } from './routes/context.js';
 import { openApiRoute } from './routes/openapi.js';
 import { speechRoute } from './routes/speech.js';
 import { transcriptionsRoute } from './routes/transcriptions.js';
@@ -53,116 +54,197 @@ export function createSpeechHandler(options: SpeechHandlerOptions): SpeechHandle
   const resolved = resolveHandlerOptions(options);
   const authenticate = authenticator(resolved);
   let inFlight = 0;
+  // Bodies left unread by an error are drained up to what a request could legitimately carry; past that the
+  // connection is cut rather than read for nothing.
+  const drainLimit = Math.max(resolved.maxFileBytes, resolved.maxJsonBytes);
 
   return (req, res, next) => {
     const path = routePath(req.url);
-    const methods = ROUTES[path];
+    const methods = Object.hasOwn(ROUTES, path) ? ROUTES[path] : undefined;
     if (!methods) {
       if (next) next();
-      else handleOwned(req, res, undefined, () => Promise.reject(notFound(path)));
+      else handleOwned(req, res, undefined, path, async () => Promise.reject(notFound(path)));
       return;
     }
     const method = req.method === 'HEAD' && methods.GET ? 'GET' : (req.method ?? '');
-    const route = methods[method];
+    const route = Object.hasOwn(methods, method) ? methods[method] : undefined;
     if (!route) {
       const allow = allowedMethods(methods).join(', ');
-      const error = new HttpError(
-        405,
-        'method_not_allowed',
-        `${req.method} is not allowed on ${path}; allowed: ${allow}`,
-        {
-          headers: { Allow: allow },
-        },
-      );
-      handleOwned(req, res, next, () => Promise.reject(error));
+      const message = `${req.method} is not allowed on ${path}; allowed: ${allow}`;
+      const error = new HttpError(405, 'method_not_allowed', message, { headers: { Allow: allow } });
+      handleOwned(req, res, next, path, async () => Promise.reject(error));
       return;
     }
-    if (inFlight >= resolved.maxConcurrentRequests) {
-      const error = new HttpError(
-        429,
-        'too_many_requests',
-        `the server is handling its limit of ${resolved.maxConcurrentRequests} requests; retry later`,
-        { headers: { 'Retry-After': String(resolved.retryAfterSeconds) } },
-      );
-      handleOwned(req, res, next, () => Promise.reject(error));
-      return;
-    }
-    inFlight++;
-    let counted = true;
-    const release = () => {
-      if (counted) inFlight--;
-      counted = false;
-    };
-    res.once('close', release);
-    handleOwned(req, res, next, async (ctx) => {
+    handleOwned(req, res, next, path, async (ctx, onEnd) => {
       await authenticate(req);
+      // Only authenticated requests take a slot, so a flood without a key cannot lock clients with one out.
+      if (inFlight >= resolved.maxConcurrentRequests) {
+        throw new HttpError(
+          429,
+          'too_many_requests',
+          `the server is handling its limit of ${resolved.maxConcurrentRequests} requests; retry later`,
+          { headers: { 'Retry-After': String(resolved.retryAfterSeconds) } },
+        );
+      }
+      inFlight++;
+      onEnd(() => {
+        inFlight--;
+      });
       await route(ctx);
     });
   };
 
-  /** Runs one request the handler owns: id, timeout, disconnect, error response, log record. */
+  /**
+   * Runs one request the handler owns: its id, timeout and disconnect, the error response, the log record. The
+   * request ends when its response closes or its socket does (a pipelined request queued behind another never
+   * sees its response close when the connection dies).
+   */
   function handleOwned(
     req: IncomingMessage,
     res: ServerResponse,
     next: NextFunction | undefined,
-    run: (ctx: Parameters<Route>[0]) => Promise<void>,
+    path: string,
+    run: (ctx: RouteContext, onEnd: (cleanup: () => void) => void) => Promise<void>,
   ): void {
     const started = performance.now();
     const time = new Date().toISOString();
     const requestId = requestIdOf(req);
     res.setHeader('X-Request-Id', requestId);
     const controller = new AbortController();
+    const { signal } = controller;
     const timer =
       resolved.requestTimeoutMs > 0
         ? setTimeout(() => controller.abort(new RequestAbortedError('timeout')), resolved.requestTimeoutMs)
         : undefined;
     timer?.unref();
+    const cleanups: (() => void)[] = [];
+    let ended = false;
+    let cutByServer = false;
     let errorCode: string | undefined;
-    res.once('close', () => {
+    const socket = req.socket as Socket | null;
+    const end = () => {
+      if (ended) return;
+      ended = true;
       clearTimeout(timer);
-      const clientClosed = !res.writableFinished;
+      res.off('close', end);
+      socket?.off('close', end);
+      const unfinished = !res.writableFinished;
       // The work stops when nobody is left to answer.
-      if (clientClosed) controller.abort(new RequestAbortedError('client_closed'));
+      if (unfinished && !signal.aborted) controller.abort(new RequestAbortedError('client_closed'));
+      for (const cleanup of cleanups) cleanup();
+      const clientClosed = unfinished && !cutByServer;
       report(resolved, {
         time,
         request_id: requestId,
         method: req.method ?? '',
-        path: routePath(req.url),
+        path,
         status: clientClosed && !res.headersSent ? 499 : res.statusCode,
         duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
         bytes_out: bytesOut(res),
         ...(errorCode === undefined ? {} : { error_code: errorCode }),
         ...(clientClosed ? { client_closed: true } : {}),
       });
+    };
+    res.once('close', end);
+    socket?.once('close', end);
+
+    // The answer comes when the work settles or the signal aborts, whichever is first: a timeout must answer even
+    // while the work waits on something that does not watch the signal (a stalled body, the host's authorize()).
+    const aborted = new Promise<never>((_resolve, reject) => {
+      const onAbort = () => reject(signal.reason);
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+      cleanups.push(() => signal.removeEventListener('abort', onAbort));
     });
-    run({ req, res, options: resolved, requestId, signal: controller.signal }).then(
-      () => clearTimeout(timer),
+    const work = run({ req, res, options: resolved, requestId, signal }, (cleanup) => {
+      if (ended) cleanup();
+      else cleanups.push(cleanup);
+    });
+    // Whichever loses the race settles unobserved.
+    aborted.catch(() => undefined);
+    work.catch(() => undefined);
+    Promise.race([work, aborted]).then(
+      () => undefined,
       (error: unknown) => {
-        clearTimeout(timer);
         // When the handler aborted the work, the abort is the story, not whatever the aborted call threw.
-        const reason: unknown = controller.signal.reason;
-        const aborted = reason instanceof RequestAbortedError ? reason : undefined;
-        const httpError = toHttpError(aborted ?? error, resolved.retryAfterSeconds);
+        const reason: unknown = signal.reason;
+        const abortedBy = reason instanceof RequestAbortedError ? reason : undefined;
+        const httpError = toHttpError(abortedBy ?? error, resolved.retryAfterSeconds);
         httpError.requestId = requestId;
         errorCode = httpError.code;
-        if (res.destroyed || aborted?.reason === 'client_closed') return;
+        if (res.destroyed || abortedBy?.reason === 'client_closed') return;
         if (res.headersSent) {
           // Mid-stream: the only honest signal left is to cut the response short.
+          cutByServer = true;
           res.destroy();
           return;
         }
-        if (next && resolved.errors === 'next') next(httpError);
-        else sendError(res, httpError);
+        const respond = () => {
+          if (res.destroyed || res.headersSent) return;
+          if (next && resolved.errors === 'next') next(httpError);
+          else sendError(res, httpError);
+        };
+        if (abortedBy?.reason === 'timeout') {
+          // The body may be what stalled: answer now, and let Node close the connection after the answer.
+          if (!req.complete) res.setHeader('Connection', 'close');
+          respond();
+          return;
+        }
+        // Answering while the client still sends can deadlock both sides' buffers: take the rest first.
+        void discardUnreadBody(req, res, drainLimit).then(respond);
       },
     );
   }
 }
 
+/** How long an unread body may take to arrive once an error has been decided, before the connection is given up. */
+const DRAIN_TIMEOUT_MS = 5000;
+
+/**
+ * Reads and drops what is left of a request body an error left unread, so the answer can follow and the connection
+ * carry the next request. When more than `limit` bytes remain, or the rest does not arrive in time, it stops waiting
+ * and marks the response `Connection: close`: Node then closes the connection after the answer.
+ */
+function discardUnreadBody(req: IncomingMessage, res: ServerResponse, limit: number): Promise<void> {
+  if (req.complete || req.destroyed) return Promise.resolve();
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    res.setHeader('Connection', 'close');
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => {
+    let drained = 0;
+    const done = () => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', done);
+      req.off('close', done);
+      resolve();
+    };
+    const giveUp = () => {
+      res.setHeader('Connection', 'close');
+      done();
+    };
+    const onData = (chunk: Buffer) => {
+      drained += chunk.length;
+      if (drained > limit) giveUp();
+    };
+    const timer = setTimeout(giveUp, DRAIN_TIMEOUT_MS);
+    req.on('data', onData);
+    req.once('end', done);
+    req.once('close', done);
+    req.on('error', () => undefined);
+    req.resume();
+  });
+}
+
 function report(options: ResolvedHandlerOptions, entry: RequestLogEntry): void {
   if (!options.onRequest) return;
+  // A logger that throws, or returns a promise that rejects, must not take the request (or the server) down.
   try {
-    options.onRequest(entry);
+    const result: unknown = options.onRequest(entry);
+    if (result instanceof Promise) result.catch(() => undefined);
   } catch {
-    // A logger that throws must not take the request (or the server) down with it.
+    // ignored, as above
   }
 }

@@ -16,19 +16,45 @@ function tooLarge(limit: number): HttpError {
   return new HttpError(413, 'body_too_large', `the request body is larger than ${limit} bytes`);
 }
 
-/** The body's bytes; rejects with 413 as soon as `limit` is passed (from Content-Length, or while reading). */
-export async function readBody(req: IncomingMessage, limit: number, signal: AbortSignal): Promise<Buffer> {
+/**
+ * The body's bytes; rejects with 413 as soon as `limit` is passed (from Content-Length, or while reading), and
+ * with the signal's reason when it aborts. On rejection the request is left paused for the handler to drain.
+ */
+export function readBody(req: IncomingMessage, limit: number, signal: AbortSignal): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req.iterator({ destroyOnReturn: false })) {
-    signal.throwIfAborted();
-    size += (chunk as Buffer).length;
-    if (size > limit) throw tooLarge(limit);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks, size);
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(tooLarge(limit));
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (error: unknown, body?: Buffer) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      signal.removeEventListener('abort', onAbort);
+      if (body) {
+        resolve(body);
+      } else {
+        req.pause();
+        reject(error);
+      }
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) settle(tooLarge(limit));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => settle(undefined, Buffer.concat(chunks, size));
+    const onError = (error: Error) => settle(error);
+    const onClose = () => settle(new HttpError(400, 'invalid_body', 'the request body ended early'));
+    const onAbort = () => settle(signal.reason);
+    req.on('data', onData);
+    req.once('end', onEnd);
+    req.once('error', onError);
+    req.once('close', onClose);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /** The parsed JSON body of a request, which must be `application/json` (or `+json`). */

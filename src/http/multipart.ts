@@ -179,22 +179,44 @@ export async function readTranscriptionForm(req: IncomingMessage, limits: FormLi
   let settled = false;
 
   return new Promise<TranscriptionForm>((resolve, reject) => {
+    let currentFile: Readable | undefined;
     const fail = (error: HttpError) => {
       if (settled) return;
       settled = true;
       limits.signal.removeEventListener('abort', onAbort);
       req.unpipe(parser);
       parser.removeAllListeners();
+      // busboy may still report the end of a form it no longer reads; nobody is listening for that any more. It
+      // is not destroyed here: this may run inside its own 'limit' emit, which goes on to touch its file stream.
       parser.on('error', () => undefined);
-      // Node discards the unread rest of the body once the response ends, keeping the connection usable.
-      req.resume();
-      void sink?.remove().finally(() => reject(error));
-      if (!sink) reject(error);
+      currentFile?.resume();
+      // The handler discards (or cuts off) the unread rest of the body when it answers.
+      const removed = sink ? sink.remove() : Promise.resolve();
+      removed.then(
+        () => reject(error),
+        () => reject(error),
+      );
     };
     const onAbort = () => fail(new HttpError(499, 'client_closed', 'the request was aborted'));
+    if (limits.signal.aborted || req.destroyed) {
+      reject(limits.signal.reason ?? new HttpError(499, 'client_closed', 'the request was aborted'));
+      return;
+    }
     limits.signal.addEventListener('abort', onAbort, { once: true });
 
     parser.on('field', (name, value, info) => {
+      if (name === limits.fileField) {
+        return fail(
+          new HttpError(
+            400,
+            'invalid_type',
+            `${name} must be a file upload (a part with a filename), not a text field`,
+            {
+              param: name,
+            },
+          ),
+        );
+      }
       if (!limits.fieldNames.includes(name)) {
         const known = [...limits.fieldNames, limits.fileField].join(', ');
         return fail(
@@ -216,6 +238,11 @@ export async function readTranscriptionForm(req: IncomingMessage, limits: FormLi
       fields.set(name, value);
     });
     parser.on('file', (name, file) => {
+      // A form that ends inside the file makes busboy destroy the file stream with an error: answered, never thrown.
+      file.on('error', (error: Error) =>
+        fail(new HttpError(400, 'invalid_multipart', `the multipart body cannot be read: ${error.message}`)),
+      );
+      currentFile = file;
       if (name !== limits.fileField) {
         file.resume();
         return fail(

@@ -13,6 +13,7 @@ import {
   stringOption,
 } from '../util/validate.js';
 import { AUDIO_CONTAINERS, type AudioContainer, SPEC_AUDIO_CONTAINERS } from './audio-sniff.js';
+import { API_KEY_CHARACTERS, isBearerToken } from './auth.js';
 import type { RequestLogEntry } from './request-log.js';
 
 /** What the handler needs of the engine: a {@link Speech} from `createSpeech()`. */
@@ -99,8 +100,14 @@ function authOption(value: unknown): Pick<ResolvedHandlerOptions, 'authorize' | 
       throw new InvalidOptionValueError('auth', 'at least one API key (or false when the host authenticates)', value);
     }
     value.forEach((key, i) => {
-      if (typeof key !== 'string' || key.length === 0 || /\s/.test(key)) {
-        throw new InvalidOptionTypeError(`auth[${i}]`, 'a non-empty API key without whitespace', key);
+      if (typeof key !== 'string') throw new InvalidOptionTypeError(`auth[${i}]`, 'an API key (a string)', key);
+      if (!isBearerToken(key)) {
+        // The key itself is a secret: the message says what is wrong with it, never what it is.
+        throw new InvalidOptionValueError(
+          `auth[${i}]`,
+          `an API key a Bearer token can carry (${API_KEY_CHARACTERS})`,
+          `a key of ${key.length} characters`,
+        );
       }
     });
     return { authorize: undefined, keys: [...(value as string[])] };

@@ -20,10 +20,17 @@ export function sendJson(
   res.end(text);
 }
 
+/** Headers a success sets before it can still fail; the host's own (CORS, HSTS, Vary) stay on errors. */
+const SUCCESS_HEADERS = [
+  'content-type',
+  'content-length',
+  'cache-control',
+  'x-voxmill-sample-rate',
+  'x-voxmill-voice-variant',
+];
+
 /** Writes an error response, replacing whatever headers a failed success had begun to set. */
 export function sendError(res: ServerResponse, error: HttpError): void {
-  for (const name of res.getHeaderNames()) {
-    if (name !== 'x-request-id' && name !== 'connection') res.removeHeader(name);
-  }
+  for (const name of SUCCESS_HEADERS) res.removeHeader(name);
   sendJson(res, error.status, error.toJSON(), error.headers);
 }

@@ -5,9 +5,11 @@ import type { AddressInfo } from 'node:net';
 import type { Speech } from '../speech.js';
 import { integerOption } from '../util/validate.js';
 import { createSpeechHandler } from './handler.js';
+import { HttpError } from './http-error.js';
 import type { SpeechHandlerOptions } from './options.js';
 import type { RequestLogEntry } from './request-log.js';
-import { sendJson } from './respond.js';
+import { requestIdOf } from './request-log.js';
+import { sendError, sendJson } from './respond.js';
 
 /** Options of {@link createSpeechServer}: the handler's, with the full engine, plus the server's own. */
 export interface SpeechServerOptions extends Omit<SpeechHandlerOptions, 'speech' | 'onRequest'> {
@@ -32,7 +34,13 @@ export interface SpeechServer {
 
 async function readiness(speech: Speech, draining: boolean): Promise<{ ready: boolean; body: object }> {
   if (draining) return { ready: false, body: { status: 'draining' } };
-  const stt = speech.status().map(({ id, installed, loaded }) => ({ id, installed, loaded }));
+  const stt = speech.status().map(({ id, installed, loaded, active, pending }) => ({
+    id,
+    installed,
+    loaded,
+    active,
+    pending,
+  }));
   const voices = (await speech.listVoices()).length;
   // Ready when at least one of the API's operations can be served.
   const ready = stt.some((model) => model.installed) || voices > 0;
@@ -46,10 +54,19 @@ async function readiness(speech: Speech, draining: boolean): Promise<{ ready: bo
 export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
   const { speech, log, shutdownTimeoutMs: rawTimeout, ...handlerOptions } = options;
   const shutdownTimeoutMs = integerOption('shutdownTimeoutMs', rawTimeout, 0, 2 ** 31 - 1) ?? 30_000;
+  // The host's logger must not be able to take the server down, by throwing or by rejecting.
+  const safeLog = (record: Record<string, unknown>) => {
+    try {
+      const result: unknown = log?.(record);
+      if (result instanceof Promise) result.catch(() => undefined);
+    } catch {
+      // ignored, as above
+    }
+  };
   const handler = createSpeechHandler({
     ...handlerOptions,
     speech,
-    ...(log ? { onRequest: (entry: RequestLogEntry) => log({ event: 'request', ...entry }) } : {}),
+    ...(log ? { onRequest: (entry: RequestLogEntry) => safeLog({ event: 'request', ...entry }) } : {}),
   });
   let draining = false;
   let shutdownPromise: Promise<boolean> | undefined;
@@ -58,19 +75,44 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
     // While draining, every response tells its client to reconnect elsewhere.
     if (draining) res.setHeader('Connection', 'close');
     const path = (req.url ?? '/').split('?', 1)[0];
-    if (path === '/healthz') {
-      sendJson(res, 200, { status: 'ok' });
-      return;
-    }
-    if (path === '/readyz') {
-      readiness(speech, draining).then(
-        ({ ready, body }) => sendJson(res, ready ? 200 : 503, body),
-        (error: Error) => sendJson(res, 503, { status: 'error', message: error.message }),
-      );
+    if (path === '/healthz' || path === '/readyz') {
+      probe(req, res, path);
       return;
     }
     handler(req, res);
   });
+  // Errors after listen (EMFILE while accepting, ...) are reported, not thrown: the process serves on.
+  server.on('error', (error: Error) => safeLog({ level: 'error', event: 'server_error', message: error.message }));
+
+  function probe(req: IncomingMessage, res: ServerResponse, path: string): void {
+    const requestId = requestIdOf(req);
+    res.setHeader('X-Request-Id', requestId);
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      const error = new HttpError(
+        405,
+        'method_not_allowed',
+        `${req.method} is not allowed on ${path}; allowed: GET, HEAD`,
+        {
+          headers: { Allow: 'GET, HEAD' },
+        },
+      );
+      error.requestId = requestId;
+      sendError(res, error);
+      return;
+    }
+    if (path === '/healthz') {
+      sendJson(res, 200, { status: 'ok' });
+      return;
+    }
+    readiness(speech, draining).then(
+      ({ ready, body }) => sendJson(res, ready ? 200 : 503, body),
+      (cause: unknown) => {
+        const error = new HttpError(503, 'not_ready', `readiness check failed: ${(cause as Error).message}`, { cause });
+        error.requestId = requestId;
+        sendError(res, error);
+      },
+    );
+  }
   // Node's own limits stay on: headers within 60 s, a whole request within requestTimeout (300 s by default).
 
   return {

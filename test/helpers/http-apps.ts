@@ -38,7 +38,8 @@ export function makeHost(kind: HostKind, options: SpeechHandlerOptions): TestHos
   });
   app.use((error: unknown, _req: unknown, res: express.Response, _next: unknown) => {
     hostErrors.push(error);
-    const status = (error as { status?: number }).status ?? 500;
+    const { status = 500, headers = {} } = error as { status?: number; headers?: Record<string, string> };
+    res.set(headers);
     res.status(status).json({ host: 'error handler', ...(error as { toJSON?: () => object }).toJSON?.() });
   });
   return { name: kind, mount, server: createServer(app), hostErrors };

@@ -119,9 +119,13 @@ describe('voxmill serve', () => {
     expect(ready.status).toBe(200);
     expect(ready.body).toMatchObject({ status: 'ready', voices: 6 });
     expect(ready.body.stt).toEqual([
-      { id: 'svc-stt-1', installed: true, loaded: false },
-      { id: 'svc-stt-1-flash', installed: true, loaded: false },
+      { id: 'svc-stt-1', installed: true, loaded: false, active: 0, pending: 0 },
+      { id: 'svc-stt-1-flash', installed: true, loaded: false, active: 0, pending: 0 },
     ]);
+    expect(ready.headers['x-request-id']).toMatch(/^req_/);
+    const posted = await documented(agent.post('/healthz'));
+    expect(posted.status).toBe(405);
+    expect(posted.headers.allow).toBe('GET, HEAD');
     const missing = await documented(agent.get('/nothing').set('Authorization', `Bearer ${KEY}`));
     expect(missing.status).toBe(404);
     await documented(agent.get('/v1/voices').set('Authorization', `Bearer ${KEY}`).set('X-Request-Id', 'log-me'));
@@ -202,8 +206,9 @@ describe('voxmill serve', () => {
         .field('model', 'svc-stt-1')
         .attach('file', sharedAudio('jfk.wav')),
     );
-    await expect.poll(() => served.lines.length, { timeout: 10_000 }).toBeGreaterThan(0);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // SIGTERM only once the transcription is really running.
+    const active = async () => (await request(served.url).get('/readyz')).body.stt[0].active as number;
+    await expect.poll(active, { timeout: 10_000, interval: 20 }).toBe(1);
     served.child.kill('SIGTERM');
     await expect.poll(() => served.lines.some((line) => line.event === 'shutdown')).toBe(true);
     const refused = await request(served.url)

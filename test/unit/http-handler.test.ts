@@ -129,10 +129,9 @@ describe.each(HOST_KINDS)('in %s', (kind) => {
         .send({ model: 'svc-tts-1', voice: 'en_US-fake', input: 'Hi.' }),
     );
     expect(stream.headers['x-request-id']).toBe('client-44');
-    for (const bad of ['has space', '-leading-dash', 'x'.repeat(129), 'a\u00e9']) {
-      const res = await check(auth(agent.get(path('/v1/voices'))).set('X-Request-Id', encodeURI(bad)));
-      if (bad !== encodeURI(bad) && /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/.test(encodeURI(bad))) continue;
-      expect(res.headers['x-request-id']).toMatch(/^req_[0-9a-f]{32}$/);
+    for (const bad of ['has space', '-leading-dash', 'x'.repeat(129), 'a%C3%A9', 'a/b']) {
+      const res = await check(auth(agent.get(path('/v1/voices'))).set('X-Request-Id', bad));
+      expect(res.headers['x-request-id'], bad).toMatch(/^req_[0-9a-f]{32}$/);
     }
     const a = await check(auth(agent.get(path('/v1/voices'))));
     const b = await check(auth(agent.get(path('/v1/voices'))));
@@ -202,7 +201,7 @@ describe('authentication', () => {
     expect(() => createSpeechHandler({ speech, auth: true } as unknown as SpeechHandlerOptions)).toThrow(/auth/);
   });
 
-  it('rejects an upload before reading it', async () => {
+  it('answers an upload without a key with 401, never passing it to the engine', async () => {
     const { agent, check, engine } = await start('express5');
     const res = await check(
       agent.post('/v1/transcriptions').field('model', 'svc-stt-1').attach('file', Buffer.alloc(2_000_000), 'a.wav'),
@@ -221,6 +220,10 @@ describe('errors', () => {
     expect(host.hostErrors[0]).toBeInstanceOf(HttpError);
     expect((host.hostErrors[0] as HttpError).status).toBe(400);
     expect(res.headers['x-request-id']).toBe((host.hostErrors[0] as HttpError).requestId);
+    const denied = await agent.get('/v1/voices');
+    expect(denied.status).toBe(401);
+    expect(denied.headers['www-authenticate']).toBe('Bearer realm="voxmill"');
+    expect(denied.body.error.code).toBe('missing_api_key');
   });
 
   it("writes its errors itself without a next, even with errors: 'next'", async () => {
@@ -596,10 +599,11 @@ describe('POST /v1/transcriptions form', () => {
         req.on('error', () => resolve());
         req.write('--b\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\n');
         req.write(AUDIO_HEADS.wav);
-        setTimeout(() => {
+        // The upload is being spooled when the client goes.
+        vi.waitFor(() => expect(readdirSync(dir)).toHaveLength(1)).then(() => {
           req.destroy();
-          setTimeout(resolve, 100);
-        }, 100);
+          resolve();
+        });
       });
       // Removal follows the disconnect asynchronously (the write stream closes first).
       await vi.waitFor(() => expect(readdirSync(dir)).toEqual([]));

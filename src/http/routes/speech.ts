@@ -3,6 +3,7 @@
 // the connection (a chunked response without its terminating chunk), which clients see as an error.
 import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
+import { SynthesisError } from '../../errors.js';
 import { type SpeechStream, type SynthesizeOptions, TTS_MODEL_IDS } from '../../tts/types.js';
 import { isPlainObject } from '../../util/validate.js';
 import { HttpError } from '../http-error.js';
@@ -30,7 +31,7 @@ function typeError(param: string, expected: string, value: unknown): HttpError {
 function requestOptions(body: unknown): SynthesizeOptions {
   if (!isPlainObject(body)) throw typeError('body', 'a JSON object', body);
   for (const key of Object.keys(body)) {
-    if (!(key in FIELDS)) {
+    if (!Object.hasOwn(FIELDS, key)) {
       throw new HttpError(
         400,
         'unknown_parameter',
@@ -73,6 +74,7 @@ function firstChunk(stream: SpeechStream, signal: AbortSignal): Promise<Buffer |
       stream.off('readable', onReadable);
       stream.off('end', onEnd);
       stream.off('error', onError);
+      stream.off('close', onClose);
       signal.removeEventListener('abort', onAbort);
     };
     const onReadable = () => {
@@ -94,9 +96,19 @@ function firstChunk(stream: SpeechStream, signal: AbortSignal): Promise<Buffer |
       stream.destroy();
       reject(signal.reason);
     };
+    // Destroyed without an error (by its owner, or by the engine closing): no audio will come.
+    const onClose = () => {
+      cleanup();
+      reject(new SynthesisError('the synthesis stream closed before any audio'));
+    };
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
     stream.on('readable', onReadable);
     stream.once('end', onEnd);
     stream.once('error', onError);
+    stream.once('close', onClose);
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }
@@ -112,16 +124,22 @@ function writeAudioHeaders(res: ServerResponse, stream: SpeechStream): void {
 export async function speechRoute({ req, res, options, signal }: RouteContext): Promise<void> {
   const body = await readJsonBody(req, options.maxJsonBytes, signal);
   const stream = await options.speech.synthesize({ ...requestOptions(body), signal });
-  const first = await firstChunk(stream, signal);
-  writeAudioHeaders(res, stream);
-  if (first === undefined) {
-    res.end();
-    return;
+  try {
+    const first = await firstChunk(stream, signal);
+    writeAudioHeaders(res, stream);
+    if (first === undefined) {
+      res.end();
+      return;
+    }
+    res.write(first);
+    countBytesOut(res, first.length);
+  } catch (error) {
+    // Whatever failed, the synthesis must not go on for nobody.
+    stream.destroy();
+    throw error;
   }
   // pipeline() honours res.write() backpressure (the engine runs at most its lookahead ahead of the socket) and
   // destroys the synthesis when the client goes away.
-  res.write(first);
-  countBytesOut(res, first.length);
   const done = pipeline(stream, res, { signal });
   // pipe() has attached, so this only observes (and does not start) the flow.
   stream.on('data', (chunk: Buffer) => countBytesOut(res, chunk.length));

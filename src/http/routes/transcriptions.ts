@@ -81,6 +81,7 @@ export async function transcriptionsRoute({ req, res, options, signal }: RouteCo
       });
     sendJson(res, 200, transcription);
   } finally {
-    await form.file?.dispose();
+    // Removal is `rm --force`; a failure here (a vanished directory) must not turn an answered request into one.
+    await form.file?.dispose().catch(() => undefined);
   }
 }
