@@ -3,9 +3,10 @@
 // second run must be a fast no-op: every file is written under a temporary name and renamed into place, so a
 // file that exists is complete, and existing files are skipped.
 //
-//   models/ggml-{tiny.en,base.en}-random.bin  whisper models with the real shapes and random weights: the
+//   models/ggml-{tiny.en,base.en,tiny}-random.bin  whisper models with the real shapes and random weights: the
 //                                             header, mel filters and vocabulary of the shared for-tests
-//                                             file, then every tensor whisper.cpp loads (f16 like the
+//                                             file (tiny: the multilingual one, so language detection and
+//                                             language hints run), then every tensor whisper.cpp loads (f16 like the
 //                                             published files). Compute cost equals the real model's; the
 //                                             text they produce is meaningless.
 //   audio/silence-60s.wav                     60 s of digital silence, 16 kHz mono s16
@@ -357,8 +358,9 @@ function tensorData(tensor, seed) {
 }
 
 const MODELS = [
-  { name: 'tiny.en', dims: { state: 384, head: 6, layer: 4 } },
-  { name: 'base.en', dims: { state: 512, head: 8, layer: 6 } },
+  { name: 'tiny.en', base: 'for-tests-ggml-tiny.en.bin', dims: { state: 384, head: 6, layer: 4 } },
+  { name: 'base.en', base: 'for-tests-ggml-tiny.en.bin', dims: { state: 512, head: 8, layer: 6 } },
+  { name: 'tiny', base: 'for-tests-ggml-tiny.bin', dims: { state: 384, head: 6, layer: 4 } },
 ];
 
 function modelPlan(model, base) {
@@ -380,7 +382,7 @@ function modelPlan(model, base) {
     size += 12 + 4 * tensor.ne.length + Buffer.byteLength(tensor.name) + bytes;
   }
   const path = join(fixturesDir, 'models', `ggml-${model.name}-random.bin`);
-  return { model, hparams, tensors, size, path };
+  return { model, base, hparams, tensors, size, path };
 }
 
 function writeModel(plan, base) {
@@ -545,10 +547,16 @@ async function main() {
   const silence = silenceWav(60, 16000);
   const needSilence = !present(silencePath, silence.length);
 
-  const baseModelPath = join(sharedDir, 'models', 'whisper', 'for-tests-ggml-tiny.en.bin');
-  if (!existsSync(baseModelPath)) fail(`${baseModelPath} is missing from the shared test data`);
-  const base = readBaseModel(baseModelPath);
-  const plans = MODELS.map((model) => modelPlan(model, base)).filter((plan) => !present(plan.path, plan.size));
+  const bases = new Map();
+  const baseOf = (file) => {
+    const path = join(sharedDir, 'models', 'whisper', file);
+    if (!existsSync(path)) fail(`${path} is missing from the shared test data`);
+    if (!bases.has(file)) bases.set(file, readBaseModel(path));
+    return bases.get(file);
+  };
+  const plans = MODELS.map((model) => modelPlan(model, baseOf(model.base))).filter(
+    (plan) => !present(plan.path, plan.size),
+  );
 
   const voiceFiles = [...fixtureVoiceFiles(sharedDir), ...fixtureEmbeddingFiles()]
     .map((file) => ({ ...file, path: join(fixturesDir, file.dir, file.name) }))
@@ -587,7 +595,7 @@ async function main() {
     renameSync(tempName(path), path);
     report(path, started);
   }
-  for (const plan of plans) writeModel(plan, base);
+  for (const plan of plans) writeModel(plan, plan.base);
 
   await encoding;
   writeFileSync(versionFile, `${FIXTURES_VERSION}\n`);

@@ -77,6 +77,8 @@ export function createSpeechHandler(options: SpeechHandlerOptions): SpeechHandle
     }
     handleOwned(req, res, next, path, async (ctx, onEnd) => {
       await authenticate(req);
+      // A request answered meanwhile (timeout, client gone) takes no slot and runs no route.
+      ctx.signal.throwIfAborted();
       // Only authenticated requests take a slot, so a flood without a key cannot lock clients with one out.
       if (inFlight >= resolved.maxConcurrentRequests) {
         throw new HttpError(
@@ -127,7 +129,7 @@ export function createSpeechHandler(options: SpeechHandlerOptions): SpeechHandle
       ended = true;
       clearTimeout(timer);
       res.off('close', end);
-      socket?.off('close', end);
+      stopWatchingSocket();
       const unfinished = !res.writableFinished;
       // The work stops when nobody is left to answer.
       if (unfinished && !signal.aborted) controller.abort(new RequestAbortedError('client_closed'));
@@ -146,7 +148,7 @@ export function createSpeechHandler(options: SpeechHandlerOptions): SpeechHandle
       });
     };
     res.once('close', end);
-    socket?.once('close', end);
+    const stopWatchingSocket = socket ? onSocketClose(socket, end) : () => undefined;
 
     // The answer comes when the work settles or the signal aborts, whichever is first: a timeout must answer even
     // while the work waits on something that does not watch the signal (a stalled body, the host's authorize()).
@@ -172,16 +174,18 @@ export function createSpeechHandler(options: SpeechHandlerOptions): SpeechHandle
         const httpError = toHttpError(abortedBy ?? error, resolved.retryAfterSeconds);
         httpError.requestId = requestId;
         errorCode = httpError.code;
-        if (res.destroyed || abortedBy?.reason === 'client_closed') return;
+        if (abortedBy?.reason === 'client_closed') return;
         if (res.headersSent) {
-          // Mid-stream: the only honest signal left is to cut the response short.
+          // Mid-stream: the only honest signal left is to cut the response short (pipeline() may have already).
           cutByServer = true;
           res.destroy();
           return;
         }
+        if (res.destroyed) return;
         const respond = () => {
           if (res.destroyed || res.headersSent) return;
-          if (next && resolved.errors === 'next') next(httpError);
+          // Express's final handler waits for an unfinished body before answering; one that stalled never ends.
+          if (next && resolved.errors === 'next' && req.complete) next(httpError);
           else sendError(res, httpError);
         };
         if (abortedBy?.reason === 'timeout') {
@@ -195,6 +199,25 @@ export function createSpeechHandler(options: SpeechHandlerOptions): SpeechHandle
       },
     );
   }
+}
+
+/** The requests in progress on each connection; one 'close' listener per socket however many are pipelined. */
+const socketWatchers = new WeakMap<Socket, Set<() => void>>();
+
+/** Calls `onClose` when the socket closes; returns the function that stops watching. */
+function onSocketClose(socket: Socket, onClose: () => void): () => void {
+  let watchers = socketWatchers.get(socket);
+  if (!watchers) {
+    const set = new Set<() => void>();
+    watchers = set;
+    socketWatchers.set(socket, set);
+    socket.once('close', () => {
+      socketWatchers.delete(socket);
+      for (const watcher of [...set]) watcher();
+    });
+  }
+  watchers.add(onClose);
+  return () => watchers.delete(onClose);
 }
 
 /** How long an unread body may take to arrive once an error has been decided, before the connection is given up. */
@@ -212,6 +235,8 @@ function discardUnreadBody(req: IncomingMessage, res: ServerResponse, limit: num
     res.setHeader('Connection', 'close');
     return Promise.resolve();
   }
+  // Not a byte read yet: Node itself discards such a body after the answer, so the answer need not wait.
+  if (!req.readableDidRead) return Promise.resolve();
   return new Promise((resolve) => {
     let drained = 0;
     const done = () => {

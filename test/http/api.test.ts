@@ -20,6 +20,8 @@ import { fixture, sharedAudio, sharedModel } from '../helpers/paths.js';
 
 const KEY = 'sk-e2e';
 const tinyEn = fixture('models/ggml-tiny.en-random.bin');
+// Multilingual, so language detection and hints really run (random weights: the detected language is arbitrary).
+const tinyMultilingual = fixture('models/ggml-tiny-random.bin');
 
 /** The engine, with every synthesis stream it hands out kept for inspection. */
 interface Observed {
@@ -65,7 +67,7 @@ async function start(kind: HostKind, options: Partial<SpeechHandlerOptions> = {}
 let api: Awaited<ReturnType<typeof start>>;
 beforeAll(async () => {
   speech = createSpeech({
-    models: { 'svc-stt-1': tinyEn, 'svc-stt-1-flash': { model: tinyEn, maxQueue: 4 } },
+    models: { 'svc-stt-1': tinyMultilingual, 'svc-stt-1-flash': { model: tinyEn, maxQueue: 4 } },
     vadModel: sharedModel('whisper/ggml-silero-v6.2.0.bin'),
     voiceDirs: [fixture('voices'), sharedModel('piper')],
   });
@@ -233,9 +235,17 @@ describe('POST /v1/transcriptions rules (spec 4.2 and 8)', () => {
   });
 
   it('4: language holds the detected language when omitted and the supplied one when given', async () => {
-    expect((await transcribe(jfk, { timestamps: 'none' })).body.language).toBe('en');
-    expect((await transcribe(jfk, { timestamps: 'none', language: 'en' })).body.language).toBe('en');
-    // This model is English-only: another language is refused, naming the field.
+    const multilingual = (fields: Record<string, string>) => {
+      let test = api.agent.post('/v1/transcriptions').field('model', 'svc-stt-1').field('timestamps', 'none');
+      for (const [name, value] of Object.entries(fields)) test = test.field(name, value);
+      return api.call(test.attach('file', jfk));
+    };
+    const detected = await speech.transcribe(jfk, { model: 'svc-stt-1', timestamps: 'none' });
+    const omitted = await multilingual({});
+    expect(omitted.body.language).toBe(detected.language);
+    const supplied = detected.language === 'de' ? 'fr' : 'de';
+    expect((await multilingual({ language: supplied })).body.language).toBe(supplied);
+    // An English-only model refuses another language, naming the field.
     const german = await transcribe(jfk, { language: 'de' });
     expect(german.status).toBe(400);
     expect(german.body.error.param).toBe('language');
@@ -326,7 +336,7 @@ const FIVE_THOUSAND = 'Streaming speech arrives sentence by sentence, long befor
 
 describe('streaming', () => {
   it('sends the first audio of a 5,000-character request before synthesis ends', async () => {
-    const { res } = await rawSpeech({ ...base, input: FIVE_THOUSAND });
+    const { res, sentAt } = await rawSpeech({ ...base, input: FIVE_THOUSAND });
     const observed = streams.at(-1) as Observed;
     const firstByte = await new Promise<number>((resolve) => res.once('data', () => resolve(performance.now())));
     const sentencesAtFirstByte = observed.stream.progress.sentences;
@@ -337,6 +347,11 @@ describe('streaming', () => {
     await new Promise((resolve) => res.once('end', resolve));
     expect(res.headers['transfer-encoding']).toBe('chunked');
     expect(observed.ended).toBeDefined();
+    console.log(
+      `5,000 characters: first byte at ${(firstByte - sentAt).toFixed(0)} ms with ${sentencesAtFirstByte} sentence(s) ` +
+        `synthesized; synthesis ended at ${((observed.ended as number) - sentAt).toFixed(0)} ms after ` +
+        `${observed.stream.progress.sentences} sentences, ${bytes} bytes`,
+    );
     expect(firstByte).toBeLessThan(observed.ended as number);
     expect(sentencesAtFirstByte).toBeLessThan(observed.stream.progress.sentences / 4);
     expect(bytes).toBeGreaterThan(100_000);
@@ -347,12 +362,17 @@ describe('streaming', () => {
     const observed = streams.at(-1) as Observed;
     await new Promise((resolve) => res.once('data', resolve));
     destroy();
+    const closedAt = performance.now();
     const atClose = observed.stream.progress.sentences;
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(observed.closed).toBeDefined();
     expect(observed.ended).toBeUndefined();
     expect(observed.stream.progress.sentences).toBeLessThanOrEqual(atClose + 1);
     expect(speech.ttsStatus().active).toBe(0);
+    console.log(
+      `disconnect: ${atClose} sentences synthesized when the client left, ${observed.stream.progress.sentences} ` +
+        `in the end; stream closed ${((observed.closed as number) - closedAt).toFixed(1)} ms after`,
+    );
   });
 
   it('holds synthesis back while the client does not read (res.write backpressure)', async () => {
@@ -370,6 +390,9 @@ describe('streaming', () => {
     res.resume();
     await new Promise((resolve) => res.once('end', resolve));
     const total = observed.stream.progress.seconds;
+    console.log(
+      `backpressure: ${heldAt.toFixed(1)} s of ${total.toFixed(1)} s synthesized after 1.5 s unread (${bytes} bytes)`,
+    );
     expect(heldAt).toBeLessThan(total * 0.75);
     expect(Math.abs(bytes - total * 48_000 * 2)).toBeLessThan(48_000 * 2 * 0.05);
   });

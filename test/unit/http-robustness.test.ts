@@ -100,11 +100,20 @@ describe('connections', () => {
     app.use(createSpeechHandler({ speech: engine, auth: [KEY], limits: { maxConcurrentRequests: 2 } }));
     const url = await listen(createServer(app));
     const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEY}\r\n\r\n`;
-    // Three requests queued behind a slow one, then the client leaves before any is answered.
-    await raw(url, Buffer.from(get('/slow') + get('/v1/voices').repeat(3)), 50);
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    const after = await documented(request(url).get('/v1/voices').set('Authorization', `Bearer ${KEY}`));
-    expect(after.status).toBe(200);
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      // Requests queued behind a slow one, then the client leaves before any is answered.
+      await raw(url, Buffer.from(get('/slow') + get('/v1/voices').repeat(20)), 50);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const after = await documented(request(url).get('/v1/voices').set('Authorization', `Bearer ${KEY}`));
+      expect(after.status).toBe(200);
+      // However many are pipelined, one 'close' listener per connection.
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 
   it('does not let requests without a key take the slots of those with one', async () => {
@@ -206,6 +215,36 @@ describe('timeouts', () => {
     expect(status).toBe(503);
   });
 
+  it("answers a stalled body's timeout itself even with errors: 'next' (Express's final handler would wait)", async () => {
+    const app = express();
+    app.use(
+      createSpeechHandler({
+        speech: new FakeSpeechEngine(),
+        auth: [KEY],
+        errors: 'next',
+        limits: { requestTimeoutMs: 200 },
+      }),
+    );
+    const url = await listen(createServer(app));
+    const response = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest(`${url}/v1/speech`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json', 'Content-Length': '100' },
+      });
+      req.on('response', (res) => {
+        let body = '';
+        res.on('data', (chunk) => {
+          body += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.write('{');
+    });
+    expect(response.status).toBe(503);
+    expect(JSON.parse(response.body).error.code).toBe('request_timeout');
+  });
+
   it('answers 503 when authorize() takes longer than requestTimeoutMs', async () => {
     const engine = new FakeSpeechEngine();
     const url = await listen(
@@ -242,6 +281,50 @@ describe('streams and hosts', () => {
     );
     expect(res.status).toBe(500);
     expect(res.body.error.code).toBe('synthesis_failed');
+  });
+
+  it('survives a client that leaves, or a timeout, before the first audio of an engine-style stream', async () => {
+    for (const mode of ['client leaves', 'timeout'] as const) {
+      const { url, engine } = await bare({ limits: { requestTimeoutMs: mode === 'timeout' ? 150 : 60_000 } });
+      const destroyed: unknown[] = [];
+      // Like the real engine: Readable.from() of a generator that waits on the worker, destroyed with the signal's
+      // reason when it aborts (after the route's own listeners may have gone), and started at once.
+      engine.onSynthesize = async (options) => {
+        let stopped = false;
+        const stream = Readable.from(
+          (async function* () {
+            while (!stopped) await new Promise((resolve) => setTimeout(resolve, 20));
+            yield Buffer.alloc(0);
+          })(),
+          { objectMode: false },
+        );
+        options.signal?.addEventListener(
+          'abort',
+          () => {
+            stopped = true;
+            stream.destroy(options.signal?.reason as Error);
+          },
+          { once: true },
+        );
+        stream.once('close', () => destroyed.push(stream.errored));
+        stream.read(0);
+        return fakeSpeechStream(stream);
+      };
+      const status = await new Promise<number>((resolve) => {
+        const req = httpRequest(`${url}/v1/speech`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
+        });
+        req.on('response', (res) => resolve(res.statusCode ?? 0));
+        req.on('error', () => resolve(0));
+        req.end(JSON.stringify({ model: 'svc-tts-1', voice: 'v', input: 'x' }));
+        if (mode === 'client leaves') setTimeout(() => req.destroy(), 100);
+      });
+      expect(status, mode).toBe(mode === 'timeout' ? 503 : 0);
+      // The stream's error comes after the route stopped listening; it must not be thrown.
+      await vi.waitFor(() => expect(destroyed).toHaveLength(1));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   });
 
   it('destroys the synthesis when the response cannot be started', async () => {

@@ -105,6 +105,15 @@ function firstChunk(stream: SpeechStream, signal: AbortSignal): Promise<Buffer |
       onAbort();
       return;
     }
+    // A stream that is already over fires no more events.
+    if (stream.readableEnded) {
+      resolve(undefined);
+      return;
+    }
+    if (stream.destroyed) {
+      reject(stream.errored ?? new SynthesisError('the synthesis stream closed before any audio'));
+      return;
+    }
     stream.on('readable', onReadable);
     stream.once('end', onEnd);
     stream.once('error', onError);
@@ -124,6 +133,9 @@ function writeAudioHeaders(res: ServerResponse, stream: SpeechStream): void {
 export async function speechRoute({ req, res, options, signal }: RouteContext): Promise<void> {
   const body = await readJsonBody(req, options.maxJsonBytes, signal);
   const stream = await options.speech.synthesize({ ...requestOptions(body), signal });
+  // The engine destroys the stream with the signal's reason on abort, possibly after firstChunk() stopped
+  // listening; an 'error' with no listener would be thrown. Errors still reach firstChunk() and pipeline().
+  stream.on('error', () => undefined);
   try {
     const first = await firstChunk(stream, signal);
     writeAudioHeaders(res, stream);
