@@ -4,7 +4,7 @@
 // checked against openapi.json.
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import request from 'supertest';
+import request, { type Response } from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createSpeech,
@@ -15,7 +15,7 @@ import {
 } from '../../src/index.js';
 import { measureEventLoop } from '../helpers/event-loop.js';
 import { HOST_KINDS, type HostKind, makeHost, type TestHost } from '../helpers/http-apps.js';
-import { documented } from '../helpers/openapi.js';
+import { documented, expectDocumented } from '../helpers/openapi.js';
 import { fixture, sharedAudio, sharedModel } from '../helpers/paths.js';
 
 const KEY = 'sk-e2e';
@@ -324,7 +324,11 @@ function rawSpeech(body: object): Promise<{ res: IncomingMessage; sentAt: number
       method: 'POST',
       headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
     });
-    req.on('response', (res) => resolve({ res, sentAt, destroy: () => req.destroy() }));
+    req.on('response', (res) => {
+      // Raw responses are held to the document too: status, headers and media type.
+      expectDocumented({ status: res.statusCode, headers: res.headers } as unknown as Response, 'POST', '/v1/speech');
+      resolve({ res, sentAt, destroy: () => req.destroy() });
+    });
     req.on('error', reject);
     req.end(JSON.stringify(body));
   });
