@@ -32,6 +32,14 @@ async function bare(options: Partial<SpeechHandlerOptions> = {}) {
   return { engine, url, agent: request(url) };
 }
 
+/** A valid speech request with the key. */
+function speakRequest(agent: ReturnType<typeof request>): request.Test {
+  return agent
+    .post('/v1/speech')
+    .set('Authorization', `Bearer ${KEY}`)
+    .send({ model: 'svc-tts-1', voice: 'v', input: 'x' });
+}
+
 /** Sends raw bytes, resolves to the raw response text once the server closes or a full response arrived. */
 function raw(url: string, bytes: Buffer, waitMs = 2000): Promise<string> {
   const { port } = new URL(url);
@@ -123,12 +131,7 @@ describe('connections', () => {
       new Promise((resolve) => {
         release = () => resolve(fakeSpeechStream([Buffer.from('ID3x')]));
       });
-    const slow = documented(
-      request(url)
-        .post('/v1/speech')
-        .set('Authorization', `Bearer ${KEY}`)
-        .send({ model: 'svc-tts-1', voice: 'v', input: 'x' }),
-    );
+    const slow = documented(speakRequest(request(url)));
     await vi.waitFor(() => expect(engine.synthesizeCalls).toHaveLength(1));
     const anonymous = await documented(request(url).get('/v1/voices'));
     expect(anonymous.status).toBe(401);
@@ -273,12 +276,7 @@ describe('streams and hosts', () => {
       setTimeout(() => stream.destroy(), 20);
       return fakeSpeechStream(stream);
     };
-    const res = await documented(
-      agent
-        .post('/v1/speech')
-        .set('Authorization', `Bearer ${KEY}`)
-        .send({ model: 'svc-tts-1', voice: 'v', input: 'x' }),
-    );
+    const res = await documented(speakRequest(agent));
     expect(res.status).toBe(500);
     expect(res.body.error.code).toBe('synthesis_failed');
   });
@@ -336,12 +334,7 @@ describe('streams and hosts', () => {
       // A header value Node refuses: setting it throws inside the route.
       return Object.assign(fakeSpeechStream(stream), { variant: 'voice\u0100' });
     };
-    const res = await documented(
-      agent
-        .post('/v1/speech')
-        .set('Authorization', `Bearer ${KEY}`)
-        .send({ model: 'svc-tts-1', voice: 'v', input: 'x' }),
-    );
+    const res = await documented(speakRequest(agent));
     expect(res.status).toBe(500);
     expect(stream?.destroyed).toBe(true);
   });
