@@ -1,4 +1,5 @@
 /** `voxmill serve`: the /v1 speech API as a standalone server. */
+import type { AddressInfo } from 'node:net';
 import { type Command, InvalidArgumentError } from 'commander';
 import { API_KEY_CHARACTERS, isBearerToken } from '../http/auth.js';
 import { createSpeechServer } from '../http/server.js';
@@ -17,7 +18,7 @@ interface ServeFlags {
 
 function port(value: string): number {
   const n = Number(value);
-  if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > 65_535) {
+  if (!/^\d+$/.test(value) || n > 65_535) {
     throw new InvalidArgumentError('--port must be an integer from 0 to 65535');
   }
   return n;
@@ -31,6 +32,44 @@ function logLine(record: Record<string, unknown>): void {
   process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'info', ...record })}\n`);
 }
 
+/** The API keys to accept: `VOXMILL_API_KEYS` when it holds any, else the config's. Each must fit a Bearer header. */
+function apiKeys(config: ServeConfig, configPath: string | undefined): string[] {
+  const fromEnv = apiKeysFromEnv(process.env.VOXMILL_API_KEYS);
+  const keys = fromEnv ?? config.apiKeys ?? [];
+  keys.forEach((key, i) => {
+    if (!isBearerToken(key)) {
+      const where = fromEnv ? 'VOXMILL_API_KEYS' : `"apiKeys" in ${configPath}`;
+      throw new Error(
+        `${where}: key ${i + 1} has characters a Bearer token cannot carry (allowed: ${API_KEY_CHARACTERS})`,
+      );
+    }
+  });
+  return keys;
+}
+
+function hostOf(flags: ServeFlags, config: ServeConfig): string {
+  const host = flags.host ?? config.host ?? '127.0.0.1';
+  // An empty host would listen on every interface: never by accident.
+  if (host.trim() === '') throw new Error('the host is empty; use 0.0.0.0 (or ::) to listen on every interface');
+  return host;
+}
+
+/** Loads the installed speech-to-text models now; each failure names its model. */
+async function preloadModels(speech: Speech): Promise<void> {
+  for (const model of speech.status()) {
+    if (!model.installed) {
+      logLine({ level: 'warn', event: 'preload_skipped', model: model.id, message: `${model.path} is not installed` });
+      continue;
+    }
+    try {
+      const info = await speech.loadModel(model.id);
+      logLine({ event: 'model_loaded', model: model.id, type: info.type });
+    } catch (error) {
+      throw new Error(`--preload: model ${model.id}: ${(error as Error).message}`);
+    }
+  }
+}
+
 async function serve(flags: ServeFlags): Promise<void> {
   // The other commands end quietly when stdout closes (`| head`); a server goes on serving without its logs.
   process.stdout.removeAllListeners('error');
@@ -38,26 +77,23 @@ async function serve(flags: ServeFlags): Promise<void> {
     stdoutBroken = true;
   });
   const config: ServeConfig = flags.config ? await loadServeConfig(flags.config) : { speech: {} };
-  const fromEnv = apiKeysFromEnv(process.env.VOXMILL_API_KEYS);
-  const keys = fromEnv ?? config.apiKeys ?? [];
-  keys.forEach((key, i) => {
-    if (!isBearerToken(key)) {
-      const where = fromEnv ? 'VOXMILL_API_KEYS' : `"apiKeys" in ${flags.config}`;
-      throw new Error(
-        `${where}: key ${i + 1} has characters a Bearer token cannot carry (allowed: ${API_KEY_CHARACTERS})`,
-      );
-    }
-  });
+  const keys = apiKeys(config, flags.config);
   if (flags.auth && keys.length === 0) {
     throw new Error(
       'no API keys: set VOXMILL_API_KEYS (comma-separated) or "apiKeys" in --config, or pass --no-auth to serve ' +
         'without authentication',
     );
   }
+  const host = hostOf(flags, config);
   const source = flags.config ? `the config file ${flags.config}` : 'the options';
   let speech: Speech;
   try {
-    speech = createSpeech({ ...config.speech, ...(flags.modelsDir ? { modelsDir: flags.modelsDir } : {}) });
+    speech = createSpeech({
+      // Preloaded models stay loaded unless the config says when to unload them.
+      ...(flags.preload ? { idleUnloadMs: 0 } : {}),
+      ...config.speech,
+      ...(flags.modelsDir ? { modelsDir: flags.modelsDir } : {}),
+    });
   } catch (error) {
     throw new Error(`${source}: ${(error as Error).message}`);
   }
@@ -69,35 +105,23 @@ async function serve(flags: ServeFlags): Promise<void> {
       speech,
       auth: flags.auth ? keys : false,
       ...(shutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs }),
-      ...(flags.quiet ? {} : { log: logLine }),
+      // --quiet drops the per-request records only; errors and lifecycle events are always logged.
+      log: (record) => {
+        if (!(flags.quiet && record.event === 'request')) logLine(record);
+      },
     });
   } catch (error) {
     await speech.close();
     throw new Error(`${source}: http.${(error as Error).message}`);
   }
-  if (flags.preload) {
-    for (const model of speech.status().filter((m) => m.installed)) {
-      const info = await speech.loadModel(model.id);
-      logLine({ event: 'model_loaded', model: model.id, type: info.type });
-    }
-  }
-  const host = flags.host ?? config.host ?? '127.0.0.1';
-  const address = await server.listen(flags.port ?? config.port ?? 8080, host);
-  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  logLine({
-    event: 'listening',
-    url: `http://${shown}:${address.port}`,
-    port: address.port,
-    auth: flags.auth ? `${keys.length} API key(s)` : 'disabled',
-    models: speech.status().map(({ id, installed }) => ({ id, installed })),
-  });
-  if (!flags.auth) logLine({ level: 'warn', event: 'auth_disabled', message: 'serving without authentication' });
 
+  // Signals are handled from here on, also while models preload and before the port is open.
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) {
-      // A second signal means now.
+      // A second signal means now: the work is cancelled (whisper stops at its next checkpoint) and the process ends.
       logLine({ level: 'warn', event: 'shutdown_forced', signal });
+      server.abortAll();
       process.exit(1);
     }
     stopping = true;
@@ -115,6 +139,25 @@ async function serve(flags: ServeFlags): Promise<void> {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+
+  if (flags.preload) await preloadModels(speech);
+  if (stopping) return;
+  let address: AddressInfo;
+  try {
+    address = await server.listen(flags.port ?? config.port ?? 8080, host);
+  } catch (error) {
+    await speech.close();
+    throw error;
+  }
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  logLine({
+    event: 'listening',
+    url: `http://${shown}:${address.port}`,
+    port: address.port,
+    auth: flags.auth ? `${keys.length} API key(s)` : 'disabled',
+    models: speech.status().map(({ id, installed }) => ({ id, installed })),
+  });
+  if (!flags.auth) logLine({ level: 'warn', event: 'auth_disabled', message: 'serving without authentication' });
 }
 
 export function registerServeCommand(program: Command): Command {

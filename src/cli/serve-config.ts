@@ -1,7 +1,7 @@
 // The server's configuration file: the JSON form of the library's options (createSpeech's, validated by it) plus
 // the server's own keys, each checked here and named in errors.
 import { readFile } from 'node:fs/promises';
-import { InvalidOptionTypeError } from '../errors.js';
+import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 import type { SpeechHandlerOptions } from '../http/options.js';
 import type { SpeechOptions } from '../speech.js';
 import { integerOption, isPlainObject, objectOption, rejectUnknownKeys, stringOption } from '../util/validate.js';
@@ -41,6 +41,9 @@ export function parseServeConfig(raw: unknown): ServeConfig {
   const keys = apiKeysOption('apiKeys', apiKeys);
   if (keys) config.apiKeys = keys;
   const hostValue = stringOption('host', host);
+  if (hostValue !== undefined && hostValue.trim() === '') {
+    throw new InvalidOptionValueError('host', 'an address or name (0.0.0.0 for every interface)', hostValue);
+  }
   if (hostValue !== undefined) config.host = hostValue;
   const portValue = integerOption('port', port, 0, 65_535);
   if (portValue !== undefined) config.port = portValue;
@@ -69,11 +72,11 @@ export async function loadServeConfig(path: string): Promise<ServeConfig> {
   }
 }
 
-/** API keys from `VOXMILL_API_KEYS` (comma-separated; blanks ignored), or undefined when it is unset or empty. */
+/** API keys from `VOXMILL_API_KEYS` (comma-separated; blanks ignored), or undefined when it holds none. */
 export function apiKeysFromEnv(value: string | undefined): string[] | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  return value
+  const keys = (value ?? '')
     .split(',')
     .map((key) => key.trim())
     .filter((key) => key !== '');
+  return keys.length > 0 ? keys : undefined;
 }

@@ -51,14 +51,39 @@ function notFound(path: string): HttpError {
  * @throws InvalidOptionTypeError / InvalidOptionValueError naming the option, e.g. when `auth` is missing.
  */
 export function createSpeechHandler(options: SpeechHandlerOptions): SpeechHandler {
+  return buildSpeechHandler(options).handler;
+}
+
+/** The handler plus what a server around it needs to shut down: stop every request, and know when all ended. */
+export interface SpeechHandlerControl {
+  handler: SpeechHandler;
+  /** Requests in progress. */
+  readonly active: number;
+  /**
+   * Aborts every request in progress as the server shuts down: their work is cancelled, those not yet answered get
+   * 503 `shutting_down`, streams are cut.
+   */
+  abortAll(): void;
+  /** Resolves when no request is in progress, or after `timeoutMs`. */
+  idle(timeoutMs: number): Promise<void>;
+}
+
+/** @internal createSpeechHandler(), with the controls createSpeechServer() uses. */
+export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandlerControl {
   const resolved = resolveHandlerOptions(options);
+  const running = new Set<AbortController>();
+  const idleWaiters = new Set<() => void>();
+  const requestEnded = () => {
+    if (running.size > 0) return;
+    for (const wake of [...idleWaiters]) wake();
+  };
   const authenticate = authenticator(resolved);
   let inFlight = 0;
   // Bodies left unread by an error are drained up to what a request could legitimately carry; past that the
   // connection is cut rather than read for nothing.
   const drainLimit = Math.max(resolved.maxFileBytes, resolved.maxJsonBytes);
 
-  return (req, res, next) => {
+  const handler: SpeechHandler = (req, res, next) => {
     const path = routePath(req.url);
     const methods = Object.hasOwn(ROUTES, path) ? ROUTES[path] : undefined;
     if (!methods) {
@@ -96,6 +121,29 @@ export function createSpeechHandler(options: SpeechHandlerOptions): SpeechHandle
     });
   };
 
+  const control: SpeechHandlerControl = {
+    handler,
+    get active() {
+      return running.size;
+    },
+    abortAll() {
+      for (const controller of [...running]) controller.abort(new RequestAbortedError('shutdown'));
+    },
+    idle(timeoutMs) {
+      if (running.size === 0) return Promise.resolve();
+      return new Promise((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          idleWaiters.delete(wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, timeoutMs);
+        idleWaiters.add(wake);
+      });
+    },
+  };
+  return control;
+
   /**
    * Runs one request the handler owns: its id, timeout and disconnect, the error response, the log record. The
    * request ends when its response closes or its socket does (a pipelined request queued behind another never
@@ -113,6 +161,7 @@ export function createSpeechHandler(options: SpeechHandlerOptions): SpeechHandle
     const requestId = requestIdOf(req);
     res.setHeader('X-Request-Id', requestId);
     const controller = new AbortController();
+    running.add(controller);
     const { signal } = controller;
     const timer =
       resolved.requestTimeoutMs > 0
@@ -131,10 +180,15 @@ export function createSpeechHandler(options: SpeechHandlerOptions): SpeechHandle
       res.off('close', end);
       stopWatchingSocket();
       const unfinished = !res.writableFinished;
+      // Aborted by the handler itself (timeout, shutdown): a cut that follows is the server's, not the client's.
+      const ownAbort: unknown = signal.aborted ? signal.reason : undefined;
+      const cutByUs = cutByServer || (ownAbort instanceof RequestAbortedError && ownAbort.reason !== 'client_closed');
+      if (cutByUs && errorCode === undefined) errorCode = toHttpError(ownAbort, resolved.retryAfterSeconds).code;
       // The work stops when nobody is left to answer.
       if (unfinished && !signal.aborted) controller.abort(new RequestAbortedError('client_closed'));
       for (const cleanup of cleanups) cleanup();
-      const clientClosed = unfinished && !cutByServer;
+      running.delete(controller);
+      const clientClosed = unfinished && !cutByUs;
       report(resolved, {
         time,
         request_id: requestId,
@@ -146,6 +200,7 @@ export function createSpeechHandler(options: SpeechHandlerOptions): SpeechHandle
         ...(errorCode === undefined ? {} : { error_code: errorCode }),
         ...(clientClosed ? { client_closed: true } : {}),
       });
+      requestEnded();
     };
     res.once('close', end);
     const stopWatchingSocket = socket ? onSocketClose(socket, end) : () => undefined;
@@ -188,7 +243,7 @@ export function createSpeechHandler(options: SpeechHandlerOptions): SpeechHandle
           if (next && resolved.errors === 'next' && req.complete) next(httpError);
           else sendError(res, httpError);
         };
-        if (abortedBy?.reason === 'timeout') {
+        if (abortedBy?.reason === 'timeout' || abortedBy?.reason === 'shutdown') {
           // The body may be what stalled: answer now, and let Node close the connection after the answer.
           if (!req.complete) res.setHeader('Connection', 'close');
           respond();

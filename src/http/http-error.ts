@@ -100,7 +100,7 @@ function audioError(error: AudioDecodeError): HttpError {
 
 /** Where a request's signal was aborted by the handler itself, the reason says why. */
 export class RequestAbortedError extends Error {
-  constructor(readonly reason: 'timeout' | 'client_closed') {
+  constructor(readonly reason: 'timeout' | 'client_closed' | 'shutdown') {
     super(`request ${reason.replace('_', ' ')}`);
   }
 }
@@ -113,6 +113,12 @@ export function toHttpError(error: unknown, retryAfterSeconds: number): HttpErro
   if (error instanceof HttpError) return error;
   if (error instanceof RequestAbortedError && error.reason === 'timeout') {
     return new HttpError(503, 'request_timeout', 'the request took longer than the configured request timeout', {
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+      cause: error,
+    });
+  }
+  if (error instanceof RequestAbortedError && error.reason === 'shutdown') {
+    return new HttpError(503, 'shutting_down', 'the server is shutting down; retry on another instance', {
       headers: { 'Retry-After': String(retryAfterSeconds) },
       cause: error,
     });

@@ -57,7 +57,10 @@ class FileSink {
       this.path = join(limits.uploadDir, `voxmill-upload-${randomUUID()}`);
       // Private to this process's user, and never an existing file.
       this.#stream = createWriteStream(this.path, { flags: 'wx', mode: 0o600 });
-      this.#stream.on('error', (error) => this.fail(new HttpError(500, 'upload_spool_failed', error.message)));
+      // The message stays generic (no server paths); the cause carries the details for the host's logs.
+      this.#stream.on('error', (cause) =>
+        this.fail(new HttpError(500, 'upload_spool_failed', 'the upload could not be stored', { cause })),
+      );
       this.#stream.on('drain', () => file.resume());
     }
   }
@@ -290,7 +293,7 @@ export async function readTranscriptionForm(req: IncomingMessage, limits: FormLi
           limits.signal.removeEventListener('abort', onAbort);
           resolve({ fields, file: sink?.toUpload() });
         },
-        (error: Error) => fail(new HttpError(500, 'upload_spool_failed', error.message)),
+        (cause: Error) => fail(new HttpError(500, 'upload_spool_failed', 'the upload could not be stored', { cause })),
       );
     });
     req.pipe(parser);

@@ -1,4 +1,5 @@
 // Options of createSpeechHandler(): validated once, with every limit named and defaulted.
+import { accessSync, constants, statSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { resolve } from 'node:path';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
@@ -127,6 +128,20 @@ function audioFormatsOption(value: unknown): readonly AudioContainer[] | undefin
   return value.map((format, i) => enumOption(`audioFormats[${i}]`, format, AUDIO_CONTAINERS) as AudioContainer);
 }
 
+/** A directory this process can write to, checked once when the handler is made (not on the first upload). */
+function uploadDirOption(value: unknown): string | undefined {
+  const dir = stringOption('uploadDir', value);
+  if (dir === undefined) return undefined;
+  const path = resolve(dir);
+  try {
+    if (!statSync(path).isDirectory()) throw new Error('not a directory');
+    accessSync(path, constants.W_OK);
+  } catch (error) {
+    throw new InvalidOptionValueError('uploadDir', `a writable directory (${(error as Error).message})`, dir);
+  }
+  return path;
+}
+
 export function resolveHandlerOptions(options: unknown): ResolvedHandlerOptions {
   if (!isPlainObject(options)) throw new InvalidOptionTypeError('options', 'an object with speech and auth', options);
   rejectUnknownKeys('options', options, HANDLER_KEYS);
@@ -142,13 +157,13 @@ export function resolveHandlerOptions(options: unknown): ResolvedHandlerOptions 
   }
   const limits = objectOption('limits', options.limits);
   rejectUnknownKeys('limits', limits, LIMIT_KEYS);
-  const uploadDir = stringOption('uploadDir', options.uploadDir);
+  const uploadDir = uploadDirOption(options.uploadDir);
   return {
     speech: speech as SpeechEngine,
     ...authOption(options.auth),
     errors: enumOption('errors', options.errors, ['respond', 'next'] as const) ?? 'respond',
     audioFormats: audioFormatsOption(options.audioFormats) ?? SPEC_AUDIO_CONTAINERS,
-    uploadDir: uploadDir ? resolve(uploadDir) : undefined,
+    uploadDir,
     maxFileBytes: integerOption('limits.maxFileBytes', limits.maxFileBytes, 1, 2 ** 40) ?? DEFAULT_MAX_FILE_BYTES,
     maxJsonBytes: integerOption('limits.maxJsonBytes', limits.maxJsonBytes, 64, 2 ** 30) ?? DEFAULT_MAX_JSON_BYTES,
     maxConcurrentRequests:

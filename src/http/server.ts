@@ -2,9 +2,10 @@
 // JSON-lines logs, and a graceful shutdown that finishes in-flight requests.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Speech } from '../speech.js';
 import { integerOption } from '../util/validate.js';
-import { createSpeechHandler } from './handler.js';
+import { buildSpeechHandler } from './handler.js';
 import { HttpError } from './http-error.js';
 import type { SpeechHandlerOptions } from './options.js';
 import type { RequestLogEntry } from './request-log.js';
@@ -26,11 +27,20 @@ export interface SpeechServer {
   /** Starts listening; resolves to the address (port 0 picks a free port). */
   listen(port: number, host: string): Promise<AddressInfo>;
   /**
-   * Stops accepting connections, lets in-flight requests finish (up to `shutdownTimeoutMs`), then closes the
-   * engine. Resolves true when everything finished in time, false when connections had to be cut. Idempotent.
+   * Stops accepting connections and lets in-flight requests finish. Past `shutdownTimeoutMs` it cancels what is
+   * still running (unanswered requests get 503 `shutting_down`, streams are cut, whisper stops at its next
+   * checkpoint) and closes the connections. Then closes the engine. Resolves true when everything finished in
+   * time, false when work had to be cancelled. Idempotent.
    */
   shutdown(): Promise<boolean>;
+  /** Cancels every request in progress now (a second signal): their work stops at its next checkpoint. */
+  abortAll(): void;
 }
+
+/** How long answers to cancelled requests get to go out before their connections are closed. */
+const CANCEL_GRACE_MS = 1000;
+/** How long shutdown waits for cut requests to finish their bookkeeping (log records) before closing the engine. */
+const SETTLE_MS = 2000;
 
 async function readiness(speech: Speech, draining: boolean): Promise<{ ready: boolean; body: object }> {
   if (draining) return { ready: false, body: { status: 'draining' } };
@@ -63,26 +73,26 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
       // ignored, as above
     }
   };
-  const handler = createSpeechHandler({
+  const control = buildSpeechHandler({
     ...handlerOptions,
     speech,
     ...(log ? { onRequest: (entry: RequestLogEntry) => safeLog({ event: 'request', ...entry }) } : {}),
   });
+  const { handler } = control;
   let draining = false;
   let shutdownPromise: Promise<boolean> | undefined;
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     // While draining, every response tells its client to reconnect elsewhere.
     if (draining) res.setHeader('Connection', 'close');
-    const path = (req.url ?? '/').split('?', 1)[0];
+    const url = (req.url ?? '/').split('?', 1)[0] as string;
+    const path = url.length > 1 && url.endsWith('/') ? url.slice(0, -1) : url;
     if (path === '/healthz' || path === '/readyz') {
       probe(req, res, path);
       return;
     }
     handler(req, res);
   });
-  // Errors after listen (EMFILE while accepting, ...) are reported, not thrown: the process serves on.
-  server.on('error', (error: Error) => safeLog({ level: 'error', event: 'server_error', message: error.message }));
 
   function probe(req: IncomingMessage, res: ServerResponse, path: string): void {
     const requestId = requestIdOf(req);
@@ -122,6 +132,10 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
         server.once('error', reject);
         server.listen(port, host, () => {
           server.off('error', reject);
+          // Errors after listen (EMFILE while accepting, ...) are reported, not thrown: the process serves on.
+          server.on('error', (error: Error) =>
+            safeLog({ level: 'error', event: 'server_error', message: error.message }),
+          );
           resolve(server.address() as AddressInfo);
         });
       });
@@ -142,14 +156,22 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
         ]);
         clearTimeout(timer);
         if (!inTime) {
+          // Past the grace period: cancel the work, let the 503s go out, then cut what is left.
+          control.abortAll();
+          await Promise.race([closed, delay(CANCEL_GRACE_MS)]);
           server.closeAllConnections();
           await closed;
         }
         clearInterval(sweeper);
+        // Every request has ended (its work cancelled or done, its record logged) before the engine goes.
+        await control.idle(SETTLE_MS);
         await speech.close();
         return inTime;
       })();
       return shutdownPromise;
+    },
+    abortAll() {
+      control.abortAll();
     },
   };
 }

@@ -52,7 +52,8 @@ function serve(args: string[], env: Record<string, string> = {}): Promise<Served
   });
   children.push(child);
   const lines: Record<string, unknown>[] = [];
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close' comes after the exit and after stdout and stderr are fully read.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk;
@@ -63,8 +64,14 @@ function serve(args: string[], env: Record<string, string> = {}): Promise<Served
       buffered += chunk;
       let newline = buffered.indexOf('\n');
       while (newline >= 0) {
-        const record = JSON.parse(buffered.slice(0, newline)) as Record<string, unknown>;
+        const line = buffered.slice(0, newline);
         buffered = buffered.slice(newline + 1);
+        let record: Record<string, unknown>;
+        try {
+          record = JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          record = { notJson: line };
+        }
         lines.push(record);
         if (record.event === 'listening') resolve({ child, url: record.url as string, lines, exited });
         newline = buffered.indexOf('\n');
@@ -77,6 +84,27 @@ function serve(args: string[], env: Record<string, string> = {}): Promise<Served
 function rssOf(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return Number(match?.[1]) * 1024;
+}
+
+/**
+ * RSS once the server is idle and its memory has settled: what the last calls freed goes back to the OS over about
+ * a second after their responses (measured: 244 MB falling to 219 MB within 1.2 s), so the reading is taken only
+ * when five readings 200 ms apart agree within 1 %.
+ */
+async function settledRss(served: { url: string; child: { pid?: number } }): Promise<number> {
+  const idle = async () => {
+    const { stt, tts } = (await request(served.url).get('/readyz')).body;
+    return stt.every((m: { active: number; pending: number }) => m.active + m.pending === 0) && tts.active === 0;
+  };
+  await expect.poll(idle, { timeout: 30_000, interval: 50 }).toBe(true);
+  const readings: number[] = [];
+  for (let i = 0; i < 60; i++) {
+    readings.push(rssOf(served.child.pid as number));
+    const last = readings.slice(-5);
+    if (last.length === 5 && (Math.max(...last) - Math.min(...last)) / Math.min(...last) < 0.01) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return readings.at(-1) as number;
 }
 
 describe('voxmill serve', () => {
@@ -144,15 +172,20 @@ describe('voxmill serve', () => {
       '--models-dir',
       temp,
     ]);
-    const notReady = await request(empty.url).get('/readyz');
-    expect(notReady.status).toBe(200); // voices are installed, so speech can be served
+    const voicesOnly = await request(empty.url).get('/readyz');
+    expect(voicesOnly.status).toBe(200); // voices are installed, so speech can be served
     const nothing = await serve([
       '-c',
       writeConfig('nothing.json', { ...baseConfig, models: { 'svc-stt-1': 'base' }, voiceDirs: [temp] }),
       '--models-dir',
       temp,
     ]);
-    expect((await request(nothing.url).get('/readyz')).body.status).toBe('no_models');
+    const notReady = await request(nothing.url).get('/readyz');
+    expect(notReady.status).toBe(503);
+    expect(notReady.body.status).toBe('no_models');
+    // Probes are not logged; every line on stdout is JSON.
+    expect(served.lines.filter((line) => line.path === '/readyz' || line.path === '/healthz')).toEqual([]);
+    expect(served.lines.filter((line) => 'notJson' in line)).toEqual([]);
   });
 
   it('answers 50 concurrent mixed requests with 200 or 429, and memory returns to where it was', async () => {
@@ -180,16 +213,14 @@ describe('voxmill serve', () => {
       });
     // Warm-up: workers started, models loaded, allocator pools grown.
     await Promise.all(mixed());
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const before = rssOf(served.child.pid as number);
+    const before = await settledRss(served);
     const responses = await Promise.all(mixed());
     const statuses = responses.map((res) => res.status);
     expect(statuses).toHaveLength(50);
     expect(statuses.every((status) => status === 200 || status === 429)).toBe(true);
     expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(40);
     for (const res of responses.filter((r) => r.status === 429)) expect(res.headers['retry-after']).toBe('1');
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const after = rssOf(served.child.pid as number);
+    const after = await settledRss(served);
     console.log(
       `serve load: ${statuses.filter((s) => s === 200).length} x 200, ${statuses.filter((s) => s === 429).length} x 429; ` +
         `RSS ${(before / 2 ** 20).toFixed(1)} MB before, ${(after / 2 ** 20).toFixed(1)} MB after`,
@@ -221,5 +252,84 @@ describe('voxmill serve', () => {
     expect(res.body.duration).toBeCloseTo(11, 1);
     expect(await served.exited).toBe(0);
     expect(served.lines.at(-1)).toMatchObject({ event: 'stopped', drained: true });
+  });
+
+  /** Starts a transcription of gb0.wav (127 s: many seconds of whisper work) and waits until it runs. */
+  async function longTranscription(served: Served) {
+    const response = documented(
+      request(served.url)
+        .post('/v1/transcriptions')
+        .set('Authorization', `Bearer ${KEY}`)
+        .field('model', 'svc-stt-1')
+        .attach('file', sharedAudio('gb0.wav')),
+    );
+    const active = async () => (await request(served.url).get('/readyz')).body.stt[0].active as number;
+    await expect.poll(active, { timeout: 10_000, interval: 20 }).toBe(1);
+    // Wrapped: an async function returning the promise itself would wait for it.
+    return { response };
+  }
+
+  it('past shutdownTimeoutMs cancels the work, answers 503 shutting_down, logs it, and exits 0 promptly', async () => {
+    const served = await serve(['-c', writeConfig('cut.json', { ...baseConfig, http: { shutdownTimeoutMs: 300 } })]);
+    const { response } = await longTranscription(served);
+    const signalled = performance.now();
+    served.child.kill('SIGTERM');
+    const res = await response;
+    expect(res.status).toBe(503);
+    expect(res.body.error.code).toBe('shutting_down');
+    expect(res.headers['retry-after']).toBe('1');
+    expect(await served.exited).toBe(0);
+    const seconds = (performance.now() - signalled) / 1000;
+    console.log(`shutdown past its timeout: exited ${seconds.toFixed(1)} s after SIGTERM`);
+    // whisper stops at its next checkpoint instead of finishing 127 s of audio.
+    expect(seconds).toBeLessThan(10);
+    expect(served.lines.find((line) => line.event === 'request' && line.path === '/v1/transcriptions')).toMatchObject({
+      status: 503,
+      error_code: 'shutting_down',
+    });
+    expect(served.lines.at(-1)).toMatchObject({ event: 'stopped', drained: false });
+  });
+
+  it('a second signal cancels the work and exits 1 at once', async () => {
+    const served = await serve(['-c', writeConfig('twice.json', baseConfig)]);
+    const { response } = await longTranscription(served);
+    // The connection is cut: the request fails, which is the point.
+    const settled = response.then(
+      () => 'answered',
+      () => 'cut',
+    );
+    const signalled = performance.now();
+    served.child.kill('SIGTERM');
+    await expect.poll(() => served.lines.some((line) => line.event === 'shutdown')).toBe(true);
+    served.child.kill('SIGINT');
+    expect(await served.exited).toBe(1);
+    expect((performance.now() - signalled) / 1000).toBeLessThan(10);
+    expect(served.lines.some((line) => line.event === 'shutdown_forced')).toBe(true);
+    expect(await settled).toBe('cut');
+  });
+
+  it('--preload loads the installed models and keeps them; a busy port or an empty host is refused', async () => {
+    const served = await serve(['-c', writeConfig('preload.json', baseConfig), '--preload']);
+    expect(served.lines.filter((line) => line.event === 'model_loaded').map((line) => line.model)).toEqual([
+      'svc-stt-1',
+      'svc-stt-1-flash',
+    ]);
+    const loaded = async () =>
+      (await request(served.url).get('/readyz')).body.stt.map((model: { loaded: boolean }) => model.loaded);
+    expect(await loaded()).toEqual([true, true]);
+
+    const port = new URL(served.url).port;
+    const busy = await run(process.execPath, [cli, 'serve', '--no-auth', '--port', port]).catch(
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+    expect((busy as { code: number }).code).toBe(1);
+    expect((busy as { stderr: string }).stderr).toContain('EADDRINUSE');
+    expect((busy as { stdout: string }).stdout).not.toContain('server_error');
+
+    const empty = await run(process.execPath, [cli, 'serve', '--no-auth', '--port', '0', '--host', '']).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect((empty as { code: number }).code).toBe(1);
+    expect((empty as { stderr: string }).stderr).toContain('the host is empty');
   });
 });

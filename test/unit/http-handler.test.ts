@@ -705,5 +705,8 @@ describe('limits and lifecycle', () => {
     );
     expect(() => createSpeechHandler({ speech: {} as never, auth: false })).toThrow(/^speech must be/);
     expect(() => createSpeechHandler({ speech, auth: false, errors: 'throw' } as never)).toThrow(/errors/);
+    expect(() => createSpeechHandler({ speech, auth: false, uploadDir: '/nonexistent/voxmill' })).toThrow(
+      /^uploadDir must be a writable directory/,
+    );
   });
 });

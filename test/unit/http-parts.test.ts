@@ -90,12 +90,13 @@ describe('serve config', () => {
     expect(() => parseServeConfig({ apiKeys: 'k' })).toThrow(/^apiKeys must be/);
     expect(() => parseServeConfig({ apiKeys: [''] })).toThrow(/^apiKeys must be/);
     expect(() => parseServeConfig({ http: { limit: {} } })).toThrow(/http\.limit/);
+    expect(() => parseServeConfig({ host: ' ' })).toThrow(/^host must be an address/);
   });
 
   it('reads VOXMILL_API_KEYS as a comma-separated list', () => {
     expect(apiKeysFromEnv(undefined)).toBeUndefined();
     expect(apiKeysFromEnv(' a, b ,,c ')).toEqual(['a', 'b', 'c']);
     expect(apiKeysFromEnv('')).toBeUndefined();
-    expect(apiKeysFromEnv(' , ')).toEqual([]);
+    expect(apiKeysFromEnv(' , ')).toBeUndefined();
   });
 });
