@@ -4,8 +4,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { authenticator } from './auth.js';
 import { HttpError, RequestAbortedError, toHttpError } from './http-error.js';
-import { type ResolvedHandlerOptions, resolveHandlerOptions, type SpeechHandlerOptions } from './options.js';
-import { bytesOut, type RequestLogEntry, requestIdOf } from './request-log.js';
+import { resolveHandlerOptions, type SpeechHandlerOptions } from './options.js';
+import { bytesOut, callLogger, requestIdOf } from './request-log.js';
 import { sendError } from './respond.js';
 import type { Route, RouteContext } from './routes/context.js';
 import { openApiRoute } from './routes/openapi.js';
@@ -189,7 +189,7 @@ export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandler
       for (const cleanup of cleanups) cleanup();
       running.delete(controller);
       const clientClosed = unfinished && !cutByUs;
-      report(resolved, {
+      callLogger(resolved.onRequest, {
         time,
         request_id: requestId,
         method: req.method ?? '',
@@ -316,15 +316,4 @@ function discardUnreadBody(req: IncomingMessage, res: ServerResponse, limit: num
     req.on('error', () => undefined);
     req.resume();
   });
-}
-
-function report(options: ResolvedHandlerOptions, entry: RequestLogEntry): void {
-  if (!options.onRequest) return;
-  // A logger that throws, or returns a promise that rejects, must not take the request (or the server) down.
-  try {
-    const result: unknown = options.onRequest(entry);
-    if (result instanceof Promise) result.catch(() => undefined);
-  } catch {
-    // ignored, as above
-  }
 }

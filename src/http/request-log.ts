@@ -42,3 +42,17 @@ export function countBytesOut(res: object, bytes: number): void {
 export function bytesOut(res: object): number {
   return sent.get(res) ?? 0;
 }
+
+/**
+ * Calls the host's logger. A logger that throws, or returns a promise that rejects, must not take the request (or
+ * the server) down with it.
+ */
+export function callLogger<T>(logger: ((value: T) => unknown) | undefined, value: T): void {
+  if (!logger) return;
+  try {
+    const result = logger(value);
+    if (result instanceof Promise) result.catch(() => undefined);
+  } catch {
+    // ignored, as above
+  }
+}

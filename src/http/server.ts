@@ -9,7 +9,7 @@ import { buildSpeechHandler } from './handler.js';
 import { HttpError } from './http-error.js';
 import type { SpeechHandlerOptions } from './options.js';
 import type { RequestLogEntry } from './request-log.js';
-import { requestIdOf } from './request-log.js';
+import { callLogger, requestIdOf } from './request-log.js';
 import { sendError, sendJson } from './respond.js';
 
 /** Options of {@link createSpeechServer}: the handler's, with the full engine, plus the server's own. */
@@ -64,15 +64,7 @@ async function readiness(speech: Speech, draining: boolean): Promise<{ ready: bo
 export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
   const { speech, log, shutdownTimeoutMs: rawTimeout, ...handlerOptions } = options;
   const shutdownTimeoutMs = integerOption('shutdownTimeoutMs', rawTimeout, 0, 2 ** 31 - 1) ?? 30_000;
-  // The host's logger must not be able to take the server down, by throwing or by rejecting.
-  const safeLog = (record: Record<string, unknown>) => {
-    try {
-      const result: unknown = log?.(record);
-      if (result instanceof Promise) result.catch(() => undefined);
-    } catch {
-      // ignored, as above
-    }
-  };
+  const safeLog = (record: Record<string, unknown>) => callLogger(log, record);
   const control = buildSpeechHandler({
     ...handlerOptions,
     speech,
