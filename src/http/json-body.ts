@@ -1,4 +1,5 @@
-// Reads a JSON request body under a size limit, or takes the one a host's body parser already read.
+// Request bodies: the media type check, JSON read under a size limit (or taken from a host's body parser), and the
+// errors shared by the JSON and multipart routes.
 import type { IncomingMessage } from 'node:http';
 import { HttpError } from './http-error.js';
 
@@ -10,6 +11,22 @@ export function mediaTypeOf(req: IncomingMessage): string {
 /** Whether a body parser in front of the handler (express.json(), body-parser) consumed the body. */
 export function bodyAlreadyRead(req: IncomingMessage): boolean {
   return (req as { _body?: unknown })._body === true || req.readableEnded;
+}
+
+/** 415 unless `accepts` takes the request's media type; `expected` says in the message what was wanted. */
+export function requireMediaType(req: IncomingMessage, expected: string, accepts: (type: string) => boolean): void {
+  const type = mediaTypeOf(req);
+  if (accepts(type)) return;
+  throw new HttpError(
+    415,
+    'unsupported_media_type',
+    `the body must be ${expected}; received ${type ? `"${type}"` : 'no Content-Type'}`,
+  );
+}
+
+/** The answer when middleware in front of the handler read a body it needed (a host misconfiguration: 500). */
+export function bodyConsumedError(): HttpError {
+  return new HttpError(500, 'body_consumed', 'the request body was read by middleware before the voxmill handler');
 }
 
 function tooLarge(limit: number): HttpError {
@@ -59,19 +76,14 @@ export function readBody(req: IncomingMessage, limit: number, signal: AbortSigna
 
 /** The parsed JSON body of a request, which must be `application/json` (or `+json`). */
 export async function readJsonBody(req: IncomingMessage, limit: number, signal: AbortSignal): Promise<unknown> {
-  const type = mediaTypeOf(req);
-  if (type !== 'application/json' && !type.endsWith('+json')) {
-    throw new HttpError(
-      415,
-      'unsupported_media_type',
-      `the body must be JSON with Content-Type: application/json; received ${type ? `"${type}"` : 'no Content-Type'}`,
-    );
-  }
+  requireMediaType(
+    req,
+    'JSON with Content-Type: application/json',
+    (type) => type === 'application/json' || type.endsWith('+json'),
+  );
   if (bodyAlreadyRead(req)) {
     const parsed = (req as { body?: unknown }).body;
-    if (parsed === undefined) {
-      throw new HttpError(500, 'body_consumed', 'the request body was read by middleware before the voxmill handler');
-    }
+    if (parsed === undefined) throw bodyConsumedError();
     return parsed;
   }
   const bytes = await readBody(req, limit, signal);

@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { type AudioContainer, SNIFF_BYTES, sniffAudioContainer } from './audio-sniff.js';
 import { HttpError } from './http-error.js';
-import { bodyAlreadyRead, mediaTypeOf } from './json-body.js';
+import { bodyAlreadyRead, bodyConsumedError, requireMediaType } from './json-body.js';
 
 /** The uploaded audio: in memory, or at `path` (which the caller removes with `dispose()`). */
 export interface Upload {
@@ -149,17 +149,8 @@ class FileSink {
  * body is discarded.
  */
 export async function readTranscriptionForm(req: IncomingMessage, limits: FormLimits): Promise<TranscriptionForm> {
-  if (mediaTypeOf(req) !== 'multipart/form-data') {
-    const type = mediaTypeOf(req);
-    throw new HttpError(
-      415,
-      'unsupported_media_type',
-      `the body must be multipart/form-data; received ${type ? `"${type}"` : 'no Content-Type'}`,
-    );
-  }
-  if (bodyAlreadyRead(req)) {
-    throw new HttpError(500, 'body_consumed', 'the request body was read by middleware before the voxmill handler');
-  }
+  requireMediaType(req, 'multipart/form-data', (type) => type === 'multipart/form-data');
+  if (bodyAlreadyRead(req)) throw bodyConsumedError();
   let parser: busboy.Busboy;
   try {
     parser = busboy({
