@@ -5,19 +5,6 @@ import { isNativeError, type NativeAudioEncoder, type NativeJob, native } from '
 import { runJob } from '../util/job.js';
 import { checkSampleRate, contentTypeOf, defaultSampleRate, isSpeechFormat, type SpeechFormat } from './formats.js';
 
-export {
-  checkSampleRate,
-  contentTypeOf,
-  defaultSampleRate,
-  isSpeechFormat,
-  OPUS_SAMPLE_RATES,
-  SPEECH_FORMATS,
-  SPEECH_SAMPLE_RATES,
-  type SpeechFormat,
-  type SpeechSampleRate,
-  sampleRatesOf,
-} from './formats.js';
-
 /** Input rates the encoder accepts (Hz): every voice rate in use, with room on both sides. */
 export const MIN_INPUT_SAMPLE_RATE = 8000;
 export const MAX_INPUT_SAMPLE_RATE = 192000;
