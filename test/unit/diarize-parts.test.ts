@@ -10,6 +10,7 @@ import { diarizeOption, resolveDiarizationConfig, speakerCounts } from '../../sr
 import { diarizePcm } from '../../src/diarize/pipeline.js';
 import { turnStretches } from '../../src/diarize/tinydiarize.js';
 import type { Transcription } from '../../src/stt/types.js';
+import { defaultDiarizeSettings } from '../helpers/diarize-settings.js';
 import { sharedAudio } from '../helpers/paths.js';
 
 const RATE = 16000;
@@ -51,17 +52,7 @@ function concat(parts: Float32Array[]): Float32Array {
   return out;
 }
 
-const settings = {
-  minSpeakers: 1,
-  maxSpeakers: 8,
-  numSpeakers: undefined,
-  threshold: 1.15,
-  windowSeconds: 1.5,
-  hopSeconds: 0.25,
-  minTurnSeconds: 0.3,
-  minSpeakerSeconds: 5,
-  refine: true,
-};
+const settings = defaultDiarizeSettings;
 
 describe('FeatureExtractor', () => {
   it('gives one frame per 10 ms, finite values, and tells two tones apart', () => {

@@ -3,19 +3,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Diarizer } from '../../src/diarize/diarizer.js';
 import { DiarizationError, QueueFullError } from '../../src/errors.js';
+import { defaultDiarizeSettings } from '../helpers/diarize-settings.js';
 
 const workerUrl = new URL('../helpers/workers/scripted-diarize-worker.mjs', import.meta.url);
-const settings = {
-  minSpeakers: 1,
-  maxSpeakers: 8,
-  numSpeakers: undefined,
-  threshold: 1.15,
-  windowSeconds: 1.5,
-  hopSeconds: 0.25,
-  minTurnSeconds: 0.3,
-  minSpeakerSeconds: 5,
-  refine: true,
-};
+const settings = defaultDiarizeSettings;
 let diarizer: Diarizer | undefined;
 afterEach(async () => {
   await diarizer?.close();
