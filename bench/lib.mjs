@@ -31,6 +31,13 @@ export function collectOutput(proc) {
   return output;
 }
 
+/** A command-line integer of at least `min`; throws naming the `--flag` otherwise. */
+export function integerArg(value, name, min) {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} needs an integer >= ${min}, got "${value}"`);
+  return n;
+}
+
 /** Median of the finite values; NaN when there are none. */
 export const median = (values) => {
   const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);

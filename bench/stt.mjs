@@ -48,7 +48,7 @@ import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from '
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { collectOutput, distEntry, ensureDist, median, ownMemory, root } from './lib.mjs';
+import { collectOutput, distEntry, ensureDist, integerArg, median, ownMemory, root } from './lib.mjs';
 
 const self = fileURLToPath(import.meta.url);
 
@@ -140,11 +140,7 @@ function parseArgs(argv) {
     }
     return items;
   };
-  const int = (value, name, min) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} needs an integer >= ${min}, got "${value}"`);
-    return n;
-  };
+  const int = integerArg;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const next = () => {

@@ -39,7 +39,7 @@ import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from '
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { collectOutput, ensureDist, median, ownMemory, root } from './lib.mjs';
+import { collectOutput, ensureDist, integerArg, median, ownMemory, root } from './lib.mjs';
 
 const distDir = join(root, 'dist');
 const self = fileURLToPath(import.meta.url);
@@ -361,11 +361,7 @@ const CHILDREN = { rtf: childRtf, ttfa: childTtfa, memory: childMemory };
 
 function parseArgs(argv) {
   const options = { repeats: 5, calls: 20, threads: 1, quick: false, json: false };
-  const int = (value, name, min) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} needs an integer >= ${min}, got "${value}"`);
-    return n;
-  };
+  const int = integerArg;
   let repeatsGiven = false;
   let callsGiven = false;
   for (let i = 0; i < argv.length; i++) {
