@@ -2,7 +2,7 @@
 // the server's own keys, each checked here and named in errors.
 import { readFile } from 'node:fs/promises';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
-import type { SpeechHandlerOptions } from '../http/options.js';
+import { HANDLER_DATA_KEYS, type SpeechHandlerOptions } from '../http/options.js';
 import type { SpeechOptions } from '../speech.js';
 import { integerOption, isPlainObject, objectOption, rejectUnknownKeys, stringOption } from '../util/validate.js';
 
@@ -21,7 +21,7 @@ export interface ServeConfig {
   speech: SpeechOptions;
 }
 
-const HTTP_KEYS = ['errors', 'audioFormats', 'uploadDir', 'limits', 'shutdownTimeoutMs'] as const;
+const HTTP_KEYS = [...HANDLER_DATA_KEYS, 'shutdownTimeoutMs'] as const;
 
 function apiKeysOption(param: string, value: unknown): string[] | undefined {
   if (value === undefined) return undefined;

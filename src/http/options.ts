@@ -84,7 +84,9 @@ export interface ResolvedHandlerOptions {
 export const DEFAULT_MAX_FILE_BYTES = 25 * 1024 * 1024;
 export const DEFAULT_MAX_JSON_BYTES = 256 * 1024;
 
-const HANDLER_KEYS = ['speech', 'auth', 'errors', 'audioFormats', 'uploadDir', 'limits', 'onRequest'] as const;
+/** The handler options that are plain data, so a config file can set them. */
+export const HANDLER_DATA_KEYS = ['errors', 'audioFormats', 'uploadDir', 'limits'] as const;
+const HANDLER_KEYS = ['speech', 'auth', ...HANDLER_DATA_KEYS, 'onRequest'] as const;
 export const LIMIT_KEYS = [
   'maxFileBytes',
   'maxJsonBytes',

@@ -13,13 +13,14 @@ export function sendJson(
   // A request that timed out was answered already; its work may still finish later and try again.
   if (res.headersSent || res.writableEnded) return;
   const text = JSON.stringify(body);
+  const length = Buffer.byteLength(text);
   res.statusCode = status;
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.setHeader('Content-Length', length);
   res.setHeader('Cache-Control', 'no-store');
   // Node sends no body for HEAD; the log counts what went out.
-  if (res.req?.method !== 'HEAD') countBytesOut(res, Buffer.byteLength(text));
+  if (res.req?.method !== 'HEAD') countBytesOut(res, length);
   res.end(text);
 }
 
