@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,7 +32,6 @@ namespace {
 constexpr const char* kFormatWhitelist = "wav,w64,mp3,ogg,flac,mov,matroska,webm,aac,aiff,caf,au";
 constexpr int kIoBufferSize = 64 * 1024;
 constexpr int kMaxChannels = 64;
-constexpr int kMaxSourceRate = 768000;
 // Corrupt packets are skipped like the ffmpeg CLI does, but a stream that is mostly garbage fails.
 constexpr int kMaxDecodeErrors = 64;
 
@@ -131,8 +131,14 @@ int ChannelCount(const AVCodecParameters* par) {
 // (chained Ogg, some broadcasts).
 class Resampler {
  public:
-  Resampler(int targetRate, size_t maxSamples, std::vector<std::vector<float>*> outputs)
-      : targetRate_(targetRate), maxSamples_(maxSamples), outputs_(std::move(outputs)) {}
+  Resampler(const DecodeRequest& request, size_t maxSamples, std::vector<std::vector<float>*> outputs,
+            uint64_t& nonFinite)
+      : targetRate_(request.targetSampleRate),
+        minRate_(request.minSampleRate),
+        maxRate_(request.maxSampleRate),
+        maxSamples_(maxSamples),
+        outputs_(std::move(outputs)),
+        nonFinite_(nonFinite) {}
 
   // Returns 0, or a negative AVERROR, or 1 when the maximum duration was reached.
   int Push(const AVFrame* frame) {
@@ -166,7 +172,8 @@ class Resampler {
     swr_.reset();
     format_ = frame->format;
     rate_ = frame->sample_rate;
-    if (rate_ <= 0 || rate_ > kMaxSourceRate) return AVERROR_INVALIDDATA;
+    // A stream may change its rate midway (chained Ogg), so the header check alone is not enough.
+    if (rate_ <= 0 || rate_ < minRate_ || rate_ > maxRate_) return AVERROR_INVALIDDATA;
     // Mono: packed float, as always. Stereo: planar, so each side lands in its own vector.
     const AVSampleFormat outFormat = Stereo() ? AV_SAMPLE_FMT_FLTP : AV_SAMPLE_FMT_FLT;
     SwrContext* swr = nullptr;
@@ -206,6 +213,7 @@ class Resampler {
     const size_t before = outputs_[0]->size();
     uint8_t* targets[2] = {nullptr, nullptr};
     for (size_t c = 0; c < outputs_.size(); c++) {
+      Grow(*outputs_[c], before + static_cast<size_t>(capacity));
       outputs_[c]->resize(before + static_cast<size_t>(capacity));
       targets[c] = reinterpret_cast<uint8_t*>(outputs_[c]->data() + before);
     }
@@ -214,13 +222,26 @@ class Resampler {
       for (std::vector<float>* out : outputs_) out->resize(before);
       return written;
     }
-    for (std::vector<float>* out : outputs_) out->resize(before + static_cast<size_t>(written));
+    for (std::vector<float>* out : outputs_) {
+      out->resize(before + static_cast<size_t>(written));
+      nonFinite_ += SanitizeSamples(out->data() + before, static_cast<size_t>(written));
+    }
     return outputs_[0]->size() > maxSamples_ ? 1 : 0;
   }
 
+  // Doubling, as std::vector does, but never past the duration limit (plus the frame being converted): a vector
+  // that doubled from 4,500 s to 9,000 s of capacity to hold a 7,200 s limit had both copies alive at once.
+  void Grow(std::vector<float>& out, size_t needed) const {
+    if (needed <= out.capacity()) return;
+    out.reserve(std::max(needed, std::min(out.capacity() * 2, maxSamples_ + (needed - out.size()))));
+  }
+
   int targetRate_;
+  int minRate_;
+  int maxRate_;
   size_t maxSamples_;
   std::vector<std::vector<float>*> outputs_;
+  uint64_t& nonFinite_;
   std::unique_ptr<SwrContext, SwrDeleter> swr_;
   int format_ = -1;
   int rate_ = 0;
@@ -261,10 +282,29 @@ bool Failed(DecodeFailure& failure, const char* code, const std::string& message
 
 std::string FfmpegVersion() { return av_version_info(); }
 
+uint64_t SanitizeSamples(float* samples, size_t count) {
+  uint64_t nonFinite = 0;
+  for (size_t i = 0; i < count; i++) {
+    const float v = samples[i];
+    if (!std::isfinite(v)) {
+      samples[i] = 0.0f;
+      nonFinite++;
+    } else if (v > 1.0f) {
+      samples[i] = 1.0f;
+    } else if (v < -1.0f) {
+      samples[i] = -1.0f;
+    }
+  }
+  return nonFinite;
+}
+
 bool DecodeAudio(const DecodeRequest& request, DecodedAudio& out, DecodeFailure& failure) {
   InstallFfmpegLog();
   ClearFfmpegError();
   if (request.path.empty() && request.size == 0) return Failed(failure, "AUDIO_EMPTY", "the audio input is empty");
+  if (request.minSampleRate <= 0 || request.maxSampleRate < request.minSampleRate) {
+    return Failed(failure, "INVALID_ARGUMENT", "minSampleRate and maxSampleRate must be set (0 < min <= max)");
+  }
 
   std::unique_ptr<ByteSource> source = OpenSource(request, failure);
   if (!source) return false;
@@ -305,10 +345,15 @@ bool DecodeAudio(const DecodeRequest& request, DecodedAudio& out, DecodeFailure&
                   std::string("no decoder for audio codec ") + avcodec_get_name(par->codec_id));
   }
   const int channels = ChannelCount(par);
-  if (par->sample_rate <= 0 || par->sample_rate > kMaxSourceRate || channels <= 0 || channels > kMaxChannels) {
+  if (par->sample_rate <= 0 || channels <= 0 || channels > kMaxChannels) {
     return Failed(failure, "AUDIO_DECODE_FAILED",
                   "implausible stream parameters: " + std::to_string(par->sample_rate) + " Hz, " +
-                      std::to_string(channels) + " channels");
+                      std::to_string(channels) + " channels (at most " + std::to_string(kMaxChannels) + ")");
+  }
+  if (par->sample_rate < request.minSampleRate || par->sample_rate > request.maxSampleRate) {
+    return Failed(failure, "AUDIO_DECODE_FAILED",
+                  "the audio's sample rate is " + std::to_string(par->sample_rate) + " Hz; accepted: " +
+                      std::to_string(request.minSampleRate) + " to " + std::to_string(request.maxSampleRate) + " Hz");
   }
   // Ignore every other stream so the demuxer does not spend time on cover art or video.
   for (unsigned i = 0; i < format->nb_streams; i++) {
@@ -335,23 +380,31 @@ bool DecodeAudio(const DecodeRequest& request, DecodedAudio& out, DecodeFailure&
   // The mono mix comes from its own resampler in either mode, so `samples` is bit-identical with and
   // without stereo (a mix of the resampled sides would round differently).
   const bool stereo = request.stereo && channels >= 2;
-  // Reserve from the container's claimed duration, capped: a lying header must not allocate gigabytes.
+  // Reserve from the container's claimed duration, up to the duration limit, so a long file is not copied at every
+  // doubling. A header that lies costs address space only: pages are committed as samples are written, and the
+  // excess is given back below. Where the system refuses the reservation (no overcommit), the vectors just grow.
   if (format->duration > 0) {
     const double claimed = static_cast<double>(format->duration) / AV_TIME_BASE * request.targetSampleRate;
+    // One second past the limit: the frame that crosses it must fit without a reallocation.
     const auto reserve = static_cast<size_t>(
-        std::min({claimed * 1.01, static_cast<double>(maxSamples), 600.0 * request.targetSampleRate}));
-    out.samples.reserve(reserve);
-    if (stereo) {
-      out.left.reserve(reserve);
-      out.right.reserve(reserve);
+        std::min(claimed * 1.01 + 1024, static_cast<double>(maxSamples) + request.targetSampleRate));
+    try {
+      out.samples.reserve(reserve);
+      if (stereo) {
+        out.left.reserve(reserve);
+        out.right.reserve(reserve);
+      }
+    } catch (const std::bad_alloc&) {
     }
   }
 
-  Resampler resampler(request.targetSampleRate, maxSamples, {&out.samples});
+  Resampler resampler(request, maxSamples, {&out.samples}, out.nonFiniteSamples);
+  // The sides' non-finite samples are the mix's too, so they are counted once (from the mix).
+  uint64_t sidesNonFinite = 0;
   std::unique_ptr<Resampler> sides;
   if (stereo) {
-    sides = std::make_unique<Resampler>(request.targetSampleRate, maxSamples,
-                                        std::vector<std::vector<float>*>{&out.left, &out.right});
+    sides = std::make_unique<Resampler>(request, maxSamples, std::vector<std::vector<float>*>{&out.left, &out.right},
+                                        sidesNonFinite);
   }
   std::unique_ptr<AVPacket, PacketDeleter> packet(av_packet_alloc());
   std::unique_ptr<AVFrame, FrameDeleter> frame(av_frame_alloc());

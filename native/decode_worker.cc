@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "audio_decode.h"
+#include "js_args.h"
 #include "promise_worker.h"
 
 namespace voxmill {
@@ -84,18 +85,21 @@ Napi::Float32Array AdoptSamples(Napi::Env env, std::vector<float>&& samples) {
 
 Napi::Value DecodeAudioJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[1].IsNumber()) {
-    throw Napi::TypeError::New(env, "decodeAudio(input, maxDurationSeconds): maxDurationSeconds must be a number");
+  if (info.Length() < 2 || !info[1].IsObject()) {
+    ThrowCoded(env, "INVALID_ARGUMENT",
+               "decodeAudio(input, options): options must be an object { maxDurationSeconds, minSampleRate, "
+               "maxSampleRate, stereo? }");
   }
+  Napi::Object o = info[1].As<Napi::Object>();
   DecodeRequest request;
-  request.maxDurationSeconds = info[1].As<Napi::Number>().DoubleValue();
-  if (!(request.maxDurationSeconds > 0)) {
-    throw Napi::RangeError::New(env, "decodeAudio: maxDurationSeconds must be > 0");
+  request.maxDurationSeconds = ReadNumber(env, o, "maxDurationSeconds", 1e-3, 1e7);
+  request.minSampleRate = static_cast<int>(ReadInteger(env, o, "minSampleRate", 1, kMaxSampleRate));
+  request.maxSampleRate = static_cast<int>(ReadInteger(env, o, "maxSampleRate", request.minSampleRate, kMaxSampleRate));
+  Napi::Value stereo = o.Get("stereo");
+  if (!stereo.IsUndefined() && !stereo.IsBoolean()) {
+    ThrowCoded(env, "INVALID_ARGUMENT", "options.stereo must be a boolean; received " + Describe(stereo));
   }
-  if (info.Length() > 2 && !info[2].IsUndefined()) {
-    if (!info[2].IsBoolean()) throw Napi::TypeError::New(env, "decodeAudio: stereo must be a boolean");
-    request.stereo = info[2].As<Napi::Boolean>().Value();
-  }
+  request.stereo = stereo.IsBoolean() && stereo.As<Napi::Boolean>().Value();
   std::vector<uint8_t> input;
   if (info[0].IsString()) {
     request.path = info[0].As<Napi::String>().Utf8Value();

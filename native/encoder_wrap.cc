@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "js_args.h"
 #include "promise_worker.h"
 
 namespace voxmill {
@@ -109,32 +110,6 @@ class AudioEncoderFinishWorker final : public AudioEncoderWorker {
   }
 };
 
-[[noreturn]] void ThrowCoded(Napi::Env env, const std::string& code, const std::string& message) {
-  throw Napi::Error(env, MakeError(env, code, message));
-}
-
-std::string Describe(const Napi::Value& value) {
-  if (value.IsUndefined()) return "undefined";
-  if (value.IsNull()) return "null";
-  if (value.IsNumber()) return std::to_string(value.As<Napi::Number>().DoubleValue());
-  if (value.IsString()) return "\"" + value.As<Napi::String>().Utf8Value() + "\"";
-  if (value.IsBoolean()) return value.As<Napi::Boolean>().Value() ? "true" : "false";
-  return "a value of another type";
-}
-
-// An integer in [0, limit], or throws INVALID_ARGUMENT; the range proper is checked by
-// ValidateEncodeOptions, this only keeps the cast to an integer defined.
-int64_t ReadInteger(Napi::Env env, const Napi::Object& options, const char* key, double limit) {
-  Napi::Value value = options.Get(key);
-  const bool number = value.IsNumber();
-  const double d = number ? value.As<Napi::Number>().DoubleValue() : 0;
-  if (!number || !std::isfinite(d) || d != std::floor(d) || d < 0 || d > limit) {
-    ThrowCoded(env, "INVALID_ARGUMENT",
-               std::string("options.") + key + " must be a positive integer; received " + Describe(value));
-  }
-  return static_cast<int64_t>(d);
-}
-
 }  // namespace
 
 Napi::Function AudioEncoderWrap::Init(Napi::Env env) {
@@ -161,14 +136,14 @@ AudioEncoderWrap::AudioEncoderWrap(const Napi::CallbackInfo& info) : Napi::Objec
                "options.format must be one of mp3, wav, opus, pcm16; received " + Describe(format));
   }
   options.format = format.As<Napi::String>().Utf8Value();
-  options.inputSampleRate = static_cast<int>(ReadInteger(env, o, "inputSampleRate", 1e7));
-  options.outputSampleRate = static_cast<int>(ReadInteger(env, o, "outputSampleRate", 1e7));
+  options.inputSampleRate = static_cast<int>(ReadInteger(env, o, "inputSampleRate", 0, 1e7));
+  options.outputSampleRate = static_cast<int>(ReadInteger(env, o, "outputSampleRate", 0, 1e7));
   Napi::Value whole = o.Get("whole");
   if (!whole.IsUndefined() && !whole.IsBoolean()) {
     ThrowCoded(env, "INVALID_ARGUMENT", "options.whole must be a boolean; received " + Describe(whole));
   }
   options.whole = whole.IsBoolean() && whole.As<Napi::Boolean>().Value();
-  if (!o.Get("bitRate").IsUndefined()) options.bitRate = ReadInteger(env, o, "bitRate", 1e9);
+  if (!o.Get("bitRate").IsUndefined()) options.bitRate = ReadInteger(env, o, "bitRate", 0, 1e9);
   EncodeFailure failure;
   if (!ValidateEncodeOptions(options, failure)) ThrowCoded(env, failure.code, failure.message);
   encoder_ = std::make_shared<AudioEncoder>(std::move(options));

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "js_args.h"
 #include "promise_worker.h"
 #include "vad.h"
 
@@ -65,22 +66,6 @@ class VadDetectWorker final : public PromiseWorker {
   Napi::ObjectReference input_;
 };
 
-// Types and ranges are validated in TypeScript; these checks keep a direct caller from passing
-// values the segmentation arithmetic was not meant for.
-double Number(const Napi::Object& params, const char* key, double fallback, double min, double max) {
-  Napi::Value value = params.Get(key);
-  if (value.IsUndefined()) return fallback;
-  if (!value.IsNumber()) {
-    throw Napi::TypeError::New(params.Env(), std::string("detectSpeech: params.") + key + " must be a number");
-  }
-  const double n = value.As<Napi::Number>().DoubleValue();
-  if (!(n >= min && n <= max)) {
-    throw Napi::RangeError::New(params.Env(), std::string("detectSpeech: params.") + key + " must be between " +
-                                                  std::to_string(min) + " and " + std::to_string(max));
-  }
-  return n;
-}
-
 }  // namespace
 
 Napi::Value DetectSpeechJs(const Napi::CallbackInfo& info) {
@@ -96,14 +81,15 @@ Napi::Value DetectSpeechJs(const Napi::CallbackInfo& info) {
     throw Napi::TypeError::New(env, "detectSpeech: params.modelPath must be a non-empty string");
   }
   options.modelPath = modelPath.As<Napi::String>().Utf8Value();
-  options.threshold = static_cast<float>(Number(params, "threshold", options.threshold, 0, 1));
-  options.minSpeechMs = static_cast<int>(Number(params, "minSpeechMs", options.minSpeechMs, 0, 3600000));
-  options.minSilenceMs = static_cast<int>(Number(params, "minSilenceMs", options.minSilenceMs, 0, 3600000));
+  options.threshold = static_cast<float>(OptionalNumber(env, params, "threshold", options.threshold, 0, 1));
+  options.minSpeechMs = static_cast<int>(OptionalNumber(env, params, "minSpeechMs", options.minSpeechMs, 0, 3600000));
+  options.minSilenceMs =
+      static_cast<int>(OptionalNumber(env, params, "minSilenceMs", options.minSilenceMs, 0, 3600000));
   options.maxSpeechSeconds =
-      static_cast<float>(Number(params, "maxSpeechSeconds", options.maxSpeechSeconds, 0, 100000));
-  options.speechPadMs = static_cast<int>(Number(params, "speechPadMs", options.speechPadMs, 0, 3600000));
+      static_cast<float>(OptionalNumber(env, params, "maxSpeechSeconds", options.maxSpeechSeconds, 0, 100000));
+  options.speechPadMs = static_cast<int>(OptionalNumber(env, params, "speechPadMs", options.speechPadMs, 0, 3600000));
   // One thread: Silero's graph is too small to split (measured on gb0.wav: 417 ms on 1 thread, 548 ms on 2).
-  options.threads = static_cast<int>(Number(params, "threads", 1, 1, 64));
+  options.threads = static_cast<int>(OptionalNumber(env, params, "threads", 1, 1, 64));
   Napi::Value whisperSegmentation = params.Get("whisperSegmentation");
   options.whisperSegmentation = whisperSegmentation.IsBoolean() && whisperSegmentation.As<Napi::Boolean>().Value();
   auto* worker = new VadDetectWorker(env, info[0].As<Napi::Float32Array>(), std::move(options));

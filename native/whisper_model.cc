@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <climits>
+#include <cmath>
 #include <future>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -14,6 +15,7 @@
 
 #include "addon_data.h"
 #include "ggml-backend.h"
+#include "js_args.h"
 #include "promise_worker.h"
 #include "vad.h"
 #include "whisper_log.h"
@@ -212,12 +214,12 @@ Napi::Array SpansToJs(Napi::Env env, const std::vector<SpeechSpan>& spans) {
 
 void DeliverEvent(Napi::Env env, Napi::Function callback, std::nullptr_t*, JobEvent* event) {
   std::unique_ptr<JobEvent> owned(event);
-  if (owned->kind == JobEvent::kFlush) {
-    owned->delivered->set_value();
-    return;
-  }
-  if (env == nullptr || callback.IsEmpty()) return;
   try {
+    if (owned->kind == JobEvent::kFlush) {
+      owned->delivered->set_value();
+      return;
+    }
+    if (env == nullptr || callback.IsEmpty()) return;
     Napi::Object payload = Napi::Object::New(env);
     const char* kind = "progress";
     if (owned->kind == JobEvent::kProgress) {
@@ -233,8 +235,9 @@ void DeliverEvent(Napi::Env env, Napi::Function callback, std::nullptr_t*, JobEv
       payload.Set("spans", SpansToJs(env, owned->spans));
     }
     callback.Call({Napi::String::New(env, kind), payload});
-  } catch (const Napi::Error& e) {
-    // The JS side guards user callbacks; anything thrown here is dropped rather than crashing the host.
+  } catch (...) {
+    // The JS side guards user callbacks; anything thrown here (a JS exception, std::bad_alloc while building the
+    // payload) is dropped: an exception escaping a thread-safe function's callback terminates the whole process.
   }
 }
 
@@ -287,6 +290,13 @@ class WhisperModelTranscribeWorker final : public PromiseWorker {
 
   void Transcribe() {
     if (count_ > static_cast<size_t>(INT_MAX)) return Fail("AUDIO_TOO_LONG", "too many samples for whisper.cpp");
+    // The decoder and the TypeScript layer hand over finite samples only; a direct caller that does not is refused
+    // here rather than letting NaN reach whisper.cpp (whose DTW timestamps crash on it). About 0.1 ms per minute.
+    for (size_t i = 0; i < count_; i++) {
+      if (!std::isfinite(samples_[i])) {
+        return Fail("INVALID_ARGUMENT", "samples[" + std::to_string(i) + "] is not finite (NaN or Infinity)");
+      }
+    }
     const float* audio = samples_;
     size_t audioCount = count_;
     std::vector<float> speech;
@@ -334,8 +344,28 @@ class WhisperModelTranscribeWorker final : public PromiseWorker {
     wp.no_context = params_.noContext;
     wp.max_len = params_.maxSegmentLength;
     wp.split_on_word = params_.splitOnWord;
-    wp.abort_callback = [](void* flag) { return static_cast<std::atomic<bool>*>(flag)->load(); };
-    wp.abort_callback_user_data = cancelFlag().get();
+    wp.abort_callback = [](void* self) {
+      auto* worker = static_cast<WhisperModelTranscribeWorker*>(self);
+      return worker->Cancelled() || worker->nonFiniteOutput_.load(std::memory_order_relaxed);
+    };
+    wp.abort_callback_user_data = this;
+    // Guards whisper.cpp's DTW timestamps independently of the samples. They backtrack through the cross-attention
+    // of the finished segment; when that is NaN no cost comparison holds, the path never steps diagonally, is one
+    // step longer than the buffer whisper.cpp allots (N + M - 1), writes before it, and the token walk runs past the
+    // last segment: SIGSEGV. NaN attention means a NaN decoder state, so every logit is NaN too: seeing one here,
+    // the step is steered away from ending the segment (end-of-text ruled out, the rest made finite) and the next
+    // graph pass aborts, so no segment decoded from NaN ever reaches DTW.
+    wp.logits_filter_callback = [](whisper_context* ctx, whisper_state*, const whisper_token_data*, int, float* logits,
+                                   void* self) {
+      const int n = whisper_n_vocab(ctx);
+      bool finite = true;
+      for (int i = 0; i < n && finite; i++) finite = std::isfinite(logits[i]) || logits[i] == -INFINITY;
+      if (finite) return;
+      static_cast<WhisperModelTranscribeWorker*>(self)->nonFiniteOutput_.store(true, std::memory_order_relaxed);
+      for (int i = 0; i < n; i++) logits[i] = 0.0f;
+      logits[whisper_token_eot(ctx)] = -INFINITY;
+    };
+    wp.logits_filter_callback_user_data = this;
     wp.encoder_begin_callback = [](whisper_context*, whisper_state*, void* flag) {
       return !static_cast<std::atomic<bool>*>(flag)->load();
     };
@@ -357,6 +387,11 @@ class WhisperModelTranscribeWorker final : public PromiseWorker {
 
     const int rc = whisper_full_with_state(ctx, state.get(), wp, audio, static_cast<int>(audioCount));
     if (Cancelled()) return Fail("ABORTED", "transcription was aborted");
+    if (nonFiniteOutput_.load()) {
+      return Fail("TRANSCRIPTION_FAILED",
+                  "the model produced non-finite values (NaN or Infinity); its weights may be damaged. Stopped before "
+                  "computing timestamps");
+    }
     if (rc != 0) {
       const std::string log = ThreadLog();
       return Fail("TRANSCRIPTION_FAILED",
@@ -472,70 +507,57 @@ class WhisperModelTranscribeWorker final : public PromiseWorker {
   bool hasEvents_ = false;
   int reported_ = 0;
   bool vadUsed_ = false;
+  std::atomic<bool> nonFiniteOutput_{false};
   std::vector<SpeechSpan> spans_;
   std::string language_;
   std::vector<SegmentOut> segments_;
 };
 
-// --- reading JS options (types are validated in TypeScript; this is the last line of defence) -----
+// --- reading JS options: TypeScript validates and defaults them; these bounds are the last line of defence
+// for a direct caller (a thread count of a million or a beam of 10,000 would exhaust the machine) -----------
 
-template <typename T>
-T Get(const Napi::Object& obj, const char* key, T fallback);
+// whisper.cpp's own limits are far above what TypeScript allows; the native bounds match TypeScript's.
+constexpr int kMaxThreads = 64;
+constexpr int kMaxBeam = 16;
+constexpr size_t kMaxPromptBytes = 64 * 1024;
 
-template <>
-bool Get<bool>(const Napi::Object& obj, const char* key, bool fallback) {
-  Napi::Value v = obj.Get(key);
-  return v.IsBoolean() ? v.As<Napi::Boolean>().Value() : fallback;
-}
-template <>
-int Get<int>(const Napi::Object& obj, const char* key, int fallback) {
-  Napi::Value v = obj.Get(key);
-  return v.IsNumber() ? v.As<Napi::Number>().Int32Value() : fallback;
-}
-template <>
-float Get<float>(const Napi::Object& obj, const char* key, float fallback) {
-  Napi::Value v = obj.Get(key);
-  return v.IsNumber() ? v.As<Napi::Number>().FloatValue() : fallback;
-}
-template <>
-std::string Get<std::string>(const Napi::Object& obj, const char* key, std::string fallback) {
-  Napi::Value v = obj.Get(key);
-  return v.IsString() ? v.As<Napi::String>().Utf8Value() : fallback;
-}
-
-TranscribeParams ReadParams(const Napi::Object& o) {
+TranscribeParams ReadParams(Napi::Env env, const Napi::Object& o) {
   TranscribeParams p;
-  p.language = Get<std::string>(o, "language", "");
-  p.translate = Get<bool>(o, "translate", p.translate);
-  p.threads = std::max(1, Get<int>(o, "threads", p.threads));
-  p.beamSize = std::max(0, Get<int>(o, "beamSize", p.beamSize));
-  p.bestOf = std::max(1, Get<int>(o, "bestOf", p.bestOf));
-  p.temperature = Get<float>(o, "temperature", p.temperature);
-  p.temperatureIncrement = Get<float>(o, "temperatureIncrement", p.temperatureIncrement);
-  p.entropyThreshold = Get<float>(o, "entropyThreshold", p.entropyThreshold);
-  p.logprobThreshold = Get<float>(o, "logprobThreshold", p.logprobThreshold);
-  p.noSpeechThreshold = Get<float>(o, "noSpeechThreshold", p.noSpeechThreshold);
-  p.initialPrompt = Get<std::string>(o, "initialPrompt", "");
-  p.tokenTimestamps = Get<bool>(o, "tokenTimestamps", p.tokenTimestamps);
-  p.tinydiarize = Get<bool>(o, "tinydiarize", p.tinydiarize);
-  p.suppressNonSpeech = Get<bool>(o, "suppressNonSpeech", p.suppressNonSpeech);
-  p.noContext = Get<bool>(o, "noContext", p.noContext);
-  p.maxSegmentLength = std::max(0, Get<int>(o, "maxSegmentLength", 0));
-  p.splitOnWord = Get<bool>(o, "splitOnWord", p.splitOnWord);
-  p.progressEvents = Get<bool>(o, "progressEvents", false);
-  p.segmentEvents = Get<bool>(o, "segmentEvents", false);
+  p.language = OptionalString(env, o, "language", "", 16);
+  p.translate = OptionalBoolean(env, o, "translate", p.translate);
+  p.threads = OptionalInteger(env, o, "threads", p.threads, 1, kMaxThreads);
+  p.beamSize = OptionalInteger(env, o, "beamSize", p.beamSize, 0, kMaxBeam);
+  p.bestOf = OptionalInteger(env, o, "bestOf", p.bestOf, 1, kMaxBeam);
+  p.temperature = static_cast<float>(OptionalNumber(env, o, "temperature", p.temperature, 0, 1));
+  p.temperatureIncrement =
+      static_cast<float>(OptionalNumber(env, o, "temperatureIncrement", p.temperatureIncrement, 0, 1));
+  p.entropyThreshold = static_cast<float>(OptionalNumber(env, o, "entropyThreshold", p.entropyThreshold, 0, 100));
+  p.logprobThreshold = static_cast<float>(OptionalNumber(env, o, "logprobThreshold", p.logprobThreshold, -100, 0));
+  p.noSpeechThreshold = static_cast<float>(OptionalNumber(env, o, "noSpeechThreshold", p.noSpeechThreshold, 0, 1));
+  p.initialPrompt = OptionalString(env, o, "initialPrompt", "", kMaxPromptBytes);
+  p.tokenTimestamps = OptionalBoolean(env, o, "tokenTimestamps", p.tokenTimestamps);
+  p.tinydiarize = OptionalBoolean(env, o, "tinydiarize", p.tinydiarize);
+  p.suppressNonSpeech = OptionalBoolean(env, o, "suppressNonSpeech", p.suppressNonSpeech);
+  p.noContext = OptionalBoolean(env, o, "noContext", p.noContext);
+  p.maxSegmentLength = OptionalInteger(env, o, "maxSegmentLength", 0, 0, 1 << 20);
+  p.splitOnWord = OptionalBoolean(env, o, "splitOnWord", p.splitOnWord);
+  p.progressEvents = OptionalBoolean(env, o, "progressEvents", false);
+  p.segmentEvents = OptionalBoolean(env, o, "segmentEvents", false);
   Napi::Value vad = o.Get("vad");
-  if (vad.IsObject()) {
+  if (!vad.IsUndefined()) {
+    if (!vad.IsObject())
+      ThrowCoded(env, "INVALID_ARGUMENT", "options.vad must be an object; received " + Describe(vad));
     Napi::Object v = vad.As<Napi::Object>();
     p.vad = true;
     VadOptions& vo = p.vadOptions;
-    vo.modelPath = Get<std::string>(v, "modelPath", "");
-    vo.threshold = Get<float>(v, "threshold", vo.threshold);
-    vo.minSpeechMs = Get<int>(v, "minSpeechMs", vo.minSpeechMs);
-    vo.minSilenceMs = Get<int>(v, "minSilenceMs", vo.minSilenceMs);
-    vo.maxSpeechSeconds = Get<float>(v, "maxSpeechSeconds", vo.maxSpeechSeconds);
-    vo.speechPadMs = Get<int>(v, "speechPadMs", vo.speechPadMs);
-    vo.overlapSeconds = Get<float>(v, "overlapSeconds", vo.overlapSeconds);
+    vo.modelPath = OptionalString(env, v, "modelPath", "", 4096);
+    vo.threshold = static_cast<float>(OptionalNumber(env, v, "threshold", vo.threshold, 0, 1));
+    vo.minSpeechMs = OptionalInteger(env, v, "minSpeechMs", vo.minSpeechMs, 0, 3600000);
+    vo.minSilenceMs = OptionalInteger(env, v, "minSilenceMs", vo.minSilenceMs, 0, 3600000);
+    vo.maxSpeechSeconds =
+        static_cast<float>(OptionalNumber(env, v, "maxSpeechSeconds", vo.maxSpeechSeconds, 0, 100000));
+    vo.speechPadMs = OptionalInteger(env, v, "speechPadMs", vo.speechPadMs, 0, 3600000);
+    vo.overlapSeconds = static_cast<float>(OptionalNumber(env, v, "overlapSeconds", vo.overlapSeconds, 0, 10));
     // Silero is a small recurrent model over 32 ms chunks: measured slower on 2 threads than on 1 (548 vs 440 ms on
     // gb0.wav), so it keeps one whatever the transcription uses.
     vo.threads = 1;
@@ -581,10 +603,10 @@ Napi::Value WhisperModel::Load(const Napi::CallbackInfo& info) {
   options.path = info[0].As<Napi::String>().Utf8Value();
   if (info.Length() > 1 && info[1].IsObject()) {
     Napi::Object o = info[1].As<Napi::Object>();
-    options.gpu = Get<bool>(o, "gpu", options.gpu);
-    options.flashAttention = Get<bool>(o, "flashAttention", options.flashAttention);
-    options.dtw = Get<bool>(o, "dtw", options.dtw);
-    options.gpuDevice = Get<int>(o, "gpuDevice", options.gpuDevice);
+    options.gpu = OptionalBoolean(env, o, "gpu", options.gpu);
+    options.flashAttention = OptionalBoolean(env, o, "flashAttention", options.flashAttention);
+    options.dtw = OptionalBoolean(env, o, "dtw", options.dtw);
+    options.gpuDevice = OptionalInteger(env, o, "gpuDevice", options.gpuDevice, 0, 64);
   }
   auto* worker = new WhisperModelLoadWorker(env, std::move(options));
   return worker->Start();
@@ -617,7 +639,7 @@ Napi::Value WhisperModel::Transcribe(const Napi::CallbackInfo& info) {
   }
   Napi::Function onEvent;
   if (info.Length() > 2 && info[2].IsFunction()) onEvent = info[2].As<Napi::Function>();
-  TranscribeParams params = ReadParams(info[1].As<Napi::Object>());
+  TranscribeParams params = ReadParams(env, info[1].As<Napi::Object>());
   if (params.vad && params.vadOptions.modelPath.empty()) {
     throw Napi::TypeError::New(env, "transcribe: vad.modelPath must be a non-empty string");
   }

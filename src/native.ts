@@ -42,6 +42,14 @@ export interface NativeDecodedAudio {
   stereo?: { left: Float32Array; right: Float32Array };
 }
 
+export interface NativeDecodeOptions {
+  maxDurationSeconds: number;
+  /** Source rates outside [minSampleRate, maxSampleRate] fail with AUDIO_DECODE_FAILED (checked on every frame). */
+  minSampleRate: number;
+  maxSampleRate: number;
+  stereo?: boolean;
+}
+
 export interface NativeLoadOptions {
   gpu?: boolean;
   flashAttention?: boolean;
@@ -198,7 +206,7 @@ export interface NativeDevice {
 
 export interface NativeAddon {
   WhisperModel: { load(path: string, options: NativeLoadOptions): NativeJob<NativeWhisperModel> };
-  decodeAudio(input: Uint8Array | string, maxDurationSeconds: number, stereo?: boolean): NativeJob<NativeDecodedAudio>;
+  decodeAudio(input: Uint8Array | string, options: NativeDecodeOptions): NativeJob<NativeDecodedAudio>;
   /**
    * Silero VAD over 16 kHz mono samples (read in place, not copied) on a worker thread; abort() is honoured
    * about every 2 s of audio. Rejects with MODEL_LOAD_FAILED, VAD_FAILED or ABORTED.

@@ -9,8 +9,10 @@ import {
   DEFAULT_MAX_INPUT_BYTES,
   type DecodedAudio,
   decodeAudio,
+  sampleRateRange,
+  WHISPER_SAMPLE_RATE,
 } from './audio/decode.js';
-import { detectSpeechRegions } from './audio/speech-regions.js';
+import { detectSpeechRegionsInPlace } from './audio/speech-regions.js';
 import { attachSpeakers } from './diarize/attach.js';
 import { channelsDiffer, turnsByChannel } from './diarize/channels.js';
 import { Diarizer } from './diarize/diarizer.js';
@@ -36,6 +38,7 @@ import { type ResolvedTtsOptions, resolveTtsOptions, type TtsOptions } from './t
 import type { SpeechAudio, SpeechStream, SynthesizeOptions, Voice } from './tts/types.js';
 import { VoiceDirectoryScanner, voicesOf } from './tts/voices.js';
 import { untilAborted } from './util/job.js';
+import { MemoryBudget } from './util/memory-budget.js';
 import { WorkQueue } from './util/queue.js';
 import {
   booleanOption,
@@ -96,6 +99,17 @@ export interface SpeechOptions {
   maxDurationSeconds?: number;
   /** Largest stream input read before decoding, in bytes. Default 1 GiB. */
   maxInputBytes?: number;
+  /** Audio recorded below this many Hz is refused (AudioDecodeError) before it is decoded. Default 4000. */
+  minSampleRate?: number;
+  /** Audio recorded above this many Hz is refused (AudioDecodeError). Default 384000. */
+  maxSampleRate?: number;
+  /**
+   * Decoded audio all admitted transcriptions and diarizations may hold at once, in bytes (16 kHz float32: 64 KB per
+   * second, 3x that with the stereo sides diarization reads, plus one more copy for the diarization worker). Work that
+   * does not fit next to the rest fails with QueueFullError (retry later); audio that alone exceeds it fails with
+   * AudioTooLongError, and decoding stops there. Default 2 GiB.
+   */
+  maxDecodedBytes?: number;
   /** Use a GPU backend when the addon was built with one. Default true. */
   gpu?: boolean;
   /**
@@ -108,6 +122,11 @@ export interface SpeechOptions {
   /** Speaker diarization: features, clustering, an optional speaker-embedding model. */
   diarization?: DiarizationConfig;
 }
+
+/** Default {@link SpeechOptions.maxDecodedBytes}: 2 GiB. */
+export const DEFAULT_MAX_DECODED_BYTES = 2 * 1024 ** 3;
+/** Copies of the 16 kHz samples a diarizing call holds: the mix, the two sides, the diarization worker's copy. */
+const DIARIZE_SAMPLE_COPIES = 4;
 
 type SpeakerCounts = Pick<DiarizeSettings, 'minSpeakers' | 'maxSpeakers' | 'numSpeakers'>;
 /** Installed paths of the models diarization uses, resolved once per call. */
@@ -163,6 +182,7 @@ interface ResolvedConfig {
   threads: number;
   maxDurationSeconds: number;
   maxInputBytes: number;
+  sampleRates: { minSampleRate: number; maxSampleRate: number };
   gpu: boolean;
   vadModel: string | null;
   vad: VadOptions | undefined;
@@ -194,6 +214,9 @@ const SPEECH_KEYS = [
   'threads',
   'maxDurationSeconds',
   'maxInputBytes',
+  'minSampleRate',
+  'maxSampleRate',
+  'maxDecodedBytes',
   'gpu',
   'voiceDirs',
   'tts',
@@ -239,6 +262,7 @@ export class Speech {
   #diarizer: Diarizer | undefined;
   #voiceScanner: VoiceDirectoryScanner | undefined;
   #closed = false;
+  #decodedAudio: MemoryBudget;
 
   /** @internal Use {@link createSpeech}. */
   constructor(options: SpeechOptions = {}) {
@@ -256,6 +280,7 @@ export class Speech {
         numberOption('maxDurationSeconds', raw.maxDurationSeconds, 0.001, 1e7) ?? DEFAULT_MAX_DURATION_SECONDS,
       maxInputBytes:
         integerOption('maxInputBytes', raw.maxInputBytes, 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_MAX_INPUT_BYTES,
+      sampleRates: sampleRateRange(raw),
       gpu: booleanOption('gpu', raw.gpu) ?? true,
       vadModel: vadModel === undefined ? (catalogDefaults().vad ?? null) : vadModel,
       vad: normalizeVadOptions('vad', raw.vad),
@@ -264,6 +289,12 @@ export class Speech {
       diarization: resolveDiarizationConfig(raw.diarization),
     };
     this.#config.voiceDirs = voiceDirsOption(raw.voiceDirs) ?? [this.#config.modelsDir];
+    this.#decodedAudio = new MemoryBudget(
+      'decoded audio',
+      'maxDecodedBytes',
+      integerOption('maxDecodedBytes', raw.maxDecodedBytes, 1024 * 1024, Number.MAX_SAFE_INTEGER) ??
+        DEFAULT_MAX_DECODED_BYTES,
+    );
     const models = objectOption('models', raw.models);
     const defaults = catalogDefaults();
     for (const id of STT_MODEL_IDS) {
@@ -440,13 +471,18 @@ export class Speech {
       lease.release();
       this.#scheduleUnload(slot);
     };
+    let releaseAudio: (() => void) | undefined;
     try {
+      const copies = normalized.diarize ? DIARIZE_SAMPLE_COPIES : 1;
+      const maxDurationSeconds = this.#decodeLimit(normalized.maxDurationSeconds ?? c.maxDurationSeconds, copies);
       const audio = await decodeAudio(input, {
-        maxDurationSeconds: normalized.maxDurationSeconds ?? c.maxDurationSeconds,
+        maxDurationSeconds,
         maxInputBytes: c.maxInputBytes,
+        ...c.sampleRates,
         ...(normalized.diarize ? { channels: 'stereo' as const } : {}),
         ...(signal ? { signal } : {}),
       });
+      releaseAudio = this.#decodedAudio.take(audio.samples.byteLength * copies, maxDurationSeconds);
       const counts = normalized.speakers;
       const tinydiarize = normalized.params.tinydiarize === true;
       // Speakers are found on their own worker thread while whisper transcribes; if the transcription fails, the
@@ -477,8 +513,12 @@ export class Speech {
       return transcription;
     } finally {
       stopDiarizing?.();
-      if (nativeWork) void nativeWork.then(release);
-      else release();
+      const done = () => {
+        releaseAudio?.();
+        release();
+      };
+      if (nativeWork) void nativeWork.then(done);
+      else done();
     }
   }
 
@@ -495,18 +535,37 @@ export class Speech {
     const counts = speakerCounts(raw);
     const signal = signalOption('signal', raw.signal);
     const c = this.#config;
-    const maxDurationSeconds = Math.min(
-      numberOption('maxDurationSeconds', raw.maxDurationSeconds, 0.001, 1e7) ?? c.maxDurationSeconds,
-      c.maxDurationSeconds,
+    const maxDurationSeconds = this.#decodeLimit(
+      Math.min(
+        numberOption('maxDurationSeconds', raw.maxDurationSeconds, 0.001, 1e7) ?? c.maxDurationSeconds,
+        c.maxDurationSeconds,
+      ),
+      DIARIZE_SAMPLE_COPIES,
     );
     const models = this.#diarizationModels();
     const audio = await decodeAudio(input, {
       maxDurationSeconds,
       maxInputBytes: c.maxInputBytes,
+      ...c.sampleRates,
       channels: 'stereo',
       ...(signal ? { signal } : {}),
     });
-    return this.#diarizeDecoded(audio, counts, models, signal);
+    const releaseAudio = this.#decodedAudio.take(audio.samples.byteLength * DIARIZE_SAMPLE_COPIES, maxDurationSeconds);
+    try {
+      return await this.#diarizeDecoded(audio, counts, models, signal);
+    } finally {
+      releaseAudio();
+    }
+  }
+
+  /**
+   * The longest audio a call may decode: its own limit, and no more than the decoded-audio budget can ever hold,
+   * so an oversized file stops decoding at the budget instead of being decoded whole and then refused.
+   */
+  #decodeLimit(maxDurationSeconds: number, copies: number): number {
+    const budgetSeconds =
+      this.#decodedAudio.limitBytes / (copies * WHISPER_SAMPLE_RATE * Float32Array.BYTES_PER_ELEMENT);
+    return Math.min(maxDurationSeconds, budgetSeconds);
   }
 
   /** The VAD model and (when configured) the speaker-embedding model, as installed paths. */
@@ -537,7 +596,10 @@ export class Speech {
     signal: AbortSignal | undefined,
   ): Promise<Diarization> {
     const config = this.#config.diarization;
-    const regions = await detectSpeechRegions(audio.samples, { model: models.vad, ...(signal ? { signal } : {}) });
+    const regions = await detectSpeechRegionsInPlace(audio.samples, {
+      model: models.vad,
+      ...(signal ? { signal } : {}),
+    });
     let turns: SpeakerTurn[];
     let method: Diarization['method'];
     const stereo = audio.channels;

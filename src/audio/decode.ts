@@ -1,10 +1,11 @@
 // Audio input of any supported kind -> 16 kHz mono float32 (optionally with left/right), decoded on a worker thread.
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { AudioDecodeError, AudioTooLongError, InvalidOptionTypeError } from '../errors.js';
+import { AudioDecodeError, AudioTooLongError, InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 import { native } from '../native.js';
 import { runJob } from '../util/job.js';
-import { enumOption } from '../util/validate.js';
+import { enumOption, integerOption } from '../util/validate.js';
+import { copyPcm } from './pcm-copy.js';
 
 /** whisper.cpp's input rate. */
 export const WHISPER_SAMPLE_RATE = 16000;
@@ -12,6 +13,15 @@ export const WHISPER_SAMPLE_RATE = 16000;
 export const DEFAULT_MAX_DURATION_SECONDS = 3 * 3600;
 /** Default cap on bytes read from a stream input before decoding: 1 GiB. */
 export const DEFAULT_MAX_INPUT_BYTES = 1024 ** 3;
+/**
+ * Default lowest source sample rate: 4 kHz. Real recordings go down to 8 kHz telephony (and a few old formats to
+ * 4–5.5 kHz); a header claiming 7 Hz is a decompression bomb (128 KB of samples resample to hours of audio).
+ */
+export const DEFAULT_MIN_SAMPLE_RATE = 4000;
+/** Default highest source sample rate: 384 kHz, the highest rate audio hardware records at. */
+export const DEFAULT_MAX_SAMPLE_RATE = 384_000;
+/** The most FFmpeg's resampler is asked to handle; the native decoder's hard limit. */
+export const SAMPLE_RATE_LIMIT = 768_000;
 
 /**
  * Audio accepted by `transcribe()` and `decodeAudio()`: encoded bytes (any supported container; the
@@ -63,6 +73,10 @@ export interface DecodeOptions {
   maxDurationSeconds?: number;
   /** Stop with AudioDecodeError once a stream input passes this many bytes. Default 1 GiB. */
   maxInputBytes?: number;
+  /** Sources recorded below this many Hz fail with AudioDecodeError (`AUDIO_DECODE_FAILED`). Default 4000. */
+  minSampleRate?: number;
+  /** Sources recorded above this many Hz fail with AudioDecodeError (`AUDIO_DECODE_FAILED`). Default 384000. */
+  maxSampleRate?: number;
   /**
    * `'stereo'` also returns the left and right channels (`channels`) when the source has two or more;
    * they take twice the memory of `samples` again. Default `'mono'`.
@@ -95,9 +109,9 @@ async function collect(stream: AsyncIterable<unknown>, maxBytes: number, signal?
   return Buffer.concat(chunks, total);
 }
 
-function fromPcm(samples: Float32Array, maxDurationSeconds: number): DecodedAudio {
-  if (samples.length === 0) throw new AudioDecodeError('the PCM input is empty', { code: 'AUDIO_EMPTY' });
-  const duration = samples.length / WHISPER_SAMPLE_RATE;
+async function fromPcm(input: Float32Array, maxDurationSeconds: number, signal?: AbortSignal): Promise<DecodedAudio> {
+  if (input.length === 0) throw new AudioDecodeError('the PCM input is empty', { code: 'AUDIO_EMPTY' });
+  const duration = input.length / WHISPER_SAMPLE_RATE;
   if (duration > maxDurationSeconds) {
     throw new AudioTooLongError(
       `the audio is ${duration.toFixed(1)} s, longer than the maximum of ${maxDurationSeconds} s`,
@@ -105,16 +119,37 @@ function fromPcm(samples: Float32Array, maxDurationSeconds: number): DecodedAudi
     );
   }
   return {
-    samples,
+    samples: await copyPcm(input, signal),
     sampleRate: WHISPER_SAMPLE_RATE,
     duration,
     source: { container: 'pcm', codec: 'pcm_f32', sampleRate: WHISPER_SAMPLE_RATE, channels: 1, bitRate: 0 },
   };
 }
 
+/** The accepted source sample rates, validated: [min, max] within the native decoder's limit. */
+export function sampleRateRange(
+  options: { minSampleRate?: unknown; maxSampleRate?: unknown },
+  param = '',
+): { minSampleRate: number; maxSampleRate: number } {
+  const minSampleRate =
+    integerOption(`${param}minSampleRate`, options.minSampleRate, 1, SAMPLE_RATE_LIMIT) ?? DEFAULT_MIN_SAMPLE_RATE;
+  const maxSampleRate =
+    integerOption(`${param}maxSampleRate`, options.maxSampleRate, 1, SAMPLE_RATE_LIMIT) ?? DEFAULT_MAX_SAMPLE_RATE;
+  if (maxSampleRate < minSampleRate) {
+    throw new InvalidOptionValueError(
+      `${param}maxSampleRate`,
+      `at least minSampleRate (${minSampleRate})`,
+      maxSampleRate,
+    );
+  }
+  return { minSampleRate, maxSampleRate };
+}
+
 /**
  * Decodes audio to 16 kHz mono float32 on a worker thread, with `channels: 'stereo'` also its left and
- * right channels. Float32Array input is taken as already decoded (mono). Fails with
+ * right channels. Float32Array input is taken as already decoded (mono) and copied (in chunks that leave the event
+ * loop free), so the caller's array is never read by a worker thread. Every returned sample is finite and in
+ * [-1, 1]: NaN and ±Infinity become 0, louder values are clipped. Fails with
  * {@link AudioDecodeError} (codes `AUDIO_DECODE_FAILED`, `AUDIO_UNSUPPORTED`, `AUDIO_EMPTY`,
  * `FILE_NOT_FOUND`, `AUDIO_TOO_LARGE`) or {@link AudioTooLongError}.
  */
@@ -122,9 +157,10 @@ export async function decodeAudio(input: AudioInput, options: DecodeOptions = {}
   const maxDurationSeconds = options.maxDurationSeconds ?? DEFAULT_MAX_DURATION_SECONDS;
   const maxInputBytes = options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
   const stereo = enumOption('channels', options.channels, CHANNEL_MODES) === 'stereo';
+  const rates = sampleRateRange(options);
   const { signal } = options;
   signal?.throwIfAborted();
-  if (input instanceof Float32Array) return fromPcm(input, maxDurationSeconds);
+  if (input instanceof Float32Array) return fromPcm(input, maxDurationSeconds, signal);
   let source: Uint8Array | string;
   if (typeof input === 'string') {
     if (input.length === 0) throw new InvalidOptionTypeError('input', 'a non-empty path', input);
@@ -143,7 +179,7 @@ export async function decodeAudio(input: AudioInput, options: DecodeOptions = {}
       input,
     );
   }
-  const decoded = await runJob(() => native().decodeAudio(source, maxDurationSeconds, stereo), {
+  const decoded = await runJob(() => native().decodeAudio(source, { maxDurationSeconds, stereo, ...rates }), {
     signal,
     maxDurationSeconds,
   });

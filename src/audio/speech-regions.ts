@@ -11,6 +11,7 @@ import {
   signalOption,
   stringOption,
 } from '../util/validate.js';
+import { copyPcm } from './pcm-copy.js';
 
 /** A stretch of speech, in seconds of the input. */
 export interface SpeechRegion {
@@ -51,7 +52,8 @@ const KEYS = [
 
 /**
  * Finds the speech in 16 kHz mono samples (as {@link decodeAudio} returns them) with whisper.cpp's Silero
- * VAD, on a worker thread. The samples are read in place, so hours of audio cost no second copy. Returns
+ * VAD, on a worker thread. The samples are copied first (in chunks that leave the event loop free), so the
+ * worker thread never reads an array the caller may transfer or detach; that costs 4 bytes a sample. Returns
  * the regions sorted and non-overlapping, within [0, samples.length / 16000]; [] when there is no speech.
  * The regions are the ones transcription with `vad` keeps (before its `overlapSeconds`).
  * Fails with {@link ModelLoadError} when the model cannot be loaded, TranscriptionError (code
@@ -64,6 +66,25 @@ export async function detectSpeechRegions(
   if (!(samples instanceof Float32Array)) {
     throw new InvalidOptionTypeError('samples', 'a Float32Array of 16 kHz mono PCM', samples);
   }
+  const { run, signal } = prepareDetection(options);
+  return run(await copyPcm(samples, signal));
+}
+
+/**
+ * @internal {@link detectSpeechRegions} on samples the library owns and never hands out (what the engine decoded
+ * itself): read in place by the worker thread, no copy.
+ */
+export function detectSpeechRegionsInPlace(
+  samples: Float32Array,
+  options: SpeechRegionOptions,
+): Promise<SpeechRegion[]> {
+  return prepareDetection(options).run(samples);
+}
+
+function prepareDetection(options: SpeechRegionOptions): {
+  run: (samples: Float32Array) => Promise<SpeechRegion[]>;
+  signal: AbortSignal | undefined;
+} {
   const raw = objectOption('options', options);
   rejectUnknownKeys('options', raw, KEYS);
   const model = stringOption('model', raw.model);
@@ -82,5 +103,5 @@ export async function detectSpeechRegions(
   const speechPadMs = integerOption('speechPadMs', raw.speechPadMs, 0, 10_000);
   if (speechPadMs !== undefined) params.speechPadMs = speechPadMs;
   const signal = signalOption('signal', raw.signal);
-  return runJob(() => native().detectSpeech(samples, params), { signal });
+  return { run: (samples) => runJob(() => native().detectSpeech(samples, params), { signal }), signal };
 }

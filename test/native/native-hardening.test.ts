@@ -9,7 +9,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type NativeSpeechRegion, native } from '../../src/native.js';
+import { DEFAULT_MAX_SAMPLE_RATE, DEFAULT_MIN_SAMPLE_RATE } from '../../src/audio/decode.js';
+import { type NativeDecodeOptions, type NativeSpeechRegion, native } from '../../src/native.js';
 import { repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js';
 
 setFlagsFromString('--expose-gc');
@@ -17,6 +18,11 @@ const gc = runInNewContext('gc') as () => void;
 
 const vadModel = sharedModel('whisper/ggml-silero-v6.2.0.bin');
 const addonPath = process.env.VOXMILL_ADDON_PATH ?? join(repoRoot, 'build', 'Release', 'voxmill.node');
+
+/** The native decoder's options with the library's default sample-rate range. */
+function decodeOptions(maxDurationSeconds: number, stereo = false): NativeDecodeOptions {
+  return { maxDurationSeconds, stereo, minSampleRate: DEFAULT_MIN_SAMPLE_RATE, maxSampleRate: DEFAULT_MAX_SAMPLE_RATE };
+}
 
 async function failure(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
   const error = await promise.then(
@@ -59,8 +65,8 @@ function wav(seconds: number, rate = 48000, channels = 2): Uint8Array {
 describe('decodeAudio owns a copy of its input', () => {
   it('a buffer overwritten while the job runs does not change the result', async () => {
     const bytes = wav(20);
-    const reference = await native().decodeAudio(bytes, 3600).promise;
-    const job = native().decodeAudio(bytes, 3600);
+    const reference = await native().decodeAudio(bytes, decodeOptions(3600)).promise;
+    const job = native().decodeAudio(bytes, decodeOptions(3600));
     bytes.fill(0);
     const decoded = await job.promise;
     expect(decoded.samples.length).toBe(reference.samples.length);
@@ -70,7 +76,7 @@ describe('decodeAudio owns a copy of its input', () => {
   it('a buffer transferred away and collected while the job runs does not crash the process', async () => {
     for (const stereo of [false, true]) {
       let bytes: Uint8Array | undefined = wav(600);
-      const job = native().decodeAudio(bytes, 3600, stereo);
+      const job = native().decodeAudio(bytes, decodeOptions(3600, stereo));
       structuredClone(bytes.buffer, { transfer: [bytes.buffer as ArrayBuffer] });
       expect(bytes.byteLength).toBe(0);
       bytes = undefined;
@@ -92,7 +98,7 @@ describe('decodeAudio owns a copy of its input', () => {
     const buffer = new Resizable(source.length, { maxByteLength: source.length });
     const bytes = new Uint8Array(buffer);
     bytes.set(source);
-    const job = native().decodeAudio(bytes, 3600);
+    const job = native().decodeAudio(bytes, decodeOptions(3600));
     buffer.resize(0);
     gc();
     await expect(job.promise).resolves.toMatchObject({ sampleRate: 48000, channels: 2 });
@@ -113,7 +119,7 @@ describe('a path that is not a regular file fails at once, never blocks', () => 
 
   it('decodeAudio: a FIFO with no writer', async () => {
     const started = Date.now();
-    const error = await failure(native().decodeAudio(fifo, 10).promise);
+    const error = await failure(native().decodeAudio(fifo, decodeOptions(10)).promise);
     expect(error.code).toBe('AUDIO_DECODE_FAILED');
     expect(error.message).toMatch(/not a regular file/);
     expect(error.message).toContain(fifo);
@@ -121,7 +127,7 @@ describe('a path that is not a regular file fails at once, never blocks', () => 
   });
 
   it('decodeAudio: a character device', async () => {
-    const error = await failure(native().decodeAudio('/dev/zero', 10).promise);
+    const error = await failure(native().decodeAudio('/dev/zero', decodeOptions(10)).promise);
     expect(error.code).toBe('AUDIO_DECODE_FAILED');
     expect(error.message).toMatch(/not a regular file/);
   });
@@ -201,7 +207,7 @@ describe('the VAD model is checked completely before whisper.cpp loads it', () =
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'voxmill-vad-layout-'));
-    jfk = (await native().decodeAudio(sharedAudio('jfk.wav'), 3600).promise).samples;
+    jfk = (await native().decodeAudio(sharedAudio('jfk.wav'), decodeOptions(3600)).promise).samples;
     reference = await detect(vadModel);
     ({ header, records } = parseVadModel(readFileSync(vadModel)));
   });

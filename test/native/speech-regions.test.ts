@@ -2,9 +2,10 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeAudio, WHISPER_SAMPLE_RATE } from '../../src/audio/decode.js';
-import { detectSpeechRegions, type SpeechRegion } from '../../src/audio/speech-regions.js';
+import { detectSpeechRegions, detectSpeechRegionsInPlace, type SpeechRegion } from '../../src/audio/speech-regions.js';
 import { InvalidOptionTypeError, InvalidOptionValueError, ModelLoadError } from '../../src/errors.js';
 import { type NativeDetectSpeechParams, native } from '../../src/native.js';
 import { measureEventLoop, peakRss } from '../helpers/event-loop.js';
@@ -204,10 +205,10 @@ describe('detectSpeechRegions', () => {
       long = new Float32Array(0);
     });
 
-    it('reads the samples in place: RSS grows by far less than another copy of the audio', async () => {
+    it("the engine's in-place variant reads the samples where they are: RSS grows by far less than another copy", async () => {
       const before = process.memoryUsage().rss;
       const started = performance.now();
-      const { result, peak } = await peakRss(() => detectSpeechRegions(long, { model }));
+      const { result, peak } = await peakRss(() => detectSpeechRegionsInPlace(long, { model }));
       const ms = performance.now() - started;
       const growth = peak - before;
       console.log(
@@ -222,6 +223,22 @@ describe('detectSpeechRegions', () => {
       expect(speechSeconds(result) / copies / perCopy).toBeGreaterThan(0.95);
       expect(speechSeconds(result) / copies / perCopy).toBeLessThan(1.05);
       expect(result.at(-1)!.end).toBeGreaterThan(seconds - 130);
+    });
+
+    it('the public function works on its own copy, made without blocking the event loop', async () => {
+      const delay = monitorEventLoopDelay({ resolution: 1 });
+      delay.enable();
+      const controller = new AbortController();
+      // Aborted once the copy is done and the native job runs: only the copy is under test here.
+      const pending = detectSpeechRegions(long, { model, signal: controller.signal });
+      const copying = performance.now();
+      while (performance.now() - copying < 5000 && delay.count < 2) await new Promise((r) => setTimeout(r, 1));
+      await new Promise((r) => setTimeout(r, 1500));
+      controller.abort();
+      await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+      delay.disable();
+      // 7,200 s of samples (461 MB) copied in 1 Mi-sample chunks, one per event-loop turn.
+      expect(delay.max / 1e6).toBeLessThan(40);
     });
 
     it('abort() stops the native work at its next block, long before the end', async () => {
