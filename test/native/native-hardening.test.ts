@@ -11,7 +11,7 @@ import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_SAMPLE_RATE, DEFAULT_MIN_SAMPLE_RATE } from '../../src/audio/decode.js';
 import { type NativeDecodeOptions, type NativeSpeechRegion, native } from '../../src/native.js';
-import { repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js';
+import { fixture, repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -340,5 +340,103 @@ describe('a worker thread terminated mid-job', () => {
     });
     await encoder.encode(new Float32Array(1600)).promise;
     expect((await encoder.finish().promise).length).toBe(44 + 3200);
+  });
+});
+
+/** A copy of a ggml whisper model with every value of one f32/f16 tensor set to NaN. */
+function withNanTensor(model: Buffer, tensor: string): Buffer {
+  const bytes = Buffer.from(model);
+  let at = 4 + 11 * 4;
+  const nMel = bytes.readInt32LE(at);
+  const nFft = bytes.readInt32LE(at + 4);
+  at += 8 + 4 * nMel * nFft;
+  const nVocab = bytes.readInt32LE(at);
+  at += 4;
+  for (let i = 0; i < nVocab; i++) at += 4 + bytes.readInt32LE(at);
+  while (at < bytes.length) {
+    const dims = bytes.readInt32LE(at);
+    const nameLength = bytes.readInt32LE(at + 4);
+    const type = bytes.readInt32LE(at + 8);
+    at += 12;
+    let count = 1;
+    for (let d = 0; d < dims; d++) count *= bytes.readInt32LE(at + 4 * d);
+    at += 4 * dims;
+    const name = bytes.toString('latin1', at, at + nameLength);
+    at += nameLength;
+    const size = count * (type === 0 ? 4 : 2);
+    if (name === tensor) {
+      for (let i = 0; i < count; i++) {
+        if (type === 0) bytes.writeFloatLE(Number.NaN, at + 4 * i);
+        else bytes.writeUInt16LE(0x7e00, at + 2 * i); // f16 NaN
+      }
+      return bytes;
+    }
+    at += size;
+  }
+  throw new Error(`no tensor ${tensor}`);
+}
+
+describe('whisper.cpp never sees, or never acts on, non-finite values', () => {
+  const dtwModel = fixture('models/ggml-tiny.en-random.bin');
+  let dir: string;
+  let model: Awaited<ReturnType<typeof loadNative>>;
+  const loadNative = (path: string) => native().WhisperModel.load(path, { dtw: true }).promise;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'voxmill-nonfinite-'));
+    model = await loadNative(dtwModel);
+  });
+  afterAll(async () => {
+    model.dispose();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a model whose encoder outputs NaN fails with TRANSCRIPTION_FAILED before DTW (it used to SIGSEGV there)', async () => {
+    const path = join(dir, 'nan-encoder.bin');
+    await writeFile(path, withNanTensor(readFileSync(dtwModel), 'encoder.ln_post.bias'));
+    const broken = await loadNative(path);
+    expect(broken.info().dtwPreset).toBe('tiny.en');
+    try {
+      const samples = (await native().decodeAudio(sharedAudio('jfk.wav'), decodeOptions(60)).promise).samples;
+      const error = await failure(broken.transcribe(samples, { tokenTimestamps: true }).promise);
+      expect(error.code).toBe('TRANSCRIPTION_FAILED');
+      expect(error.message).toMatch(/non-finite/);
+    } finally {
+      broken.dispose();
+    }
+  });
+
+  it('non-finite samples handed to the addon directly are refused, naming the first one', async () => {
+    const samples = new Float32Array(16000);
+    samples[1234] = Number.POSITIVE_INFINITY;
+    const error = await failure(model.transcribe(samples, {}).promise);
+    expect(error.code).toBe('INVALID_ARGUMENT');
+    expect(error.message).toContain('samples[1234]');
+  });
+
+  it.each([
+    ['threads', 1e6],
+    ['threads', 0],
+    ['beamSize', 1000],
+    ['bestOf', -1],
+    ['temperature', Number.NaN],
+    ['maxSegmentLength', 1.5],
+    ['language', 42],
+  ])('options.%s = %s is refused by the addon itself (INVALID_ARGUMENT), not trusted', (key, value) => {
+    expect(() => model.transcribe(new Float32Array(16000), { [key]: value })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(`options.${key}`) }),
+    );
+  });
+
+  it('decodeAudio refuses a sample-rate range the native decoder cannot honour', () => {
+    for (const options of [
+      { ...decodeOptions(60), minSampleRate: 0 },
+      { ...decodeOptions(60), maxSampleRate: 10_000_000 },
+      { ...decodeOptions(60), minSampleRate: 48_000, maxSampleRate: 8000 },
+      { ...decodeOptions(60), maxDurationSeconds: Number.NaN },
+    ]) {
+      expect(() => native().decodeAudio(sharedAudio('jfk.wav'), options)).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+      );
+    }
   });
 });

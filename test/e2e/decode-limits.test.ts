@@ -1,0 +1,134 @@
+// Limits on what one call may make the engine decode and hold: source sample rates, the decoded-audio budget
+// shared by all admitted work, and caller PCM that the caller takes back while a worker still runs.
+import { readFileSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  AudioDecodeError,
+  AudioTooLongError,
+  createSpeech,
+  decodeAudio,
+  InvalidOptionValueError,
+  QueueFullError,
+  type Speech,
+  WhisperModel,
+} from '../../src/index.js';
+import { fixture, sharedAudio } from '../helpers/paths.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+const tinyEn = fixture('models/ggml-tiny.en-random.bin');
+const fast = { temperatureIncrement: 0, threads: 1 } as const;
+let speech: Speech | undefined;
+
+function engine(options: Parameters<typeof createSpeech>[0] = {}): Speech {
+  speech = createSpeech({ models: { 'svc-stt-1': tinyEn }, vadModel: null, ...options });
+  return speech;
+}
+
+afterEach(async () => {
+  await speech?.close();
+  speech = undefined;
+});
+
+/** A 16-bit mono PCM WAV whose header claims `rate` Hz, holding `samples` samples of a quiet tone. */
+function wavAt(rate: number, samples: number): Buffer {
+  const data = Buffer.alloc(samples * 2);
+  for (let i = 0; i < samples; i++) data.writeInt16LE(Math.round(Math.sin(i / 3) * 3000), i * 2);
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0);
+  header.writeUInt32LE(36 + data.length, 4);
+  header.write('WAVEfmt ', 8);
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(1, 22);
+  header.writeUInt32LE(rate, 24);
+  header.writeUInt32LE(rate * 2, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36);
+  header.writeUInt32LE(data.length, 40);
+  return Buffer.concat([header, data]);
+}
+
+describe('source sample rates', () => {
+  it('a WAV claiming 7 Hz (a 128 KB file that would decode to 9,143 s) is refused at once', async () => {
+    const started = performance.now();
+    const error = await decodeAudio(wavAt(7, 64_000)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AudioDecodeError);
+    expect(error).toMatchObject({
+      code: 'AUDIO_DECODE_FAILED',
+      message: expect.stringMatching(/7 Hz; accepted: 4000/),
+    });
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it("the range is the caller's to set, per call and per engine, and checked", async () => {
+    await expect(decodeAudio(wavAt(8000, 8000), { minSampleRate: 16_000 })).rejects.toMatchObject({
+      code: 'AUDIO_DECODE_FAILED',
+    });
+    expect((await decodeAudio(wavAt(2000, 2000), { minSampleRate: 1000 })).duration).toBeCloseTo(1, 2);
+    await expect(decodeAudio(wavAt(8000, 8000), { minSampleRate: 9000, maxSampleRate: 8000 })).rejects.toThrow(
+      InvalidOptionValueError,
+    );
+    expect(() => createSpeech({ maxSampleRate: 10_000_000 })).toThrow(/maxSampleRate/);
+    const s = engine({ minSampleRate: 22_050 });
+    await expect(s.transcribe(sharedAudio('jfk.wav'), fast)).rejects.toMatchObject({ code: 'AUDIO_DECODE_FAILED' });
+  });
+});
+
+describe('the decoded-audio budget (maxDecodedBytes)', () => {
+  it('audio that alone exceeds it fails with AudioTooLongError, decoding stopped at the budget', async () => {
+    // 11 s of jfk.wav is 704 KB of 16 kHz float32; the budget holds 1 MiB = 16.4 s, so it passes ...
+    const s = engine({ maxDecodedBytes: 1024 * 1024 });
+    await expect(s.transcribe(sharedAudio('jfk.wav'), { ...fast, timestamps: 'none' })).resolves.toHaveProperty('text');
+    // ... while 127 s of gb0.wav stops decoding at 16.4 s.
+    const error = await s.transcribe(sharedAudio('gb0.wav'), fast).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AudioTooLongError);
+    expect((error as AudioTooLongError).maxDurationSeconds).toBeCloseTo(16.384, 3);
+  });
+
+  it('work that does not fit beside admitted work gets QueueFullError; the bytes come back when it ends', async () => {
+    const s = engine({ maxDecodedBytes: 1024 * 1024 });
+    const jfk = readFileSync(sharedAudio('jfk.wav'));
+    const first = s.transcribe(jfk, fast);
+    const second = s.transcribe(jfk, fast).catch((e: unknown) => e);
+    expect(await second).toBeInstanceOf(QueueFullError);
+    expect(await second).toMatchObject({ message: expect.stringMatching(/maxDecodedBytes/) });
+    await first;
+    await expect(s.transcribe(jfk, { ...fast, timestamps: 'none' })).resolves.toHaveProperty('text');
+  });
+});
+
+describe('caller PCM is never read by a worker thread', () => {
+  it("aborting, then transferring and collecting the caller's array while whisper runs does not crash", async () => {
+    const model = await WhisperModel.load(tinyEn);
+    try {
+      const decoded = await decodeAudio(sharedAudio('jfk.wav'));
+      for (let round = 0; round < 3; round++) {
+        let samples: Float32Array | undefined = decoded.samples.slice();
+        const controller = new AbortController();
+        const pending = model.transcribe(samples, { ...fast, signal: controller.signal });
+        setTimeout(() => controller.abort(), 50 + round * 100);
+        await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+        structuredClone(samples.buffer, { transfer: [samples.buffer as ArrayBuffer] });
+        samples = undefined;
+        gc();
+      }
+      // The model is still sound afterwards.
+      const result = await model.transcribe(decoded.samples, { ...fast, timestamps: 'none' });
+      expect(result.duration).toBeCloseTo(11, 0);
+    } finally {
+      model.dispose();
+    }
+  });
+
+  it('an array detached while it is being copied fails with InvalidOptionValueError naming input', async () => {
+    const samples = new Float32Array(3 * 1024 * 1024);
+    const pending = decodeAudio(samples);
+    setImmediate(() => structuredClone(samples.buffer, { transfer: [samples.buffer as ArrayBuffer] }));
+    await expect(pending).rejects.toMatchObject({ code: 'INVALID_OPTION_VALUE', param: 'input' });
+  });
+});
