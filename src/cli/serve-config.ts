@@ -7,7 +7,10 @@ import type { SpeechOptions } from '../speech.js';
 import { integerOption, isPlainObject, objectOption, rejectUnknownKeys, stringOption } from '../util/validate.js';
 
 /** The handler's options a config file may set (`speech` and `auth` come from elsewhere). */
-export type HttpConfig = Omit<SpeechHandlerOptions, 'speech' | 'auth' | 'onRequest'> & { shutdownTimeoutMs?: number };
+export type HttpConfig = Omit<SpeechHandlerOptions, 'speech' | 'auth' | 'onRequest'> & {
+  shutdownTimeoutMs?: number;
+  headersTimeoutMs?: number;
+};
 
 /** `voxmill serve --config <file>`. */
 export interface ServeConfig {
@@ -15,13 +18,16 @@ export interface ServeConfig {
   apiKeys?: string[];
   host?: string;
   port?: number;
-  /** Handler limits and behaviour (see `SpeechHandlerOptions`) and the shutdown grace period. */
+  /**
+   * Handler limits and behaviour (see `SpeechHandlerOptions`), the shutdown grace period and the headers deadline
+   * (see `SpeechServerOptions`).
+   */
   http?: HttpConfig;
   /** Everything else is `createSpeech()`'s options: models, vadModel, voiceDirs, threads, tts, ... */
   speech: SpeechOptions;
 }
 
-const HTTP_KEYS = [...HANDLER_DATA_KEYS, 'shutdownTimeoutMs'] as const;
+const HTTP_KEYS = [...HANDLER_DATA_KEYS, 'shutdownTimeoutMs', 'headersTimeoutMs'] as const;
 
 function apiKeysOption(param: string, value: unknown): string[] | undefined {
   if (value === undefined) return undefined;

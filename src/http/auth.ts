@@ -1,4 +1,5 @@
-// Bearer authentication of /v1 requests: API keys compared in constant time, or the host's own function.
+// Bearer authentication of /v1 requests: API keys compared in constant time, or the host's own function; and who
+// the caller is, for the per-client request limit.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { HttpError } from './http-error.js';
@@ -37,13 +38,25 @@ function unauthorized(code: string, message: string, error?: string): HttpError 
   return new HttpError(401, code, message, { headers: { 'WWW-Authenticate': challenge } });
 }
 
-/** Resolves when the request may proceed; rejects with a 401 HttpError otherwise. */
+/**
+ * The caller's address: Express's `req.ip` where the host is Express (it follows the app's `trust proxy`, so clients
+ * behind the host's proxy stay apart), else the socket's peer.
+ */
+function addressOf(req: IncomingMessage): string {
+  const ip = (req as { ip?: unknown }).ip;
+  return `addr:${typeof ip === 'string' && ip !== '' ? ip : (req.socket?.remoteAddress ?? 'unknown')}`;
+}
+
+/**
+ * Resolves to the caller's identity when the request may proceed; rejects with a 401 HttpError otherwise. The
+ * identity is a digest of the key or token (no secret is kept as a map key), or `addr:<address>` without auth.
+ */
 export function authenticator(
   options: Pick<ResolvedHandlerOptions, 'keys' | 'authorize'>,
-): (req: IncomingMessage) => Promise<void> {
+): (req: IncomingMessage) => Promise<string> {
   const { authorize } = options;
   const matches = options.keys ? keyMatcher(options.keys) : undefined;
-  if (!authorize && !matches) return async () => undefined;
+  if (!authorize && !matches) return async (req) => addressOf(req);
   return async (req) => {
     const header = req.headers.authorization;
     if (header === undefined || header === '') {
@@ -59,5 +72,6 @@ export function authenticator(
     }
     const allowed = matches ? matches(token) : await (authorize as NonNullable<typeof authorize>)(token, req);
     if (allowed !== true) throw unauthorized('invalid_api_key', 'the API key is not valid', 'invalid_token');
+    return `${matches ? 'key' : 'token'}:${digest(token).toString('base64url')}`;
   };
 }

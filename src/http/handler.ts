@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { authenticator } from './auth.js';
+import { bodyStillArriving, watchBodyArrival } from './body-watch.js';
 import { HttpError, RequestAbortedError, toHttpError } from './http-error.js';
 import { resolveHandlerOptions, type SpeechHandlerOptions } from './options.js';
 import { bytesOut, callLogger, requestIdOf } from './request-log.js';
@@ -57,6 +58,8 @@ export function createSpeechHandler(options: SpeechHandlerOptions): SpeechHandle
 /** The handler plus what a server around it needs to shut down: stop every request, and know when all ended. */
 export interface SpeechHandlerControl {
   handler: SpeechHandler;
+  /** The resolved `limits.bodyTimeoutMs`, which the server's own receive deadline must leave room for. */
+  readonly bodyTimeoutMs: number;
   /** Requests in progress. */
   readonly active: number;
   /**
@@ -79,6 +82,8 @@ export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandler
   };
   const authenticate = authenticator(resolved);
   let inFlight = 0;
+  // Requests in progress per client (API key digest, token digest or address); absent means none.
+  const perClient = new Map<string, number>();
   // Bodies left unread by an error are drained up to what a request could legitimately carry; past that the
   // connection is cut rather than read for nothing.
   const drainLimit = Math.max(resolved.maxFileBytes, resolved.maxJsonBytes);
@@ -100,29 +105,51 @@ export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandler
       handleOwned(req, res, next, path, async () => Promise.reject(error));
       return;
     }
-    handleOwned(req, res, next, path, async (ctx, onEnd) => {
-      await authenticate(req);
+    handleOwned(req, res, next, path, async (ctx, { onEnd, watchBody }) => {
+      const client = await authenticate(req);
       // A request answered meanwhile (timeout, client gone) takes no slot and runs no route.
       ctx.signal.throwIfAborted();
       // Only authenticated requests take a slot, so a flood without a key cannot lock clients with one out.
+      const retryAfter = { 'Retry-After': String(resolved.retryAfterSeconds) };
       if (inFlight >= resolved.maxConcurrentRequests) {
         throw new HttpError(
           429,
           'too_many_requests',
           `the server is handling its limit of ${resolved.maxConcurrentRequests} requests; retry later`,
-          { headers: { 'Retry-After': String(resolved.retryAfterSeconds) } },
+          { headers: retryAfter },
+        );
+      }
+      // Nor can one client, however slow its bodies, hold every slot.
+      const ownRequests = perClient.get(client) ?? 0;
+      if (ownRequests >= resolved.maxConcurrentRequestsPerClient) {
+        throw new HttpError(
+          429,
+          'client_request_limit',
+          `this client already has ${ownRequests} requests in progress, its limit; retry when one has ended`,
+          { headers: retryAfter },
         );
       }
       inFlight++;
+      perClient.set(client, ownRequests + 1);
       onEnd(() => {
         inFlight--;
+        const left = (perClient.get(client) ?? 1) - 1;
+        if (left > 0) perClient.set(client, left);
+        else perClient.delete(client);
       });
+      if (method === 'POST') {
+        watchBody();
+      } else if (bodyStillArriving(req)) {
+        // A GET never reads its body; Node would read all of it after the answer to keep the connection.
+        res.setHeader('Connection', 'close');
+      }
       await route(ctx);
     });
   };
 
   const control: SpeechHandlerControl = {
     handler,
+    bodyTimeoutMs: resolved.bodyTimeoutMs,
     get active() {
       return running.size;
     },
@@ -154,7 +181,7 @@ export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandler
     res: ServerResponse,
     next: NextFunction | undefined,
     path: string,
-    run: (ctx: RouteContext, onEnd: (cleanup: () => void) => void) => Promise<void>,
+    run: (ctx: RouteContext, control: OwnedRequestControl) => Promise<void>,
   ): void {
     const started = performance.now();
     const time = new Date().toISOString();
@@ -169,6 +196,7 @@ export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandler
         : undefined;
     timer?.unref();
     const cleanups: (() => void)[] = [];
+    let stopBodyWatch: () => void = () => undefined;
     let ended = false;
     let cutByServer = false;
     let errorCode: string | undefined;
@@ -179,6 +207,7 @@ export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandler
       clearTimeout(timer);
       res.off('close', end);
       stopWatchingSocket();
+      stopBodyWatch();
       const unfinished = !res.writableFinished;
       // Aborted by the handler itself (timeout, shutdown): a cut that follows is the server's, not the client's.
       const ownAbort: unknown = signal.aborted ? signal.reason : undefined;
@@ -213,16 +242,31 @@ export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandler
       else signal.addEventListener('abort', onAbort, { once: true });
       cleanups.push(() => signal.removeEventListener('abort', onAbort));
     });
-    const work = run({ req, res, options: resolved, requestId, signal }, (cleanup) => {
-      if (ended) cleanup();
-      else cleanups.push(cleanup);
-    });
+    const work = run(
+      { req, res, options: resolved, requestId, signal },
+      {
+        onEnd: (cleanup) => {
+          if (ended) cleanup();
+          else cleanups.push(cleanup);
+        },
+        watchBody: () => {
+          if (ended || signal.aborted) return;
+          stopBodyWatch = watchBodyArrival(
+            req,
+            { idleMs: resolved.bodyIdleTimeoutMs, totalMs: resolved.bodyTimeoutMs },
+            (error) => controller.abort(error),
+          );
+        },
+      },
+    );
     // Whichever loses the race settles unobserved.
     aborted.catch(() => undefined);
     work.catch(() => undefined);
     Promise.race([work, aborted]).then(
-      () => undefined,
+      () => stopBodyWatch(),
       (error: unknown) => {
+        // Decided: a body deadline passing from here on (while a rest is drained) must not answer a second time.
+        stopBodyWatch();
         // When the handler aborted the work, the abort is the story, not whatever the aborted call threw.
         const reason: unknown = signal.reason;
         const abortedBy = reason instanceof RequestAbortedError ? reason : undefined;
@@ -243,8 +287,9 @@ export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandler
           if (next && resolved.errors === 'next' && req.complete) next(httpError);
           else sendError(res, httpError);
         };
-        if (abortedBy?.reason === 'timeout' || abortedBy?.reason === 'shutdown') {
-          // The body may be what stalled: answer now, and let Node close the connection after the answer.
+        if (abortedBy) {
+          // The body may be what stalled (for body_timeout it is): answer now, and let Node close the connection
+          // after the answer rather than wait for the rest.
           if (!req.complete) res.setHeader('Connection', 'close');
           respond();
           return;
@@ -254,6 +299,14 @@ export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandler
       },
     );
   }
+}
+
+/** What handleOwned() offers the function that runs a request. */
+interface OwnedRequestControl {
+  /** Runs `cleanup` when the request ends (at once when it already has). */
+  onEnd(cleanup: () => void): void;
+  /** Starts the body deadlines (`limits.bodyIdleTimeoutMs`, `limits.bodyTimeoutMs`): past one, 408 and a close. */
+  watchBody(): void;
 }
 
 /** The requests in progress on each connection; one 'close' listener per socket however many are pipelined. */
@@ -279,9 +332,11 @@ function onSocketClose(socket: Socket, onClose: () => void): () => void {
 const DRAIN_TIMEOUT_MS = 5000;
 
 /**
- * Reads and drops what is left of a request body an error left unread, so the answer can follow and the connection
- * carry the next request. When more than `limit` bytes remain, or the rest does not arrive in time, it stops waiting
- * and marks the response `Connection: close`: Node then closes the connection after the answer.
+ * Reads and drops what is left of a request body an error left partly read, so the answer can follow and the
+ * connection carry the next request. When more than `limit` bytes remain, or the rest does not arrive in time, it
+ * stops waiting and marks the response `Connection: close`: Node then closes the connection after the answer. A
+ * body not read at all (401, 429, 415, a 413 by Content-Length) gets `Connection: close` at once: Node would
+ * otherwise read it to its end after the answer, however long, for a client that was refused.
  */
 function discardUnreadBody(req: IncomingMessage, res: ServerResponse, limit: number): Promise<void> {
   if (req.complete || req.destroyed) return Promise.resolve();
@@ -290,8 +345,10 @@ function discardUnreadBody(req: IncomingMessage, res: ServerResponse, limit: num
     res.setHeader('Connection', 'close');
     return Promise.resolve();
   }
-  // Not a byte read yet: Node itself discards such a body after the answer, so the answer need not wait.
-  if (!req.readableDidRead) return Promise.resolve();
+  if (!req.readableDidRead) {
+    if (bodyStillArriving(req)) res.setHeader('Connection', 'close');
+    return Promise.resolve();
+  }
   return new Promise((resolve) => {
     let drained = 0;
     const done = () => {

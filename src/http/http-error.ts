@@ -38,6 +38,7 @@ const TYPE_OF_STATUS: Record<number, HttpErrorType> = {
   401: 'authentication_error',
   404: 'not_found_error',
   405: 'invalid_request_error',
+  408: 'invalid_request_error',
   413: 'invalid_request_error',
   415: 'invalid_request_error',
   429: 'rate_limit_error',
@@ -98,10 +99,16 @@ function audioError(error: AudioDecodeError): HttpError {
   return new HttpError(400, code, `the audio could not be decoded: ${error.message}`, { param: 'file', cause: error });
 }
 
-/** Where a request's signal was aborted by the handler itself, the reason says why. */
+/**
+ * Where a request's signal was aborted by the handler itself, the reason says why. `body_timeout` is the client's
+ * fault (its body stopped arriving, or took too long); the others are the server's or the connection's.
+ */
 export class RequestAbortedError extends Error {
-  constructor(readonly reason: 'timeout' | 'client_closed' | 'shutdown') {
-    super(`request ${reason.replace('_', ' ')}`);
+  constructor(
+    readonly reason: 'timeout' | 'client_closed' | 'shutdown' | 'body_timeout',
+    message = `request ${reason.replace('_', ' ')}`,
+  ) {
+    super(message);
   }
 }
 
@@ -116,6 +123,10 @@ export function toHttpError(error: unknown, retryAfterSeconds: number): HttpErro
       headers: { 'Retry-After': String(retryAfterSeconds) },
       cause: error,
     });
+  }
+  if (error instanceof RequestAbortedError && error.reason === 'body_timeout') {
+    // The message says which limit passed; it names no server internals, only what the client did.
+    return new HttpError(408, 'body_timeout', error.message, { cause: error });
   }
   if (error instanceof RequestAbortedError && error.reason === 'shutdown') {
     return new HttpError(503, 'shutting_down', 'the server is shutting down; retry on another instance', {

@@ -32,6 +32,24 @@ export interface SpeechHandlerLimits {
   /** Requests being handled at once by this handler; more get 429 before their body is read. Default 64. */
   maxConcurrentRequests?: number;
   /**
+   * Requests one client may have in progress at once; more get 429 `client_request_limit` before their body is
+   * read, so one client (slow, or hostile) cannot hold every slot. A client is its API key (with `auth` as keys),
+   * its bearer token (with an `authorize` function), or else its address (Express's `req.ip`, which follows
+   * `trust proxy`, or the socket's). Default an eighth of `maxConcurrentRequests`, at least 1 (8 of the default 64).
+   */
+  maxConcurrentRequestsPerClient?: number;
+  /**
+   * Longest gap between two chunks of a request body the handler reads, in ms; past it the client gets 408
+   * `body_timeout` and the connection is closed. 0 = no limit. Default 10000.
+   */
+  bodyIdleTimeoutMs?: number;
+  /**
+   * Time the whole body may take to arrive once the request is authenticated, in ms; past it 408 `body_timeout`
+   * and the connection is closed. Bounds how long a trickling client holds a slot. 0 = no limit. Default 60000
+   * (a 25 MiB upload needs about 3.5 Mbit/s; raise it for large uploads over slow links).
+   */
+  bodyTimeoutMs?: number;
+  /**
    * Time from the request's arrival to the end of its response, in ms; past it the work is cancelled and the
    * client gets 503 (or, mid-stream, a cut connection). 0 = no limit. Default 600000 (10 minutes).
    */
@@ -76,6 +94,9 @@ export interface ResolvedHandlerOptions {
   maxFileBytes: number;
   maxJsonBytes: number;
   maxConcurrentRequests: number;
+  maxConcurrentRequestsPerClient: number;
+  bodyIdleTimeoutMs: number;
+  bodyTimeoutMs: number;
   requestTimeoutMs: number;
   retryAfterSeconds: number;
   onRequest: ((entry: RequestLogEntry) => void) | undefined;
@@ -83,6 +104,14 @@ export interface ResolvedHandlerOptions {
 
 export const DEFAULT_MAX_FILE_BYTES = 25 * 1024 * 1024;
 export const DEFAULT_MAX_JSON_BYTES = 256 * 1024;
+export const DEFAULT_MAX_CONCURRENT_REQUESTS = 64;
+export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 10_000;
+export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
+
+/** The default per-client share: an eighth of the slots, so at least eight clients are needed to fill them. */
+export function defaultPerClientRequests(maxConcurrentRequests: number): number {
+  return Math.max(1, Math.ceil(maxConcurrentRequests / 8));
+}
 
 /** The handler options that are plain data, so a config file can set them. */
 export const HANDLER_DATA_KEYS = ['errors', 'audioFormats', 'uploadDir', 'limits'] as const;
@@ -91,6 +120,9 @@ export const LIMIT_KEYS = [
   'maxFileBytes',
   'maxJsonBytes',
   'maxConcurrentRequests',
+  'maxConcurrentRequestsPerClient',
+  'bodyIdleTimeoutMs',
+  'bodyTimeoutMs',
   'requestTimeoutMs',
   'retryAfterSeconds',
 ] as const;
@@ -160,6 +192,10 @@ export function resolveHandlerOptions(options: unknown): ResolvedHandlerOptions 
   const limits = objectOption('limits', options.limits);
   rejectUnknownKeys('limits', limits, LIMIT_KEYS);
   const uploadDir = uploadDirOption(options.uploadDir);
+  const maxConcurrentRequests =
+    integerOption('limits.maxConcurrentRequests', limits.maxConcurrentRequests, 1, 100_000) ??
+    DEFAULT_MAX_CONCURRENT_REQUESTS;
+  const maxTimeout = 2 ** 31 - 1;
   return {
     speech: speech as SpeechEngine,
     ...authOption(options.auth),
@@ -168,9 +204,16 @@ export function resolveHandlerOptions(options: unknown): ResolvedHandlerOptions 
     uploadDir,
     maxFileBytes: integerOption('limits.maxFileBytes', limits.maxFileBytes, 1, 2 ** 40) ?? DEFAULT_MAX_FILE_BYTES,
     maxJsonBytes: integerOption('limits.maxJsonBytes', limits.maxJsonBytes, 64, 2 ** 30) ?? DEFAULT_MAX_JSON_BYTES,
-    maxConcurrentRequests:
-      integerOption('limits.maxConcurrentRequests', limits.maxConcurrentRequests, 1, 100_000) ?? 64,
-    requestTimeoutMs: integerOption('limits.requestTimeoutMs', limits.requestTimeoutMs, 0, 2 ** 31 - 1) ?? 600_000,
+    maxConcurrentRequests,
+    maxConcurrentRequestsPerClient:
+      integerOption('limits.maxConcurrentRequestsPerClient', limits.maxConcurrentRequestsPerClient, 1, 100_000) ??
+      defaultPerClientRequests(maxConcurrentRequests),
+    bodyIdleTimeoutMs:
+      integerOption('limits.bodyIdleTimeoutMs', limits.bodyIdleTimeoutMs, 0, maxTimeout) ??
+      DEFAULT_BODY_IDLE_TIMEOUT_MS,
+    bodyTimeoutMs:
+      integerOption('limits.bodyTimeoutMs', limits.bodyTimeoutMs, 0, maxTimeout) ?? DEFAULT_BODY_TIMEOUT_MS,
+    requestTimeoutMs: integerOption('limits.requestTimeoutMs', limits.requestTimeoutMs, 0, maxTimeout) ?? 600_000,
     retryAfterSeconds: integerOption('limits.retryAfterSeconds', limits.retryAfterSeconds, 0, 86_400) ?? 1,
     onRequest: functionOption<(entry: RequestLogEntry) => void>('onRequest', options.onRequest),
   };

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Speech } from '../speech.js';
 import { integerOption } from '../util/validate.js';
+import { bodyStillArriving } from './body-watch.js';
 import { buildSpeechHandler } from './handler.js';
 import { HttpError } from './http-error.js';
 import type { SpeechHandlerOptions } from './options.js';
@@ -19,6 +20,13 @@ export interface SpeechServerOptions extends Omit<SpeechHandlerOptions, 'speech'
   log?: (record: Record<string, unknown>) => void;
   /** Longest wait for in-flight requests on shutdown before their connections are cut, in ms. Default 30000. */
   shutdownTimeoutMs?: number;
+  /**
+   * Time a client has to send a request's headers, in ms; past it Node answers a bare 408 and closes the
+   * connection (checked every second, so it fires within a second of it). 0 = no limit. Default 10000. Node's
+   * whole-request receive deadline (`server.requestTimeout`) follows from it: this plus `limits.bodyTimeoutMs`
+   * plus 5 s, so the handler's own JSON 408 `body_timeout` comes first; none when `limits.bodyTimeoutMs` is 0.
+   */
+  headersTimeoutMs?: number;
 }
 
 /** A running (or ready to run) standalone server. */
@@ -41,6 +49,20 @@ export interface SpeechServer {
 const CANCEL_GRACE_MS = 1000;
 /** How long shutdown waits for cut requests to finish their bookkeeping (log records) before closing the engine. */
 const SETTLE_MS = 2000;
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+/** Room past headers and body deadlines before Node's receive deadline: authentication, the check interval. */
+const RECEIVE_SLACK_MS = 5000;
+
+/**
+ * Node's receive deadlines for the server. Node checks them on an interval (30 s by default, which let slow headers
+ * run to 81 s under a 60 s limit); the interval here is a tenth of the headers deadline, at most a second.
+ */
+function receiveDeadlines(headersTimeoutMs: number, bodyTimeoutMs: number) {
+  const requestTimeout = bodyTimeoutMs > 0 ? headersTimeoutMs + bodyTimeoutMs + RECEIVE_SLACK_MS : 0;
+  const shortest = headersTimeoutMs > 0 ? headersTimeoutMs : requestTimeout;
+  const connectionsCheckingInterval = shortest > 0 ? Math.min(1000, Math.max(50, Math.floor(shortest / 10))) : 30_000;
+  return { headersTimeout: headersTimeoutMs, requestTimeout, connectionsCheckingInterval };
+}
 
 async function readiness(speech: Speech, draining: boolean): Promise<{ ready: boolean; body: object }> {
   if (draining) return { ready: false, body: { status: 'draining' } };
@@ -62,8 +84,9 @@ async function readiness(speech: Speech, draining: boolean): Promise<{ ready: bo
  * while shutting down) without authentication, the /v1 API behind it, and JSON 404s for everything else.
  */
 export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
-  const { speech, log, shutdownTimeoutMs: rawTimeout, ...handlerOptions } = options;
+  const { speech, log, shutdownTimeoutMs: rawTimeout, headersTimeoutMs: rawHeaders, ...handlerOptions } = options;
   const shutdownTimeoutMs = integerOption('shutdownTimeoutMs', rawTimeout, 0, 2 ** 31 - 1) ?? 30_000;
+  const headersTimeoutMs = integerOption('headersTimeoutMs', rawHeaders, 0, 2 ** 31 - 1) ?? DEFAULT_HEADERS_TIMEOUT_MS;
   const safeLog = (record: Record<string, unknown>) => callLogger(log, record);
   const control = buildSpeechHandler({
     ...handlerOptions,
@@ -74,7 +97,7 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
   let draining = false;
   let shutdownPromise: Promise<boolean> | undefined;
 
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const server = createServer(receiveDeadlines(headersTimeoutMs, control.bodyTimeoutMs), (req, res) => {
     // While draining, every response tells its client to reconnect elsewhere.
     if (draining) res.setHeader('Connection', 'close');
     const url = (req.url ?? '/').split('?', 1)[0] as string;
@@ -89,6 +112,8 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
   function probe(req: IncomingMessage, res: ServerResponse, path: string): void {
     const requestId = requestIdOf(req);
     res.setHeader('X-Request-Id', requestId);
+    // Probes read no body; Node would read one to its end after the answer to keep the connection.
+    if (bodyStillArriving(req)) res.setHeader('Connection', 'close');
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       const error = new HttpError(
         405,
@@ -115,7 +140,6 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
       },
     );
   }
-  // Node's own limits stay on: headers within 60 s, a whole request within requestTimeout (300 s by default).
 
   return {
     server,
