@@ -9,6 +9,7 @@ import {
   functionOption,
   integerOption,
   isPlainObject,
+  numberOption,
   objectOption,
   rejectUnknownKeys,
   stringOption,
@@ -29,6 +30,13 @@ export interface SpeechHandlerLimits {
   maxFileBytes?: number;
   /** Largest JSON body of POST /v1/speech, in bytes; larger gets 413. Default 256 KiB (5,000 characters fit). */
   maxJsonBytes?: number;
+  /**
+   * Longest audio one POST /v1/transcriptions may decode to, in seconds; longer gets 413 `audio_too_long`, and
+   * decoding stops there. Bounds what one upload can make the server hold: 64 KB of decoded samples per second
+   * (461 MB at the default, four times that with `diarize`), whatever the file's size (9,000 s of silence fits in
+   * a 1.7 MB FLAC). The engine's own `maxDurationSeconds` still applies when lower. Default 7200 (2 hours).
+   */
+  maxAudioSeconds?: number;
   /** Requests being handled at once by this handler; more get 429 before their body is read. Default 64. */
   maxConcurrentRequests?: number;
   /**
@@ -93,6 +101,7 @@ export interface ResolvedHandlerOptions {
   uploadDir: string | undefined;
   maxFileBytes: number;
   maxJsonBytes: number;
+  maxAudioSeconds: number;
   maxConcurrentRequests: number;
   maxConcurrentRequestsPerClient: number;
   bodyIdleTimeoutMs: number;
@@ -104,6 +113,7 @@ export interface ResolvedHandlerOptions {
 
 export const DEFAULT_MAX_FILE_BYTES = 25 * 1024 * 1024;
 export const DEFAULT_MAX_JSON_BYTES = 256 * 1024;
+export const DEFAULT_MAX_AUDIO_SECONDS = 2 * 3600;
 export const DEFAULT_MAX_CONCURRENT_REQUESTS = 64;
 export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 10_000;
 export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
@@ -119,6 +129,7 @@ const HANDLER_KEYS = ['speech', 'auth', ...HANDLER_DATA_KEYS, 'onRequest'] as co
 export const LIMIT_KEYS = [
   'maxFileBytes',
   'maxJsonBytes',
+  'maxAudioSeconds',
   'maxConcurrentRequests',
   'maxConcurrentRequestsPerClient',
   'bodyIdleTimeoutMs',
@@ -204,6 +215,8 @@ export function resolveHandlerOptions(options: unknown): ResolvedHandlerOptions 
     uploadDir,
     maxFileBytes: integerOption('limits.maxFileBytes', limits.maxFileBytes, 1, 2 ** 40) ?? DEFAULT_MAX_FILE_BYTES,
     maxJsonBytes: integerOption('limits.maxJsonBytes', limits.maxJsonBytes, 64, 2 ** 30) ?? DEFAULT_MAX_JSON_BYTES,
+    maxAudioSeconds:
+      numberOption('limits.maxAudioSeconds', limits.maxAudioSeconds, 0.001, 1e7) ?? DEFAULT_MAX_AUDIO_SECONDS,
     maxConcurrentRequests,
     maxConcurrentRequestsPerClient:
       integerOption('limits.maxConcurrentRequestsPerClient', limits.maxConcurrentRequestsPerClient, 1, 100_000) ??

@@ -313,6 +313,20 @@ describe('POST /v1/transcriptions rules (spec 4.2 and 8)', () => {
     } finally {
       await tooLong.close();
     }
+    // The handler's own per-request limit, below an engine that would take 3 hours.
+    const engine = createSpeech({ models: { 'svc-stt-1': tinyEn }, vadModel: null });
+    try {
+      const host = makeHost('bare http', { speech: engine, auth: false, limits: { maxAudioSeconds: 5 } });
+      await new Promise<void>((resolve) => host.server.listen(0, '127.0.0.1', resolve));
+      hosts.push(host);
+      const agent = request(`http://127.0.0.1:${(host.server.address() as AddressInfo).port}`);
+      const res = await documented(agent.post('/v1/transcriptions').field('model', 'svc-stt-1').attach('file', jfk));
+      expect(res.status).toBe(413);
+      expect(res.body.error).toMatchObject({ code: 'audio_too_long', param: 'file' });
+      expect(res.body.error.message).toMatch(/maximum of 5/);
+    } finally {
+      await engine.close();
+    }
   });
 });
 

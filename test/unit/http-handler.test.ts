@@ -71,7 +71,12 @@ describe.each(HOST_KINDS)('in %s', (kind) => {
       segments: [{ id: 0, start: 0, end: 1, text: 'hello' }],
     });
     expect(engine.transcribeCalls[0]?.input).toEqual(AUDIO_HEADS.wav);
-    expect(engine.transcribeCalls[0]?.options).toMatchObject({ model: 'svc-stt-1-flash', timestamps: 'segment' });
+    // The handler's per-request audio limit (2 hours by default) reaches the engine as the decoding limit.
+    expect(engine.transcribeCalls[0]?.options).toMatchObject({
+      model: 'svc-stt-1-flash',
+      timestamps: 'segment',
+      maxDurationSeconds: 7200,
+    });
 
     const speech = await check(
       auth(agent.post(path('/v1/speech'))).send({ model: 'svc-tts-1', voice: 'en_US-fake', input: 'Hi.' }),

@@ -62,6 +62,7 @@ export async function transcriptionsRoute({ req, res, options, signal }: RouteCo
         timestamps: timestamps as TimestampGranularity,
         diarize: formBoolean('diarize', field('diarize')) ?? false,
         ...(language === undefined ? {} : { language }),
+        maxDurationSeconds: options.maxAudioSeconds,
         signal,
       })
       .catch((error: unknown) => {
