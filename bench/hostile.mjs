@@ -87,9 +87,9 @@ async function childLibrary(file) {
 
 async function childServer() {
   const { createSpeech, createSpeechServer } = await import(distEntry);
-  const server = createSpeechServer({ ...engineOptions, auth: false, port: 0, host: '127.0.0.1', log: () => {} });
-  await server.listen();
-  process.stdout.write(`${JSON.stringify({ port: server.address().port })}\n`);
+  const server = createSpeechServer({ speech: createSpeech(engineOptions), auth: false });
+  const { port } = await server.listen(0, '127.0.0.1');
+  process.stdout.write(`${JSON.stringify({ port })}\n`);
 }
 
 function memoryOf(pid) {
