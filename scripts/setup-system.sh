@@ -3,8 +3,19 @@
 # Needs root or sudo. Node.js 20+ and npm must already be installed.
 set -euo pipefail
 packages=(cmake g++ make pkg-config python3 libavformat-dev libavcodec-dev libswresample-dev libavutil-dev)
-# Only for developing voxmill itself: test fixtures (ffmpeg CLI) and the C++ format check.
-if [[ "${1:-}" == "--dev" ]]; then packages+=(ffmpeg clang-format); fi
+for arg in "$@"; do
+  case "$arg" in
+    # Only for developing voxmill itself: test fixtures (ffmpeg CLI) and the C++ format check.
+    --dev) packages+=(ffmpeg clang-format) ;;
+    # scripts/fuzz.sh: clang, and libclang-rt-dev for libFuzzer and the sanitizer runtimes (clang's packages only
+    # recommend it, and --no-install-recommends below would leave it out).
+    --fuzz) packages+=(clang libclang-rt-dev) ;;
+    *)
+      echo "usage: setup-system.sh [--dev] [--fuzz]" >&2
+      exit 2
+      ;;
+  esac
+done
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
