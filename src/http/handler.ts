@@ -253,7 +253,12 @@ export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandler
           if (ended || signal.aborted) return;
           stopBodyWatch = watchBodyArrival(
             req,
-            { idleMs: resolved.bodyIdleTimeoutMs, totalMs: resolved.bodyTimeoutMs },
+            {
+              idleMs: resolved.bodyIdleTimeoutMs,
+              totalMs: resolved.bodyTimeoutMs,
+              minBytesPerSecond: resolved.minBodyBytesPerSecond,
+              rateGraceMs: resolved.bodyRateGraceMs,
+            },
             (error) => controller.abort(error),
           );
         },
@@ -305,7 +310,10 @@ export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandler
 interface OwnedRequestControl {
   /** Runs `cleanup` when the request ends (at once when it already has). */
   onEnd(cleanup: () => void): void;
-  /** Starts the body deadlines (`limits.bodyIdleTimeoutMs`, `limits.bodyTimeoutMs`): past one, 408 and a close. */
+  /**
+   * Starts the body deadlines (`limits.bodyIdleTimeoutMs`, `limits.bodyTimeoutMs`, `limits.minBodyBytesPerSecond`):
+   * past one, 408 and a close.
+   */
   watchBody(): void;
 }
 

@@ -58,6 +58,21 @@ export interface SpeechHandlerLimits {
    */
   bodyTimeoutMs?: number;
   /**
+   * Lowest average rate of a request body the handler reads, in bytes per second, from when it starts flowing to
+   * the handler; a body below it once `bodyRateGraceMs` has passed gets 408 `body_timeout` and the connection is
+   * closed. Frees the slots of clients that trickle a byte now and then: the idle deadline never passes for them,
+   * and `bodyTimeoutMs` only after a minute. Time the handler itself holds the body back (a slow disk) does not
+   * count. 0 = no limit. Default 1024 (1 KiB/s: legitimate uploads are far faster; a phone on 2G sends about
+   * 30 KB/s; a 25 MiB upload at this rate would take 7 hours, far past `bodyTimeoutMs`).
+   */
+  minBodyBytesPerSecond?: number;
+  /**
+   * Time a body flows before `minBodyBytesPerSecond` judges it, in ms, so a connection's slow start (or a client
+   * that sends its first part a moment after the head) is not cut; with the default rate a body must have sent
+   * 5 KiB by then, or more at the rate since. At least 100. Default 5000.
+   */
+  bodyRateGraceMs?: number;
+  /**
    * Time from the request's arrival to the end of its response, in ms; past it the work is cancelled and the
    * client gets 503 (or, mid-stream, a cut connection). 0 = no limit. Default 600000 (10 minutes).
    */
@@ -106,6 +121,8 @@ export interface ResolvedHandlerOptions {
   maxConcurrentRequestsPerClient: number;
   bodyIdleTimeoutMs: number;
   bodyTimeoutMs: number;
+  minBodyBytesPerSecond: number;
+  bodyRateGraceMs: number;
   requestTimeoutMs: number;
   retryAfterSeconds: number;
   onRequest: ((entry: RequestLogEntry) => void) | undefined;
@@ -117,6 +134,8 @@ export const DEFAULT_MAX_AUDIO_SECONDS = 2 * 3600;
 export const DEFAULT_MAX_CONCURRENT_REQUESTS = 64;
 export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 10_000;
 export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
+export const DEFAULT_MIN_BODY_BYTES_PER_SECOND = 1024;
+export const DEFAULT_BODY_RATE_GRACE_MS = 5000;
 
 /** The default per-client share: an eighth of the slots, so at least eight clients are needed to fill them. */
 export function defaultPerClientRequests(maxConcurrentRequests: number): number {
@@ -134,6 +153,8 @@ export const LIMIT_KEYS = [
   'maxConcurrentRequestsPerClient',
   'bodyIdleTimeoutMs',
   'bodyTimeoutMs',
+  'minBodyBytesPerSecond',
+  'bodyRateGraceMs',
   'requestTimeoutMs',
   'retryAfterSeconds',
 ] as const;
@@ -226,6 +247,11 @@ export function resolveHandlerOptions(options: unknown): ResolvedHandlerOptions 
       DEFAULT_BODY_IDLE_TIMEOUT_MS,
     bodyTimeoutMs:
       integerOption('limits.bodyTimeoutMs', limits.bodyTimeoutMs, 0, maxTimeout) ?? DEFAULT_BODY_TIMEOUT_MS,
+    minBodyBytesPerSecond:
+      numberOption('limits.minBodyBytesPerSecond', limits.minBodyBytesPerSecond, 0, 2 ** 40) ??
+      DEFAULT_MIN_BODY_BYTES_PER_SECOND,
+    bodyRateGraceMs:
+      integerOption('limits.bodyRateGraceMs', limits.bodyRateGraceMs, 100, maxTimeout) ?? DEFAULT_BODY_RATE_GRACE_MS,
     requestTimeoutMs: integerOption('limits.requestTimeoutMs', limits.requestTimeoutMs, 0, maxTimeout) ?? 600_000,
     retryAfterSeconds: integerOption('limits.retryAfterSeconds', limits.retryAfterSeconds, 0, 86_400) ?? 1,
     onRequest: functionOption<(entry: RequestLogEntry) => void>('onRequest', options.onRequest),

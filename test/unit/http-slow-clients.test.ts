@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseServeConfig } from '../../src/cli/serve-config.js';
+import { watchBodyArrival } from '../../src/http/body-watch.js';
 import {
   createSpeechHandler,
   createSpeechServer,
@@ -151,6 +152,129 @@ describe('body deadlines', () => {
     });
     expect(exchange.status).toBe(0);
     expect(exchange.closedMs).toBeUndefined();
+  });
+});
+
+describe('minimum body rate', () => {
+  // A speech body trickled one byte every 50 ms (20 bytes/s), never long enough apart for the idle deadline.
+  const trickleHead = speechHead(['Transfer-Encoding: chunked']);
+  const trickle = { chunk: chunk(' '), everyMs: 50, times: 200 };
+
+  it('answers 408 body_timeout and closes when a trickle stays below minBodyBytesPerSecond past the grace', async () => {
+    const { url, engine } = await bare({
+      limits: { bodyIdleTimeoutMs: 300, minBodyBytesPerSecond: 100, bodyRateGraceMs: 600 },
+    });
+    const exchange = await slowRequest(url, { head: trickleHead, body: chunk('{'), trickle, maxMs: 4000 });
+    expect(exchange.status).toBe(408);
+    expect(errorCode(exchange)).toBe('body_timeout');
+    const { message } = JSON.parse(exchange.body).error as { message: string };
+    expect(message).toContain('arrived too slowly');
+    expect(message).toContain('limits.minBodyBytesPerSecond (100 bytes/s)');
+    expect(exchange.headers.connection).toBe('close');
+    expectRawDocumented(exchange, 'POST', '/v1/speech');
+    // Cut at the grace (600 ms; 60 bytes were due and about 12 came), not at the 60 s bodyTimeoutMs.
+    expect(exchange.answeredMs).toBeGreaterThanOrEqual(550);
+    expect(exchange.answeredMs).toBeLessThan(1500);
+    expect(exchange.closedMs).toBeLessThan(2000);
+    expect(engine.synthesizeCalls).toHaveLength(0);
+  });
+
+  it('judges the average past the grace: a body that starts fast and then trickles is cut once it falls below', async () => {
+    const { url } = await bare({
+      limits: { bodyIdleTimeoutMs: 300, minBodyBytesPerSecond: 100, bodyRateGraceMs: 300 },
+    });
+    // 150 bytes at once cover 1.5 s at 100 bytes/s; the trickle adds 20 bytes/s, so the average falls below the
+    // minimum at about 1.9 s (150 + 20 t = 100 t), long after the grace.
+    const exchange = await slowRequest(url, {
+      head: trickleHead,
+      body: chunk(`{${' '.repeat(149)}`),
+      trickle,
+      maxMs: 5000,
+    });
+    expect([exchange.status, errorCode(exchange), exchange.headers.connection]).toEqual([408, 'body_timeout', 'close']);
+    expect(exchange.answeredMs).toBeGreaterThanOrEqual(1450);
+    expect(exchange.answeredMs).toBeLessThan(3000);
+  });
+
+  it('lets a steady body at four times the rate through, past the grace', async () => {
+    const { url, engine } = await bare({
+      limits: { bodyIdleTimeoutMs: 300, minBodyBytesPerSecond: 20, bodyRateGraceMs: 300 },
+    });
+    // The request's JSON padded to 150 bytes, in 8-byte chunks every 100 ms (80 bytes/s): about 2 s in all.
+    const json = SPEECH_JSON.replace(/}$/, `${' '.repeat(150 - SPEECH_JSON.length)}}`);
+    const frames = [...(json.match(/.{1,8}/gs) ?? []).map(chunk), '0\r\n\r\n'];
+    const exchange = await slowRequest(url, {
+      head: speechHead(['Transfer-Encoding: chunked', 'Connection: close']),
+      body: frames[0],
+      trickle: { chunk: (n) => frames[n + 1] ?? '', everyMs: 100, times: frames.length - 1 },
+      maxMs: 5000,
+    });
+    expect(exchange.status).toBe(200);
+    expect(exchange.trickled).toBe(frames.length - 1);
+    expect(exchange.answeredMs).toBeGreaterThanOrEqual(1500);
+    expect(engine.synthesizeCalls).toHaveLength(1);
+  });
+
+  it('does not count time the reader holds the body back (a slow disk) against the client', async () => {
+    // A reader that pauses the body for 1.5 s after its first chunk, as a slow disk would make it.
+    const expired: string[] = [];
+    const url = await listen(
+      createServer((req, res) => {
+        watchBodyArrival(req, { idleMs: 0, totalMs: 0, minBytesPerSecond: 200, rateGraceMs: 200 }, (error) => {
+          expired.push(error.message);
+          res.writeHead(408, { Connection: 'close' }).end();
+        });
+        let size = 0;
+        req.on('data', (data: Buffer) => {
+          if (size === 0) {
+            req.pause();
+            setTimeout(() => req.resume(), 1500);
+          }
+          size += data.length;
+        });
+        req.on('end', () => {
+          res.writeHead(200, { Connection: 'close', 'Content-Length': String(size).length }).end(String(size));
+        });
+      }),
+    );
+    // 100 bytes with the head, then 20 bytes every 100 ms: 200 bytes/s while the client sends, and all of it is
+    // sent by 1.1 s. Were the pause counted, 100 bytes in the first 0.5 s (200 bytes/s due) would be cut.
+    const exchange = await slowRequest(url, {
+      head: ['POST /upload HTTP/1.1', 'Host: x', 'Content-Length: 300'].join('\r\n'),
+      body: 'x'.repeat(100),
+      trickle: { chunk: 'x'.repeat(20), everyMs: 100, times: 10 },
+      maxMs: 4000,
+    });
+    expect(expired).toEqual([]);
+    expect([exchange.status, exchange.body]).toEqual([200, '300']);
+    expect(exchange.answeredMs).toBeGreaterThanOrEqual(1400);
+  });
+
+  it('holds no rate with minBodyBytesPerSecond 0, and rejects invalid values naming the limit', async () => {
+    const engine = new FakeSpeechEngine();
+    for (const [key, value] of [
+      ['minBodyBytesPerSecond', -1],
+      ['minBodyBytesPerSecond', Number.NaN],
+      ['bodyRateGraceMs', 0],
+      ['bodyRateGraceMs', 1.5],
+    ] as const) {
+      expect(() => createSpeechHandler({ speech: engine, auth: [KEY], limits: { [key]: value } })).toThrow(
+        new RegExp(`limits\\.${key}`),
+      );
+    }
+    expect(() =>
+      createSpeechHandler({
+        speech: engine,
+        auth: [KEY],
+        limits: { minBodyBytesPerSecond: '1024' as unknown as number },
+      }),
+    ).toThrow(InvalidOptionTypeError);
+    const { url } = await bare({ limits: { bodyIdleTimeoutMs: 300, minBodyBytesPerSecond: 0, bodyRateGraceMs: 200 } });
+    const exchange = await slowRequest(url, { head: trickleHead, body: chunk('{'), trickle, maxMs: 1200 });
+    // Still trickling when the client gave up: no answer, no close.
+    expect(exchange.status).toBe(0);
+    expect(exchange.closedMs).toBeUndefined();
+    expect(exchange.trickled).toBeGreaterThan(15);
   });
 });
 
