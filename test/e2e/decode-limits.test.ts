@@ -14,6 +14,7 @@ import {
   type Speech,
   WhisperModel,
 } from '../../src/index.js';
+import { toneWav } from '../helpers/hostile-audio.js';
 import { fixture, sharedAudio } from '../helpers/paths.js';
 
 setFlagsFromString('--expose-gc');
@@ -33,30 +34,10 @@ afterEach(async () => {
   speech = undefined;
 });
 
-/** A 16-bit mono PCM WAV whose header claims `rate` Hz, holding `samples` samples of a quiet tone. */
-function wavAt(rate: number, samples: number): Buffer {
-  const data = Buffer.alloc(samples * 2);
-  for (let i = 0; i < samples; i++) data.writeInt16LE(Math.round(Math.sin(i / 3) * 3000), i * 2);
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0);
-  header.writeUInt32LE(36 + data.length, 4);
-  header.write('WAVEfmt ', 8);
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(rate, 24);
-  header.writeUInt32LE(rate * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36);
-  header.writeUInt32LE(data.length, 40);
-  return Buffer.concat([header, data]);
-}
-
 describe('source sample rates', () => {
   it('a WAV claiming 7 Hz (a 128 KB file that would decode to 9,143 s) is refused at once', async () => {
     const started = performance.now();
-    const error = await decodeAudio(wavAt(7, 64_000)).catch((e: unknown) => e);
+    const error = await decodeAudio(toneWav(7, 64_000)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AudioDecodeError);
     expect(error).toMatchObject({
       code: 'AUDIO_DECODE_FAILED',
@@ -66,11 +47,11 @@ describe('source sample rates', () => {
   });
 
   it("the range is the caller's to set, per call and per engine, and checked", async () => {
-    await expect(decodeAudio(wavAt(8000, 8000), { minSampleRate: 16_000 })).rejects.toMatchObject({
+    await expect(decodeAudio(toneWav(8000, 8000), { minSampleRate: 16_000 })).rejects.toMatchObject({
       code: 'AUDIO_DECODE_FAILED',
     });
-    expect((await decodeAudio(wavAt(2000, 2000), { minSampleRate: 1000 })).duration).toBeCloseTo(1, 2);
-    await expect(decodeAudio(wavAt(8000, 8000), { minSampleRate: 9000, maxSampleRate: 8000 })).rejects.toThrow(
+    expect((await decodeAudio(toneWav(2000, 2000), { minSampleRate: 1000 })).duration).toBeCloseTo(1, 2);
+    await expect(decodeAudio(toneWav(8000, 8000), { minSampleRate: 9000, maxSampleRate: 8000 })).rejects.toThrow(
       InvalidOptionValueError,
     );
     expect(() => createSpeech({ maxSampleRate: 10_000_000 })).toThrow(/maxSampleRate/);
