@@ -23,6 +23,16 @@ export default defineConfig({
           hookTimeout: 300_000,
         },
       },
+      {
+        // Long runs against `voxmill serve` (`npm run test:soak`); not part of `npm test`, CI runs it on its own.
+        test: {
+          name: 'soak',
+          include: ['test/soak/**/*.test.ts'],
+          pool: 'forks',
+          fileParallelism: false,
+          testTimeout: 1_800_000,
+        },
+      },
     ],
   },
 });

@@ -1,6 +1,6 @@
 // `voxmill serve` as a process: startup checks, probes, logs, load (50 concurrent mixed requests, memory
 // afterwards), and a SIGTERM that finishes in-flight requests and exits 0.
-import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import request from 'supertest';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { documented } from '../helpers/openapi.js';
 import { fixture, repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js';
+import { type Served, settledRss, startServe } from '../helpers/serve-process.js';
 
 const cli = join(repoRoot, 'dist', 'cli', 'main.js');
 const run = promisify(execFile);
@@ -33,78 +34,14 @@ const baseConfig = {
   idleUnloadMs: 0,
 };
 
-interface Served {
-  child: ChildProcessWithoutNullStreams;
-  url: string;
-  lines: Record<string, unknown>[];
-  exited: Promise<number | null>;
-}
-
 const children: ChildProcessWithoutNullStreams[] = [];
 afterEach(() => {
   for (const child of children.splice(0)) child.kill('SIGKILL');
 });
 
-/** Starts `voxmill serve --port 0` and resolves once it logs that it listens. */
-function serve(args: string[], env: Record<string, string> = {}): Promise<Served> {
-  const child = spawn(process.execPath, [cli, 'serve', '--port', '0', ...args], {
-    env: { ...process.env, VOXMILL_API_KEYS: '', ...env },
-  });
-  children.push(child);
-  const lines: Record<string, unknown>[] = [];
-  // 'close' comes after the exit and after stdout and stderr are fully read.
-  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk;
-  });
-  return new Promise((resolve, reject) => {
-    let buffered = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      buffered += chunk;
-      let newline = buffered.indexOf('\n');
-      while (newline >= 0) {
-        const line = buffered.slice(0, newline);
-        buffered = buffered.slice(newline + 1);
-        let record: Record<string, unknown>;
-        try {
-          record = JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          record = { notJson: line };
-        }
-        lines.push(record);
-        if (record.event === 'listening') resolve({ child, url: record.url as string, lines, exited });
-        newline = buffered.indexOf('\n');
-      }
-    });
-    void exited.then((code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
-  });
-}
-
-function rssOf(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(match?.[1]) * 1024;
-}
-
-/**
- * RSS once the server is idle and its memory has settled: what the last calls freed goes back to the OS over about
- * a second after their responses (measured: 244 MB falling to 219 MB within 1.2 s), so the reading is taken only
- * when five readings 200 ms apart agree within 1 %.
- */
-async function settledRss(served: { url: string; child: { pid?: number } }): Promise<number> {
-  const idle = async () => {
-    const { stt, tts } = (await request(served.url).get('/readyz')).body;
-    return stt.every((m: { active: number; pending: number }) => m.active + m.pending === 0) && tts.active === 0;
-  };
-  await expect.poll(idle, { timeout: 30_000, interval: 50 }).toBe(true);
-  const readings: number[] = [];
-  for (let i = 0; i < 60; i++) {
-    readings.push(rssOf(served.child.pid as number));
-    const last = readings.slice(-5);
-    if (last.length === 5 && (Math.max(...last) - Math.min(...last)) / Math.min(...last) < 0.01) break;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return readings.at(-1) as number;
+/** Starts `voxmill serve --port 0`, killed after the test. */
+async function serve(args: string[], env: Record<string, string> = {}): Promise<Served> {
+  return startServe(args, env, (child) => children.push(child));
 }
 
 describe('voxmill serve', () => {
