@@ -58,8 +58,21 @@ function makeFiles(dir) {
   };
   for (const [name, bytes] of Object.entries(files)) writeFileSync(join(dir, name), bytes);
   const flac = join(dir, 'silence-9000s.flac');
-  const made = spawnSync('ffmpeg', ['-loglevel', 'error', '-f', 'lavfi', '-i', 'anullsrc=r=16000:cl=mono', '-t', '9000',
-    '-c:a', 'flac', '-compression_level', '12', flac]);
+  const made = spawnSync('ffmpeg', [
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'anullsrc=r=16000:cl=mono',
+    '-t',
+    '9000',
+    '-c:a',
+    'flac',
+    '-compression_level',
+    '12',
+    flac,
+  ]);
   if (made.status !== 0) throw new Error(`ffmpeg could not make the silent FLAC: ${made.stderr}`);
   return [...Object.keys(files), 'silence-9000s.flac'].map((name) => join(dir, name));
 }
