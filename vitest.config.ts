@@ -24,6 +24,18 @@ export default defineConfig({
         },
       },
       {
+        // Real weights and real peers (`npm run models:test`, `bash scripts/peers-setup.sh`): word error rates,
+        // timestamps and voices checked against faster-whisper, whisper-cli and piper-tts (`npm run test:accuracy`).
+        test: {
+          name: 'accuracy',
+          include: ['test/accuracy/**/*.test.ts'],
+          pool: 'forks',
+          fileParallelism: false,
+          testTimeout: 600_000,
+          hookTimeout: 1_200_000,
+        },
+      },
+      {
         // Long runs against `voxmill serve` (`npm run test:soak`); not part of `npm test`, CI runs it on its own.
         test: {
           name: 'soak',

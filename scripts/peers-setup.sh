@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The Python peers voxmill is measured against, in one virtualenv outside the repository (never a dependency of
+# voxmill): faster-whisper (CTranslate2 Whisper), piper-tts (Piper's own Python runtime) and onnx (for the
+# speaker-encoder conversion in scripts/models/). Pinned; idempotent: a second run with everything present only
+# checks the versions.
+#
+#   bash scripts/peers-setup.sh        prints the venv's python path on its last line
+#
+# Environment: VOXMILL_PEERS_DIR (default ~/.cache/voxmill/peers).
+set -euo pipefail
+
+dir="${VOXMILL_PEERS_DIR:-$HOME/.cache/voxmill/peers}"
+venv="$dir/venv"
+python="$venv/bin/python"
+pins=(faster-whisper==1.2.1 piper-tts==1.8.0 onnx==1.19.1 numpy==2.2.6)
+
+if [[ ! -x "$python" ]]; then
+  mkdir -p "$dir"
+  python3 -m venv "$venv"
+fi
+# pip check of the pins first: with all of them installed this takes about a second and reaches no network.
+if ! "$python" - "${pins[@]}" <<'PY' 2>/dev/null; then
+import sys
+from importlib.metadata import version
+for pin in sys.argv[1:]:
+    name, want = pin.split("==")
+    if version(name) != want:
+        sys.exit(1)
+PY
+  echo "peers: installing ${pins[*]} into $venv" >&2
+  "$python" -m pip install --quiet --disable-pip-version-check "${pins[@]}" >&2
+fi
+echo "$python"

@@ -1,0 +1,51 @@
+// Real model weights and Python peers for the accuracy tier (test/accuracy). `npm run models:test` writes
+// test/fixtures/real/models.json (name -> absolute path); `bash scripts/peers-setup.sh` makes the peers' venv.
+// Under CI (CI=true) anything missing fails the file with the command that makes it; elsewhere the tests that need
+// it skip, and the skip's name says what to run.
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { fixturesDir } from './paths.js';
+
+/** The names `npm run models:test` may write (an entry is left out when its package did not hold it). */
+export type RealModelName =
+  | 'whisper-tiny.en' // ggml, converted from the CTranslate2 tiny.en
+  | 'whisper-base' // ggml, converted from the CTranslate2 base (multilingual)
+  | 'ct2-whisper-tiny.en' // the CTranslate2 directory itself, for faster-whisper
+  | 'ct2-whisper-base'
+  | 'piper-joe-medium' // .onnx (its .onnx.json beside it)
+  | 'speaker-ge2e'; // .onnx
+
+export const realModelsFile = join(fixturesDir, 'real', 'models.json');
+const inCi = process.env.CI === 'true';
+
+function readModels(): Partial<Record<RealModelName, string>> {
+  if (!existsSync(realModelsFile)) return {};
+  return JSON.parse(readFileSync(realModelsFile, 'utf8')) as Partial<Record<RealModelName, string>>;
+}
+
+export interface Requirement {
+  /** The path, or undefined when missing (then `skip` is true outside CI; under CI `requireRealModel` threw). */
+  path: string | undefined;
+  skip: boolean;
+  /** Appended to a skipped describe's name: what to run to get it. */
+  reason: string;
+}
+
+function requirement(path: string | undefined, what: string, command: string): Requirement {
+  if (path !== undefined && existsSync(path)) return { path, skip: false, reason: '' };
+  const reason = `(skipped: ${what} is missing; run ${command})`;
+  if (inCi) throw new Error(`${what} is missing under CI=true: run ${command} first`);
+  return { path: undefined, skip: true, reason };
+}
+
+/** A real model by name; see the file comment for what happens when it is missing. */
+export function requireRealModel(name: RealModelName): Requirement {
+  return requirement(readModels()[name], `real model '${name}'`, "'npm run models:test'");
+}
+
+/** The peers' Python (faster-whisper, piper-tts, onnx). */
+export function requirePeerPython(): Requirement {
+  const dir = process.env.VOXMILL_PEERS_DIR ?? join(homedir(), '.cache', 'voxmill', 'peers');
+  return requirement(join(dir, 'venv', 'bin', 'python'), 'the peers venv', "'bash scripts/peers-setup.sh'");
+}
