@@ -2,7 +2,7 @@
 # Coverage-guided fuzzing of the audio decoder (voxmill::DecodeAudio, native/audio_decode.cc) with libFuzzer,
 # AddressSanitizer and UBSan, for a bounded time.
 #
-#   bash scripts/fuzz.sh [seconds]     default 120
+#   bash scripts/fuzz.sh [seconds [libFuzzer flags...]]     default 120 s; later flags override the ones below
 #
 # Needs clang with libFuzzer: bash scripts/setup-system.sh --fuzz. FFmpeg is the system's (not instrumented), so
 # memory errors are caught where our code touches memory, FFmpeg's own only when they corrupt ours.
@@ -20,8 +20,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds="${1:-120}"
+shift || true
 if ! [[ "$seconds" =~ ^[0-9]+$ ]] || ((seconds < 1)); then
-  echo "usage: scripts/fuzz.sh [seconds]   (a whole number of seconds, default 120)" >&2
+  echo "usage: scripts/fuzz.sh [seconds [libFuzzer flags...]]   (whole seconds, default 120)" >&2
   exit 2
 fi
 cxx="${CXX_FUZZ:-clang++}"
@@ -73,7 +74,7 @@ run_started=$SECONDS
 set +e
 "$out/decode_fuzzer" \
   -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" \
-  -dict=native/fuzz/decode.dict -artifact_prefix="$out/crashes/" -print_final_stats=1 \
+  -dict=native/fuzz/decode.dict -artifact_prefix="$out/crashes/" -print_final_stats=1 "$@" \
   "$out/corpus" "$out/seeds" >"$out/fuzz.log" 2>&1
 rc=$?
 set -e
@@ -84,9 +85,9 @@ status_line="$(grep -E '^#[0-9]+.*cov: ' "$out/fuzz.log" | tail -n 1 || true)"
 cov="$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$status_line")"
 ft="$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<<"$status_line")"
 corp="$(sed -nE 's/.* corp: ([0-9]+\/[0-9]+[a-zA-Z]*).*/\1/p' <<<"$status_line")"
-execs="$(sed -nE 's/^stat::number_of_executed_units: ([0-9]+)/\1/p' "$out/fuzz.log" | tail -n 1)"
+execs="$(sed -nE 's/^stat::number_of_executed_units: +([0-9]+)/\1/p' "$out/fuzz.log" | tail -n 1)"
 execs="${execs:-$(sed -nE 's/^#([0-9]+).*/\1/p' <<<"$status_line")}"
-peak="$(sed -nE 's/^stat::peak_rss_mb: ([0-9]+)/\1/p' "$out/fuzz.log" | tail -n 1)"
+peak="$(sed -nE 's/^stat::peak_rss_mb: +([0-9]+)/\1/p' "$out/fuzz.log" | tail -n 1)"
 mapfile -t found < <(find "$out/crashes" -type f | sort)
 
 echo "fuzz: executions ${execs:-?}, cov ${cov:-?}, ft ${ft:-?}, corpus ${corp:-?}, peak RSS ${peak:-?} MB," \
