@@ -3,6 +3,7 @@ import { checkSampleRate, SPEECH_FORMATS, type SpeechFormat } from '../audio/for
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 import { enumOption, numberOption, objectOption, rejectUnknownKeys, signalOption } from '../util/validate.js';
 import { TTS_MODEL_IDS, type TtsModelId } from './types.js';
+import { MAX_NOISE_SCALE, MIN_NOISE_SCALE } from './voice-config.js';
 
 /** The spec's input limit, in Unicode code points. */
 export const DEFAULT_MAX_INPUT_CHARS = 5000;
@@ -17,10 +18,13 @@ export interface NormalizedSynthesizeOptions {
   format: SpeechFormat;
   speed: number;
   sampleRate: number | undefined;
+  /** undefined: the voice's own `inference.noise_scale` / `inference.noise_w`. */
+  noiseScale: number | undefined;
+  noiseW: number | undefined;
   signal: AbortSignal | undefined;
 }
 
-const KEYS = ['model', 'voice', 'input', 'format', 'speed', 'sampleRate', 'signal'] as const;
+const KEYS = ['model', 'voice', 'input', 'format', 'speed', 'sampleRate', 'noiseScale', 'noiseW', 'signal'] as const;
 
 export function normalizeSynthesizeOptions(
   options: unknown,
@@ -45,7 +49,17 @@ export function normalizeSynthesizeOptions(
   if (!Number.isFinite(speed))
     throw new InvalidOptionValueError('speed', `between ${MIN_SPEED} and ${MAX_SPEED}`, speed);
   const sampleRate = raw.sampleRate === undefined ? undefined : checkSampleRate(format, raw.sampleRate);
-  return { model, voice, input, format, speed, sampleRate, signal: signalOption('signal', raw.signal) };
+  return {
+    model,
+    voice,
+    input,
+    format,
+    speed,
+    sampleRate,
+    noiseScale: numberOption('noiseScale', raw.noiseScale, MIN_NOISE_SCALE, MAX_NOISE_SCALE),
+    noiseW: numberOption('noiseW', raw.noiseW, MIN_NOISE_SCALE, MAX_NOISE_SCALE),
+    signal: signalOption('signal', raw.signal),
+  };
 }
 
 /** Length in Unicode code points (what the spec's "characters" means here; an emoji counts once). */

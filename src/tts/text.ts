@@ -19,6 +19,9 @@ const EMOJI = /[\p{Extended_Pictographic}\u{1F1E6}-\u{1F1FF}\u{1F3FB}-\u{1F3FF}\
 const URL = /\b(?:https?:\/\/|www\.)([^\s/?#]+)[^\s]*/giu;
 const MARKUP = /[*_#~`|\\^<>{}[\]=]{2,}|[*_#~`|\\^{}[\]]/gu;
 const REPEATED_PUNCTUATION = /([!?.,;:-])\1+/gu;
+// espeak-ng reads three or more dots exactly as it reads `…` (a pause inside the sentence, never its end), so a run
+// of dots becomes one `…` instead of collapsing into a full stop, which would end the sentence there.
+const DOT_RUN = /\.{3,}/gu;
 
 /**
  * Makes text safe and pleasant for espeak-ng: removes control and format characters, emoji and markup symbols,
@@ -33,7 +36,7 @@ export function normalizeText(input: string): string {
   text = text.replace(CONTROL, ' ').replace(/\u2029/gu, '\n');
   text = text.replace(FORMAT, '').replace(EMOJI, ' ');
   text = text.replace(URL, (_match, host: string) => ` ${host.replace(/^www\./iu, '')} `);
-  text = text.replace(MARKUP, ' ').replace(REPEATED_PUNCTUATION, '$1');
+  text = text.replace(MARKUP, ' ').replace(DOT_RUN, '…').replace(REPEATED_PUNCTUATION, '$1');
   text = text.replace(/\S+/gu, cutLongWord);
   text = text
     .replace(/[^\S\n]+/gu, ' ')
@@ -52,8 +55,12 @@ function cutLongWord(word: string): string {
   return pieces.join(' ');
 }
 
-// A sentence ends at . ! ? … (and CJK/Arabic/Devanagari stops) followed by white space, or at a blank line.
-const SENTENCE_END = /(?<=[.!?…。！？؟।])\s+|\n{2,}/gu;
+// Chunks are cut only where espeak-ng itself ends a sentence, so that cutting never changes what is said (measured
+// with piper-phonemize 1.4.11 and piper-tts 1.8.0's espeak-ng 1.52): after ! ? (and CJK/Arabic/Devanagari stops)
+// followed by white space; after a period followed by white space unless a lowercase word comes next ("at 5 p.m. on
+// Friday", "etc. to the party", "e.g. chips" stay one sentence, and "e.g." is read "for example" only there); never
+// after an ellipsis; at a blank line (where espeak ends the sentence too, but drops its ! ? or . which a chunk keeps).
+const SENTENCE_END = /(?<=[!?。！？؟।])\s+|(?<=(?<!\.)\.)\s+(?![\s\p{Ll}])|\n{2,}/gu;
 
 /**
  * Splits normalized text into chunks of whole sentences, each at most `maxCodePoints` long, so the first audio

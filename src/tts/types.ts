@@ -42,6 +42,13 @@ export interface SynthesizeOptions {
    * native rate (Opus: the nearest Opus rate above it).
    */
   sampleRate?: number;
+  /**
+   * Piper's generator noise (`noise_scale`), 0 to 10: how much the voice varies from one synthesis to the next.
+   * 0, with `noiseW` 0, makes the same text give the same audio. Default the voice's `inference.noise_scale`.
+   */
+  noiseScale?: number;
+  /** Piper's phoneme-duration noise (`noise_w`), 0 to 10. Default the voice's `inference.noise_w`. */
+  noiseW?: number;
   /** Stops synthesis between sentences and frees the worker. */
   signal?: AbortSignal;
 }

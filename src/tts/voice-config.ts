@@ -11,6 +11,10 @@ export type VoiceQuality = (typeof VOICE_QUALITIES)[number];
 /** Piper's own sentence pause (piper `SynthesisConfig.sentence_silence`) when a config does not set one. */
 export const DEFAULT_SENTENCE_SILENCE_SECONDS = 0.2;
 
+/** Range of Piper's noise scales (`noise_scale`, `noise_w`), in a voice config and in a synthesis request. */
+export const MIN_NOISE_SCALE = 0;
+export const MAX_NOISE_SCALE = 10;
+
 /** The parts of a Piper config synthesis needs, validated. */
 export interface VoiceConfig {
   /** Native output rate of the model. */
@@ -85,9 +89,9 @@ export function parseVoiceConfig(document: unknown, file: string): VoiceConfig {
     quality: quality as VoiceQuality | undefined,
     espeakVoice: espeakVoice as string,
     languageCode: languageCode as string,
-    noiseScale: scale('noise_scale', 0.667, 0, 10),
+    noiseScale: scale('noise_scale', 0.667, MIN_NOISE_SCALE, MAX_NOISE_SCALE),
     lengthScale: scale('length_scale', 1, 0.05, 20),
-    noiseW: scale('noise_w', 0.8, 0, 10),
+    noiseW: scale('noise_w', 0.8, MIN_NOISE_SCALE, MAX_NOISE_SCALE),
     sentenceSilenceSeconds: scale('sentence_silence', DEFAULT_SENTENCE_SILENCE_SECONDS, 0, 10),
     phonemeIdMap,
     phonemeMap,

@@ -1,4 +1,5 @@
 // Text clean-up, chunking, phoneme ids and request validation: pure functions, no addon, no model.
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../../src/errors.js';
 import { codePointLength, normalizeSynthesizeOptions } from '../../src/tts/options.js';
@@ -73,6 +74,41 @@ describe('splitIntoChunks', () => {
     expect(splitIntoChunks('x'.repeat(250), 100).map((c) => c.length)).toEqual([100, 100, 50]);
   });
 
+  it("cuts only where espeak-ng ends a sentence: not before a lowercase word, never at an ellipsis", () => {
+    expect(splitIntoChunks('Meet at 5 p.m. on Friday. Mr. Smith comes, e.g. with snacks, cups etc. and more.')).toEqual([
+      'Meet at 5 p.m. on Friday.',
+      'Mr.',
+      'Smith comes, e.g. with snacks, cups etc. and more.',
+    ]);
+    expect(splitIntoChunks(normalizeText('Wait... Are you serious?! Yes.. No'))).toEqual([
+      'Wait… Are you serious?!',
+      'Yes.',
+      'No',
+    ]);
+    expect(splitIntoChunks('Stop! then go. (Quietly.) 5 more')).toEqual(['Stop!', 'then go.', '(Quietly.) 5 more']);
+    expect(splitIntoChunks('at 5 p.m.  \n on Friday')).toEqual(['at 5 p.m.  \n on Friday']);
+  });
+
+  it('reads a run of dots as espeak-ng does, as one ellipsis, and phonemizes every chunk as the whole text', () => {
+    expect(normalizeText('so.... on... and.. then')).toBe('so… on… and. then');
+    const phonemizer = createRequire(import.meta.url)('piper-phonemize') as {
+      phonemize(text: string, voice: string): number[][];
+    };
+    const texts = [
+      'Mr. Smith met Dr. Jones at 5 p.m. on Friday. Bring snacks, drinks, etc. to the party, e.g. chips and soda.',
+      'Wait... are you serious? Wait... Are you serious? Stop! then go. He left. "Why?" she asked.',
+      'It costs $3.50 on Jan. 5th, 2024. I live in the U.S. now. I live in the U.S. Now what? Next part',
+    ];
+    // Not a blank line: espeak ends the sentence there too but drops its ! ? or . ("what?\n\nNext" is read "what"),
+    // where a chunk keeps it.
+    for (const text of texts) {
+      const normalized = normalizeText(text);
+      const whole = phonemizer.phonemize(normalized, 'en-us');
+      const chunked = splitIntoChunks(normalized).flatMap((chunk) => phonemizer.phonemize(chunk, 'en-us'));
+      expect(chunked, text).toEqual(whole);
+    }
+  });
+
   it('keeps the first chunk to the first sentence so the first audio comes early', () => {
     const text = `First sentence. ${'Then a lot more text. '.repeat(200)}`;
     expect(splitIntoChunks(normalizeText(text))[0]).toBe('First sentence.');
@@ -129,8 +165,28 @@ describe('normalizeSynthesizeOptions (spec 4.3 and section 8)', () => {
       format: 'mp3',
       speed: 1,
       sampleRate: undefined,
+      noiseScale: undefined,
+      noiseW: undefined,
       signal: undefined,
     });
+  });
+
+  it('accepts noiseScale and noiseW from 0 to 10 (0 makes synthesis repeatable), naming either when wrong', () => {
+    expect(normalizeSynthesizeOptions({ ...ok, noiseScale: 0, noiseW: 0 })).toMatchObject({ noiseScale: 0, noiseW: 0 });
+    expect(normalizeSynthesizeOptions({ ...ok, noiseScale: 10, noiseW: 0.8 })).toMatchObject({
+      noiseScale: 10,
+      noiseW: 0.8,
+    });
+    for (const key of ['noiseScale', 'noiseW']) {
+      for (const value of [-0.01, 10.01, Number.POSITIVE_INFINITY]) {
+        expect(() => normalizeSynthesizeOptions({ ...ok, [key]: value }), `${key} ${value}`).toThrow(
+          new RegExp(`^${key} must be between 0 and 10`),
+        );
+      }
+      expect(() => normalizeSynthesizeOptions({ ...ok, [key]: '0' })).toThrow(InvalidOptionTypeError);
+      expect(() => normalizeSynthesizeOptions({ ...ok, [key]: Number.NaN })).toThrow(InvalidOptionTypeError);
+      expect(() => normalizeSynthesizeOptions({ ...ok, [key]: -1 })).toThrow(InvalidOptionValueError);
+    }
   });
 
   it('counts input in code points: 5,000 emoji pass, 5,001 characters do not, empty does not', () => {
