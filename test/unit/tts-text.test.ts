@@ -74,12 +74,10 @@ describe('splitIntoChunks', () => {
     expect(splitIntoChunks('x'.repeat(250), 100).map((c) => c.length)).toEqual([100, 100, 50]);
   });
 
-  it("cuts only where espeak-ng ends a sentence: not before a lowercase word, never at an ellipsis", () => {
-    expect(splitIntoChunks('Meet at 5 p.m. on Friday. Mr. Smith comes, e.g. with snacks, cups etc. and more.')).toEqual([
-      'Meet at 5 p.m. on Friday.',
-      'Mr.',
-      'Smith comes, e.g. with snacks, cups etc. and more.',
-    ]);
+  it('cuts only where espeak-ng ends a sentence: not before a lowercase word, never at an ellipsis', () => {
+    expect(splitIntoChunks('Meet at 5 p.m. on Friday. Mr. Smith comes, e.g. with snacks, cups etc. and more.')).toEqual(
+      ['Meet at 5 p.m. on Friday.', 'Mr.', 'Smith comes, e.g. with snacks, cups etc. and more.'],
+    );
     expect(splitIntoChunks(normalizeText('Wait... Are you serious?! Yes.. No'))).toEqual([
       'Wait… Are you serious?!',
       'Yes.',
