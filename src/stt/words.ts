@@ -43,8 +43,10 @@ interface Piece {
   bytes: Uint8Array[];
   start: number;
   end: number;
-  /** DTW time of the first token, or -1. */
-  dtw: number;
+  /** DTW time of the text token before the piece's first token (where the piece starts), or -1. */
+  dtwStart: number;
+  /** DTW time of the piece's last token (where it ends), or -1. */
+  dtwEnd: number;
 }
 
 function onlyOf(text: string, set: Set<string>): boolean {
@@ -56,42 +58,56 @@ function text(piece: Piece): string {
   return decoder.decode(Buffer.concat(piece.bytes)).trim();
 }
 
-/** Splits one segment's text tokens into raw word pieces (times still in processed seconds). */
-function piecesOf(segment: NativeSegment): Piece[] {
+/**
+ * Splits one segment's text tokens into raw word pieces (times still in processed seconds). `dtwBefore` is where
+ * the segment's first token starts on the DTW path.
+ */
+function piecesOf(segment: NativeSegment, dtwBefore: number): Piece[] {
   const pieces: Piece[] = [];
   let offset = 0;
+  let previousDtw = dtwBefore;
   for (const token of segment.tokens) {
     const bytes = segment.tokenBytes.subarray(offset, offset + token.byteLength);
     offset += token.byteLength;
     if (token.special || bytes.byteLength === 0) continue;
     const current = pieces[pieces.length - 1];
     if (current === undefined || bytes[0] === 0x20) {
-      pieces.push({ bytes: [bytes], start: token.start, end: token.end, dtw: token.dtw });
+      pieces.push({ bytes: [bytes], start: token.start, end: token.end, dtwStart: previousDtw, dtwEnd: token.dtw });
     } else {
       current.bytes.push(bytes);
       current.end = Math.max(current.end, token.end);
+      current.dtwEnd = token.dtw;
     }
+    previousDtw = token.dtw;
   }
   return pieces;
 }
 
 /**
- * Builds the words of all segments. With DTW times (token `dtw` >= 0) a word starts at its first
- * token's DTW time and ends where the next word starts (or at its segment's end); otherwise the
- * token-timestamp heuristic's start/end are used.
+ * Builds the words of all segments. With DTW times (token `dtw` >= 0) a word spans from the DTW time of the token
+ * before it to the DTW time of its own last token; otherwise the token-timestamp heuristic's start/end are used.
+ *
+ * whisper.cpp's `t_dtw` marks where the alignment path leaves a token's row, which is where the token ends and the
+ * next one begins (OpenAI's whisper and faster-whisper read the same path the same way). Taking a token's own
+ * `t_dtw` as its start made every word one token late: 320 ms at the median against faster-whisper on the
+ * LibriSpeech, LJ Speech and JFK clips with real tiny.en (test/accuracy/stt-accuracy.test.ts).
  */
 export function wordsFromSegments(segments: readonly NativeSegment[], map: TimeMap, duration: number): Word[] {
   const words: Word[] = [];
+  // Where the previous segment's last token ended on the DTW path; a new segment's first word starts there or at
+  // the segment's own start, whichever is later (a segment after a pause, or in the next 30 s window).
+  let lastDtw = -1;
   for (const segment of segments) {
-    const pieces = piecesOf(segment);
-    const useDtw = pieces.length > 0 && pieces.every((p) => p.dtw >= 0);
+    const pieces = piecesOf(segment, Math.max(lastDtw, segment.start));
+    const useDtw = pieces.length > 0 && pieces.every((p) => p.dtwStart >= 0 && p.dtwEnd >= 0);
+    if (useDtw) lastDtw = pieces[pieces.length - 1]!.dtwEnd;
     const merged: { text: string; start: number; end: number }[] = [];
     let pendingOpening: { text: string; start: number } | undefined;
-    pieces.forEach((piece, i) => {
+    for (const [i, piece] of pieces.entries()) {
       let value = text(piece);
-      if (value === '') return;
-      let start = useDtw ? piece.dtw : piece.start;
-      const end = useDtw ? (pieces[i + 1]?.dtw ?? segment.end) : piece.end;
+      if (value === '') continue;
+      let start = useDtw ? piece.dtwStart : piece.start;
+      const end = useDtw ? piece.dtwEnd : piece.end;
       if (pendingOpening) {
         value = pendingOpening.text + value;
         start = pendingOpening.start;
@@ -106,7 +122,7 @@ export function wordsFromSegments(segments: readonly NativeSegment[], map: TimeM
       } else {
         merged.push({ text: value, start, end });
       }
-    });
+    }
     if (pendingOpening) merged.push({ text: pendingOpening.text, start: pendingOpening.start, end: segment.end });
     for (const w of merged) words.push({ word: w.text, start: map(w.start), end: map(w.end) });
   }

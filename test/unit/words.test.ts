@@ -45,16 +45,29 @@ describe('wordsFromSegments', () => {
     expect(wordsFromSegments([seg], identityTimeMap, 1)[0]!.word).toBe('5€');
   });
 
-  it('uses DTW times when every token has one: a word ends where the next begins', () => {
+  it('uses DTW times when every token has one: a word spans from the token before it to its own last token', () => {
+    // t_dtw marks where a token ends on the alignment path; the first word starts at the segment's start.
     const seg = segment(1, 4, [
       { text: ' one', dtw: 1.2, start: 9, end: 9 },
-      { text: ' two', dtw: 2.0, start: 9, end: 9 },
+      { text: ' tw', dtw: 1.8, start: 9, end: 9 },
+      { text: 'o', dtw: 2.0, start: 9, end: 9 },
       { text: ' three', dtw: 3.1, start: 9, end: 9 },
     ]);
     expect(wordsFromSegments([seg], identityTimeMap, 10)).toEqual([
-      { word: 'one', start: 1.2, end: 2 },
-      { word: 'two', start: 2, end: 3.1 },
-      { word: 'three', start: 3.1, end: 4 },
+      { word: 'one', start: 1, end: 1.2 },
+      { word: 'two', start: 1.2, end: 2 },
+      { word: 'three', start: 2, end: 3.1 },
+    ]);
+  });
+
+  it('starts the first DTW word of a segment where the previous segment ended, or at its own start after a pause', () => {
+    const first = segment(0, 2, [{ text: ' a', dtw: 1.5, start: 9, end: 9 }]);
+    const next = segment(1.5, 3, [{ text: ' b', dtw: 2.5, start: 9, end: 9 }]);
+    const afterPause = segment(6, 8, [{ text: ' c', dtw: 7, start: 9, end: 9 }]);
+    expect(wordsFromSegments([first, next, afterPause], identityTimeMap, 10)).toEqual([
+      { word: 'a', start: 0, end: 1.5 },
+      { word: 'b', start: 1.5, end: 2.5 },
+      { word: 'c', start: 6, end: 7 },
     ]);
   });
 
