@@ -203,6 +203,12 @@ class Resampler {
     if (swr == nullptr) return AVERROR(ENOMEM);
 #endif
     swr_.reset(swr);
+    // Downmix gains normalized so no output sample can exceed the loudest input: stereo -> mono is (L + R) / 2.
+    // libswresample normalizes only for integer output by default; for float output it mixed both sides at -3 dB
+    // each, 3 dB louder than the source, and loud stereo clipped (93 samples of jfk.flac at exactly +-1). Whisper's
+    // own loader (ffmpeg to s16), faster-whisper (PyAV) and whisper-cli (miniaudio) all average the channels.
+    const int normalized = av_opt_set_double(swr, "rematrix_maxval", 1.0, 0);
+    if (normalized < 0) return normalized;
     return swr_init(swr_.get());
   }
 

@@ -63,14 +63,18 @@ describe('decodeAudio: formats made by the fixtures', () => {
 
   it('lossless re-encodings of jfk.wav decode to the same signal (resampling and downmix included)', async () => {
     const reference = (await decodeAudio(sharedAudio('jfk.wav'))).samples;
-    for (const name of ['jfk-f32.wav', 'jfk-48k-stereo.wav']) {
+    // ffmpeg's `-ac 2` put the mono source into each side at -3 dB; their average is the source at -3 dB.
+    for (const [name, gain] of [
+      ['jfk-f32.wav', 1],
+      ['jfk-48k-stereo.wav', Math.SQRT1_2],
+    ] as const) {
       const other = (await decodeAudio(fixture(`audio/${name}`))).samples;
       const n = Math.min(reference.length, other.length);
       let diff = 0;
       let power = 0;
       for (let i = 0; i < n; i++) {
-        diff += (reference[i]! - other[i]!) ** 2;
-        power += reference[i]! ** 2;
+        diff += (reference[i]! * gain - other[i]!) ** 2;
+        power += (reference[i]! * gain) ** 2;
       }
       expect(diff / power, name).toBeLessThan(0.01);
     }
@@ -241,7 +245,7 @@ describe('decodeAudio: channels', () => {
     expect(rightDominates).toBeGreaterThanOrEqual(1);
   });
 
-  it('jfk.flac (44.1 kHz stereo): both sides at 16 kHz; the mono mix is unchanged and is their sum at -3 dB', async () => {
+  it('jfk.flac (44.1 kHz stereo): both sides at 16 kHz; the mono mix is unchanged and is their average', async () => {
     const path = sharedAudio('jfk.flac');
     const mono = await decodeAudio(path);
     const decoded = await decodeAudio(path, { channels: 'stereo' });
@@ -251,16 +255,21 @@ describe('decodeAudio: channels', () => {
     expect(right.length).toBe(decoded.samples.length);
     expect(decoded.duration).toBeCloseTo(11, 2);
     expect(identical(decoded.samples, mono.samples)).toBe(true);
-    // libswresample's stereo-to-mono matrix adds both sides at -3 dB. Samples are clipped to [-1, 1] after mixing,
-    // so where the mix or a side was clipped the relation does not hold and the sample is left out.
+    // (L + R) / 2, as Whisper's ffmpeg loader, PyAV and miniaudio mix: never louder than the sides, so never clipped
+    // (a -3 dB sum per side, libswresample's float default, made jfk.flac 3 dB louder than jfk.wav and clipped it).
     let error = 0;
     let power = 0;
+    let peak = 0;
     for (let i = 0; i < left.length; i++) {
-      if (Math.max(Math.abs(left[i]!), Math.abs(right[i]!), Math.abs(decoded.samples[i]!)) >= 1) continue;
-      error += ((left[i]! + right[i]!) * Math.SQRT1_2 - decoded.samples[i]!) ** 2;
+      error += ((left[i]! + right[i]!) / 2 - decoded.samples[i]!) ** 2;
       power += decoded.samples[i]! ** 2;
+      peak = Math.max(peak, Math.abs(decoded.samples[i]!));
     }
     expect(error / power).toBeLessThan(1e-6);
+    expect(peak).toBeLessThan(1);
+    const wav = await decodeAudio(sharedAudio('jfk.wav'));
+    const rms = (x: Float32Array) => Math.sqrt(x.reduce((sum, v) => sum + v * v, 0) / x.length);
+    expect(rms(decoded.samples) / rms(wav.samples)).toBeCloseTo(1, 1);
   });
 
   it('a mono source has no channels in stereo mode, and PCM input is mono', async () => {
@@ -274,7 +283,7 @@ describe('decodeAudio: channels', () => {
     expect((await decodeAudio(new Float32Array(1600), { channels: 'stereo' })).channels).toBeUndefined();
   });
 
-  it('5.1 surround: the standard stereo downmix (centre into both sides, LFE dropped)', async () => {
+  it('5.1 surround: the standard stereo downmix (centre into both sides at -3 dB, LFE dropped), normalized', async () => {
     const rate = 16000;
     const n = rate;
     const tone = (hz: number, amplitude: number) =>
@@ -294,10 +303,12 @@ describe('decodeAudio: channels', () => {
       }
       return (2 / x.length) * Math.hypot(re, im);
     };
-    expect(amplitude(left, 440)).toBeCloseTo(0.5, 2);
+    // Each side is FL + FC/sqrt(2) + BL/sqrt(2), scaled by 1 / (1 + sqrt(2)) so it cannot exceed full scale.
+    const gain = 1 / (1 + Math.SQRT2);
+    expect(amplitude(left, 440)).toBeCloseTo(0.5 * gain, 2);
     expect(amplitude(right, 440)).toBeLessThan(0.005);
-    expect(amplitude(left, 1000)).toBeCloseTo(0.4 * Math.SQRT1_2, 2);
-    expect(amplitude(right, 1000)).toBeCloseTo(0.4 * Math.SQRT1_2, 2);
+    expect(amplitude(left, 1000)).toBeCloseTo(0.4 * Math.SQRT1_2 * gain, 2);
+    expect(amplitude(right, 1000)).toBeCloseTo(0.4 * Math.SQRT1_2 * gain, 2);
     expect(amplitude(left, 60)).toBeLessThan(0.005);
     expect(amplitude(right, 60)).toBeLessThan(0.005);
   });
