@@ -315,6 +315,8 @@ export function normalizeEnglish(text: string): string {
   s = s.replace(FILLERS, '');
   s = s.replace(/\s+'/g, "'");
   for (const [pattern, replacement] of REPLACEMENTS) s = s.replace(pattern, replacement);
+  s = s.replace(/\b(?:[a-z]\.){2,}/g, (m) => m.replace(/\./g, '')); // p.m. -> pm, u.s. -> us
+  s = s.replace(/(\d{1,2})[.:](\d\d)(?=\s*(?:am|pm)\b)/g, '$1 $2'); // 10:30 am = 10.30 am
   s = s.replace(/(\d),(\d)/g, '$1$2'); // 1,000
   s = s.replace(/\.([^0-9]|$)/g, ' $1'); // sentence ends, not decimals
   s = removeSymbolsAndDiacritics(s, '.%$¢€£');

@@ -63,6 +63,13 @@ describe('normalizeEnglish', () => {
     expect(normalizeEnglish(ref)).toBe(normalizeEnglish(hyp));
   });
 
+  it('writes letter abbreviations and clock times one way', () => {
+    expect(normalizeEnglish('Meet at 5 p.m. with U.A. staff')).toBe(normalizeEnglish('Meet at 5pm with UA staff'));
+    expect(normalizeEnglish('at 10:30 a.m.')).toBe(normalizeEnglish('at 10.30 AM'));
+    expect(normalizeEnglish('the U.S. team')).toBe('the us team');
+    expect(normalizeEnglish('it cost 10.30 dollars')).not.toBe(normalizeEnglish('it cost 10 30 dollars'));
+  });
+
   it('normalizes empty and punctuation-only text to nothing', () => {
     expect(normalizeEnglish('')).toBe('');
     expect(normalizeEnglish(' ... !? ')).toBe('');
