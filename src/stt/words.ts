@@ -75,8 +75,11 @@ function piecesOf(segment: NativeSegment, dtwBefore: number): Piece[] {
       pieces.push({ bytes: [bytes], start: token.start, end: token.end, dtwStart: previousDtw, dtwEnd: token.dtw });
     } else {
       current.bytes.push(bytes);
-      current.end = Math.max(current.end, token.end);
-      current.dtwEnd = token.dtw;
+      // Punctuation joins the text, not the time (see wordsFromSegments).
+      if (!onlyOf(decoder.decode(bytes), CLOSING)) {
+        current.end = Math.max(current.end, token.end);
+        current.dtwEnd = token.dtw;
+      }
     }
     previousDtw = token.dtw;
   }
@@ -106,17 +109,17 @@ export function wordsFromSegments(segments: readonly NativeSegment[], map: TimeM
     for (const [i, piece] of pieces.entries()) {
       let value = text(piece);
       if (value === '') continue;
-      let start = useDtw ? piece.dtwStart : piece.start;
+      const start = useDtw ? piece.dtwStart : piece.start;
       const end = useDtw ? piece.dtwEnd : piece.end;
+      // Punctuation joins a word's text but not its time (as OpenAI's whisper merges it): a comma's token ends
+      // where the pause after the word ends, so taking its time stretched "Americans," over a 1 s pause.
       if (pendingOpening) {
         value = pendingOpening.text + value;
-        start = pendingOpening.start;
         pendingOpening = undefined;
       }
       const previous = merged[merged.length - 1];
       if (previous && onlyOf(value, CLOSING)) {
         previous.text += value;
-        previous.end = Math.max(previous.end, end);
       } else if (onlyOf(value, OPENING) && i + 1 < pieces.length) {
         pendingOpening = { text: value, start };
       } else {
