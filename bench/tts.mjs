@@ -33,7 +33,16 @@
 // The exit status is 1 on errors (a child failed, or the two sides made different amounts of audio), never for a
 // missed target. Raw results go to bench/out/tts-<timestamp>.json.
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -70,7 +79,7 @@ const RSS_TOLERANCE_FRACTION = 0.05;
 
 // English prose: the first paragraph (983 characters) is the 1,000-character input; all of them, then the first
 // again, cut at the last sentence end within 5,000 characters, make the long input.
-const PARAGRAPHS = [
+export const PARAGRAPHS = [
   'The lighthouse at the end of the harbour was built in 1874, after a winter in which three fishing boats were lost on the rocks within sight of the town. ' +
     'Its keeper lived in a small stone cottage beside the tower and climbed the spiral stairs four times every night to wind the clockwork that turned the lens. ' +
     'The light could be seen twenty miles out to sea on a clear night, and sailors learned to count its flashes to know which coast they were approaching. ' +
@@ -110,13 +119,13 @@ const PARAGRAPHS = [
     'Today modern trains run on the same route, and the old stations, with their wooden benches and painted signs, have been carefully restored. ' +
     'Many passengers still press their faces to the windows as the train crosses the highest bridge.',
 ];
-const PARAGRAPH = PARAGRAPHS[0];
+export const PARAGRAPH = PARAGRAPHS[0];
 const LONG_TEXT = (() => {
   const all = [...PARAGRAPHS, PARAGRAPHS[0]].join('\n\n');
   return all.slice(0, all.lastIndexOf('. ', 4998) + 1);
 })();
 // Warms voxmill's worker, session and encoders before the timed calls.
-const WARM_TEXT = 'Bread is one of the oldest prepared foods.';
+export const WARM_TEXT = 'Bread is one of the oldest prepared foods.';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Child side: runs in a fresh Node process per measurement.
@@ -127,7 +136,7 @@ function settledMemory() {
   return ownMemory();
 }
 
-async function loadDist() {
+export async function loadDist() {
   const load = (path) => import(pathToFileURL(join(distDir, path)).href);
   const [index, text, phonemeIds, voiceConfig] = await Promise.all([
     load('index.js'),
@@ -139,8 +148,8 @@ async function loadDist() {
 }
 
 /** The voice's config and the phoneme ids of `text`, sentence by sentence, as the synthesis worker makes them. */
-function phonemeIds(dist, variant, text, phonemizer) {
-  const configPath = join(benchVoicesDir, `${variant}.onnx.json`);
+export function phonemeIds(dist, variant, text, phonemizer, voicesDir = benchVoicesDir) {
+  const configPath = join(voicesDir, `${variant}.onnx.json`);
   const config = dist.parseVoiceConfig(JSON.parse(readFileSync(configPath, 'utf8')), configPath);
   const encoder = new dist.PhonemeIdEncoder({ idMap: [...config.phonemeIdMap], phonemeMap: [...config.phonemeMap] });
   const started = performance.now();
@@ -155,7 +164,7 @@ function phonemeIds(dist, variant, text, phonemizer) {
 }
 
 /** The session options voxmill's worker uses (src/tts/synth-worker.ts). */
-const sessionOptions = (threads) => ({
+export const sessionOptions = (threads) => ({
   intraOpNumThreads: threads,
   interOpNumThreads: 1,
   executionMode: 'sequential',
@@ -163,7 +172,7 @@ const sessionOptions = (threads) => ({
 });
 
 /** The bare loop: one session.run() per sentence; returns the time of the runs and each sentence's samples. */
-async function bareSynthesis(ort, session, config, sentences) {
+export async function bareSynthesis(ort, session, config, sentences) {
   const scales = Float32Array.of(config.noiseScale, config.lengthScale, config.noiseW);
   const outputs = [];
   const started = performance.now();
@@ -206,7 +215,7 @@ async function encodeOnce(dist, chunks, inputSampleRate, format, rate, whole) {
   return { ms: performance.now() - started, bytes };
 }
 
-const rotate = (items, by) => items.map((_, i) => items[(i + by) % items.length]);
+export const rotate = (items, by) => items.map((_, i) => items[(i + by) % items.length]);
 
 /** Sections 1 and 3: real-time factors of the bare loop and of voxmill, then the encoders on the bare audio. */
 async function childRtf(task) {
@@ -420,7 +429,7 @@ async function runChild(task, nodeArgs = []) {
   return JSON.parse(line.slice('@@result '.length));
 }
 
-const spread = (values) => [Math.min(...values), Math.max(...values)];
+export const spread = (values) => [Math.min(...values), Math.max(...values)];
 
 function summarizeRtf(runs) {
   const rtf = (run, side) => run[side].ms / 1000 / run.audioSeconds;
@@ -664,11 +673,13 @@ async function main() {
   }
 }
 
-if (process.argv[2] === '--child') {
+// Only as a program: bench/tts-real.mjs imports this file for its texts and its bare loop.
+const isMain = process.argv[1] !== undefined && realpathSync(process.argv[1]) === self;
+if (isMain && process.argv[2] === '--child') {
   const task = JSON.parse(process.argv[3]);
   const result = await CHILDREN[task.kind](task);
   process.stdout.write(`\n@@result ${JSON.stringify(result)}\n`);
-} else {
+} else if (isMain) {
   main().catch((error) => {
     process.stderr.write(`bench:tts: ${error instanceof Error ? error.message : String(error)}\n`);
     process.exit(1);
