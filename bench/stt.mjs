@@ -42,6 +42,9 @@
 // first run fails that check or when the two sides transcribed different texts.
 //
 // Raw results go to bench/out/stt-<timestamp>.json.
+//
+// bench/stt-real.mjs (real weights, with faster-whisper as a third side) reuses this file's voxmill child and
+// whisper-cli runner: the functions it needs are exported, and main() runs only when this file is the entry point.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
@@ -89,15 +92,22 @@ async function child(task) {
     model.dispose();
     return { info: model.info, loadMs: loaded - imported, calls };
   }
+  const cpuBefore = process.cpuUsage();
   const first = await model.transcribe(task.audio, task.options);
   const transcribed = performance.now();
+  // CPU time of the whole process (every thread) during the call, user + system.
+  const cpuMs = (usage) => (usage.user + usage.system) / 1000;
+  const transcribeCpuMs = cpuMs(process.cpuUsage(cpuBefore));
   // Peak of a process that has done what one whisper-cli run does: load, one transcription.
   const afterFirst = ownMemory();
   let steadyMs = null;
+  let steadyCpuMs = null;
   if (task.steady) {
     const t = performance.now();
+    const cpu = process.cpuUsage();
     await model.transcribe(task.audio, task.options);
     steadyMs = performance.now() - t;
+    steadyCpuMs = cpuMs(process.cpuUsage(cpu));
   }
   model.dispose();
   return {
@@ -107,6 +117,8 @@ async function child(task) {
     transcribeMs: transcribed - loaded,
     loadTranscribeMs: transcribed - imported,
     steadyMs,
+    transcribeCpuMs,
+    steadyCpuMs,
     hwmKb: afterFirst.hwmKb,
     rssKb: afterFirst.rssKb,
     // Where the fixed cost of a Node process goes: the runtime, then the addon and its shared libraries.
@@ -114,6 +126,7 @@ async function child(task) {
     rssAfterLoadKb: memoryAfterLoad.rssKb,
     text: first.text,
     segments: first.segments?.length ?? 0,
+    audioSeconds: first.duration,
   };
 }
 
@@ -180,32 +193,36 @@ function ensureFixtures(models) {
   if (result.status !== 0) throw new Error('npm run fixtures failed');
 }
 
-const fixturePath = (model) => join(root, 'test', 'fixtures', 'models', MODELS[model].file);
+export const fixturePath = (model) => join(root, 'test', 'fixtures', 'models', MODELS[model].file);
 
-function sharedAudio(name) {
+export function sharedAudio(name) {
   const dir = resolve(root, process.env.VOXMILL_TEST_DATA ?? '../shared');
   const path = join(dir, 'audio', name);
   if (!existsSync(path)) throw new Error(`${path} not found; set VOXMILL_TEST_DATA to the shared test-data folder`);
   return path;
 }
 
-function hasGnuTime() {
+export function hasGnuTime() {
   const probe = spawnSync('/usr/bin/time', ['-f', '%M', 'true'], { encoding: 'utf8' });
   return probe.status === 0 && /^\d+\s*$/.test(probe.stderr.trim().split('\n').pop() ?? '');
 }
 
-/** Accumulates a child's stdout and stderr as text; read the fields once it has closed. */
 /**
  * Runs one process to its end: wall time from spawn to exit and its peak RSS. With GNU time the peak is the
- * kernel's ru_maxrss of the measured process (time itself is a separate, tiny process).
+ * kernel's ru_maxrss of the measured process (time itself is a separate, tiny process), and `cpuMs` its user +
+ * system CPU time (null without GNU time). `input`, when given, is written to the process's stdin (GNU time passes
+ * its stdin on).
  */
-function measureProcess(command, args, { gnuTime, scratch }) {
+export function measureProcess(command, args, { gnuTime, scratch, input }) {
   return new Promise((resolvePromise, reject) => {
     const rssFile = join(scratch, `rss-${process.hrtime.bigint()}`);
-    const [file, argv] = gnuTime ? ['/usr/bin/time', ['-f', '%M', '-o', rssFile, command, ...args]] : [command, args];
+    const [file, argv] = gnuTime
+      ? ['/usr/bin/time', ['-f', '%M %U %S', '-o', rssFile, command, ...args]]
+      : [command, args];
     const started = performance.now();
-    const proc = spawn(file, argv, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(file, argv, { cwd: root, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     const output = collectOutput(proc);
+    if (input !== undefined) proc.stdin.end(input);
     let polledKb = 0;
     const poll = gnuTime
       ? undefined
@@ -225,9 +242,12 @@ function measureProcess(command, args, { gnuTime, scratch }) {
         reject(new Error(`${command} exited with ${code}:\n${output.stderr.slice(-3000)}`));
         return;
       }
-      const peakRssKb = gnuTime ? Number(readFileSync(rssFile, 'utf8').trim().split('\n').pop()) : polledKb;
+      const [maxRss, user, system] = gnuTime
+        ? readFileSync(rssFile, 'utf8').trim().split('\n').pop().split(' ').map(Number)
+        : [polledKb, Number.NaN, Number.NaN];
       rmSync(rssFile, { force: true });
-      resolvePromise({ wallMs, peakRssKb, stdout: output.stdout, stderr: output.stderr });
+      const cpuMs = gnuTime ? (user + system) * 1000 : null;
+      resolvePromise({ wallMs, peakRssKb: maxRss, cpuMs, stdout: output.stdout, stderr: output.stderr });
     });
   });
 }
@@ -246,13 +266,23 @@ function cliText(jsonPath) {
   };
 }
 
-async function runCli(cli, c, settings, ctx) {
+// A case `c` is { config, model, audio }: names in MODELS and AUDIO, or, for other files (bench/stt-real.mjs),
+// with `modelPath`, `audioPath` and `dtw` (the alignment-heads preset of the defaults configuration) given.
+const casePaths = (c) => ({
+  model: c.modelPath ?? fixturePath(c.model),
+  audio: c.audioPath ?? sharedAudio(AUDIO[c.audio]),
+  dtw: c.dtw ?? MODELS[c.model]?.dtw,
+});
+
+/** One whisper-cli process on case `c` (see casePaths). */
+export async function runCli(cli, c, settings, ctx) {
   const out = join(ctx.scratch, `cli-${process.hrtime.bigint()}`);
+  const paths = casePaths(c);
   const args = [
-    ...['-m', fixturePath(c.model), '-f', sharedAudio(AUDIO[c.audio]), '-t', String(settings.threads), '-l', 'en'],
+    ...['-m', paths.model, '-f', paths.audio, '-t', String(settings.threads), '-l', 'en'],
     ...['-bs', String(settings.beamSize), '-bo', '5'],
     ...(settings.fallback ? ['-tpi', '0.2'] : ['-nf']),
-    ...(c.config === 'defaults' ? ['-nfa', '-dtw', MODELS[c.model].dtw] : []),
+    ...(c.config === 'defaults' ? ['-nfa', '-dtw', paths.dtw] : []),
     ...['-oj', '-of', out],
   ];
   const run = await measureProcess(cli, args, ctx);
@@ -262,6 +292,7 @@ async function runCli(cli, c, settings, ctx) {
   return {
     wallMs: run.wallMs,
     peakRssKb: run.peakRssKb,
+    cpuMs: run.cpuMs,
     loadMs: timing('load'),
     // whisper_print_timings' total runs from the start of model loading to the end of inference.
     transcribeMs: timing('total') - timing('load'),
@@ -270,11 +301,13 @@ async function runCli(cli, c, settings, ctx) {
   };
 }
 
-async function runVoxmill(c, settings, ctx) {
+/** One fresh voxmill process on case `c` (see casePaths): load, transcribe, transcribe again on the warm model. */
+export async function runVoxmill(c, settings, ctx) {
+  const paths = casePaths(c);
   const task = {
     kind: 'measure',
-    model: fixturePath(c.model),
-    audio: sharedAudio(AUDIO[c.audio]),
+    model: paths.model,
+    audio: paths.audio,
     load: c.config === 'parity' ? { dtw: false, flashAttention: true } : {},
     options: {
       threads: settings.threads,
@@ -290,7 +323,7 @@ async function runVoxmill(c, settings, ctx) {
   const line = run.stdout.split('\n').find((l) => l.startsWith('@@result '));
   if (!line) throw new Error(`the voxmill child printed no result:\n${run.stderr.slice(-3000)}`);
   const result = JSON.parse(line.slice('@@result '.length));
-  const wantPreset = c.config === 'defaults' ? MODELS[c.model].dtw : null;
+  const wantPreset = c.config === 'defaults' ? paths.dtw : null;
   if (result.info.dtwPreset !== wantPreset || result.info.flashAttention !== (c.config === 'parity')) {
     throw new Error(`voxmill loaded ${c.model} with ${JSON.stringify(result.info)}, not the ${c.config} configuration`);
   }
@@ -302,6 +335,8 @@ async function runVoxmill(c, settings, ctx) {
     // CLI's ru_maxrss); the process peak, warm call included, is kept for reference.
     peakRssKb: result.hwmKb,
     processPeakRssKb: run.peakRssKb,
+    // User + system CPU of the process without the warm call (null without GNU time).
+    processCpuMs: run.cpuMs === null ? null : run.cpuMs - result.steadyCpuMs,
     ...rest,
   };
 }
@@ -538,12 +573,14 @@ async function main() {
   if (!memory.pass || summaries.some((s) => !s.sameText)) process.exitCode = 1;
 }
 
-if (process.argv[2] === '--child') {
-  const result = await child(JSON.parse(process.argv[3]));
-  process.stdout.write(`\n@@result ${JSON.stringify(result)}\n`);
-} else {
-  main().catch((error) => {
-    process.stderr.write(`bench:stt: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  });
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+  if (process.argv[2] === '--child') {
+    const result = await child(JSON.parse(process.argv[3]));
+    process.stdout.write(`\n@@result ${JSON.stringify(result)}\n`);
+  } else {
+    main().catch((error) => {
+      process.stderr.write(`bench:stt: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    });
+  }
 }

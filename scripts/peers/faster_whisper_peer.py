@@ -15,11 +15,19 @@ request.json: {"model": "/abs/ct2-dir", "files": ["/abs/a.wav", ...],
                "warmup": true}                  (transcribe the first file once before timing, untimed)
 
 stdout carries one JSON document:
-{"faster_whisper", "ctranslate2", "compute_type", "threads", "load_ms", "warmup_ms", "options": {...},
- "results": [{"file", "text", "language", "language_probability", "duration", "transcribe_ms",
+{"faster_whisper", "ctranslate2", "compute_type", "threads", "import_ms", "load_ms", "warmup_ms", "warmup_cpu_ms",
+ "peak_rss_kb_after_warmup", "peak_rss_kb", "options": {...},
+ "results": [{"file", "text", "language", "language_probability", "duration", "transcribe_ms", "cpu_ms",
               "segments": [{"start", "end", "text", "avg_logprob", "no_speech_prob", "temperature",
                             "compression_ratio"}],
               "words": [{"word", "start", "end", "probability"}]}]}
+
+For benchmarks (bench/stt-real.mjs): with "warmup" the first file is transcribed twice, so warmup_ms is a first call
+on a fresh model and that file's transcribe_ms the second, warm one; cpu_ms and warmup_cpu_ms are the process's CPU
+time (every thread, user + system) during those calls. import_ms is the import of faster_whisper (the
+interpreter's own start is before it). peak_rss_kb_after_warmup is the process's VmHWM right after the warm-up (or
+after loading, without one), the peak of a process that has loaded and transcribed once; peak_rss_kb is VmHWM at
+the end. Both read /proc/self/status (Linux; elsewhere ru_maxrss).
 
 Decoding parameters, against voxmill's defaults (src/stt/options.ts -> native/whisper_model.cc -> whisper.cpp's
 whisper_full_params) and whisper-cli's (examples/cli/cli.cpp):
@@ -50,7 +58,25 @@ import sys
 import time
 from importlib.metadata import version
 
-from faster_whisper import WhisperModel
+_import_started = time.perf_counter()
+from faster_whisper import WhisperModel  # noqa: E402  (timed: import_ms)
+
+_import_ms = (time.perf_counter() - _import_started) * 1000
+
+
+def peak_rss_kb() -> int:
+    """The process's high-water mark of resident memory (VmHWM, the counter ru_maxrss reports), in kB."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    import resource  # Unix only; macOS reports bytes, not kB
+
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return maxrss // 1024 if sys.platform == "darwin" else maxrss
 
 
 def temperatures(start: float, increment: float) -> list:
@@ -90,9 +116,11 @@ def transcribe_options(request: dict) -> dict:
 
 def run(model: WhisperModel, path: str, options: dict) -> dict:
     started = time.perf_counter()
+    cpu_started = time.process_time()
     segments_iter, info = model.transcribe(path, **options)
     segments = list(segments_iter)  # decoding happens while the generator is consumed
     elapsed_ms = (time.perf_counter() - started) * 1000
+    cpu_ms = (time.process_time() - cpu_started) * 1000
     words = []
     for segment in segments:
         for word in segment.words or []:
@@ -106,6 +134,7 @@ def run(model: WhisperModel, path: str, options: dict) -> dict:
         "language_probability": info.language_probability,
         "duration": info.duration,
         "transcribe_ms": elapsed_ms,
+        "cpu_ms": cpu_ms,
         "segments": [
             {
                 "start": s.start,
@@ -137,10 +166,12 @@ def main() -> int:
     options = transcribe_options(request)
     files = request["files"]
     warmup_ms = 0.0
+    warmup_cpu_ms = 0.0
     if request.get("warmup", True) and files:
         started = time.perf_counter()
-        run(model, files[0], options)
+        warmup_cpu_ms = run(model, files[0], options)["cpu_ms"]
         warmup_ms = (time.perf_counter() - started) * 1000
+    peak_after_warmup = peak_rss_kb()
 
     results = [run(model, path, options) for path in files]
     json.dump(
@@ -149,8 +180,12 @@ def main() -> int:
             "ctranslate2": version("ctranslate2"),
             "compute_type": compute_type,
             "threads": threads,
+            "import_ms": _import_ms,
             "load_ms": load_ms,
             "warmup_ms": warmup_ms,
+            "warmup_cpu_ms": warmup_cpu_ms,
+            "peak_rss_kb_after_warmup": peak_after_warmup,
+            "peak_rss_kb": peak_rss_kb(),
             "options": options,
             "results": results,
         },

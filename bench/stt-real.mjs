@@ -1,0 +1,431 @@
+#!/usr/bin/env node
+// Speech-to-text benchmark with real Whisper weights: voxmill against whisper.cpp's own whisper-cli (same tree, same
+// ggml file; bench/build-whisper-cli.mjs) and against faster-whisper 1.2.1 (CTranslate2 on the CPU, on the
+// CTranslate2 directory that ggml file was converted from) with compute_type int8 and float32.
+//
+//   npm run bench:stt-real [-- options]
+//     --repeats N        repeats (default 3); each starts one fresh process per engine and case
+//     --quick            1 repeat
+//     --threads N        threads on every side (default 1: voxmill's default on this 2-core machine, see below)
+//     --models LIST      tiny.en,base (default both)
+//     --audio LIST       gb0,librispeech (default both)
+//     --beam-size N      beam size on every side (default 5; best-of is 5 everywhere)
+//     --no-fallback      no temperature fallback (default: fallback steps of 0.2, as the accuracy test and
+//                        whisper-cli and faster-whisper by default; on these clips no engine falls back)
+//     --python PATH      the peers' Python (default: the last line `bash scripts/peers-setup.sh` prints)
+//
+// Needs `npm run models:test` (test/fixtures/real/models.json: whisper-tiny.en, whisper-base and their ct2-*
+// sources) and `bash scripts/peers-setup.sh`.
+//
+// The voxmill child and the whisper-cli runner are bench/stt.mjs's (its "parity" configuration: voxmill loads
+// with { dtw: false, flashAttention: true }, which is what whisper-cli does by default; faster-whisper runs without
+// word timestamps, so no side computes word alignments). faster-whisper runs through scripts/peers/faster_whisper_peer.py,
+// the accuracy test's peer, with its decoding mirrored from voxmill's (beam 5, best of 5, condition on previous
+// text, thresholds; see that file), language en forced on every side (base is multilingual).
+// Per engine and case, one fresh process per repeat:
+// - process wall: spawn to exit, without the warm call (Node or Python start-up, import, load, one transcription,
+//   exit; whisper-cli: its whole run);
+// - load+tx: in-process load plus the first transcription (voxmill and faster-whisper from their own clocks, without
+//   the runtime's start and the import; whisper-cli: whisper_print_timings' total time);
+// - warm call: a second transcription of the same file in the same process (voxmill, faster-whisper). whisper-cli
+//   transcribes once, so its column holds its only transcription, "total - load" (the first call on a fresh state);
+// - RTF: warm call / audio seconds;
+// - CPU: user + system time of every thread of the process, the check on the wall times of a shared machine (a
+//   busy core stretches wall time, much less CPU time): the process's from GNU time (%U + %S) less the warm call's,
+//   and the warm call's own (process.cpuUsage() in the voxmill child, time.process_time() in the peer);
+// - peak RSS: the kernel's high-water mark of the process after load + one transcription: VmHWM read inside the
+//   voxmill child and the Python peer right after their first call, whisper-cli's ru_maxrss (GNU time %M).
+// Engines run one at a time, never two at once, in an order that rotates per repeat. Each ratio voxmill / other is
+// taken per repeat, between runs seconds to minutes apart, and the table shows the median of those ratios.
+//
+// Threads: on 2 cores with another process busy on one of them, a thread count equal to the core count makes ggml's
+// spinning workers wait on each other (see test/accuracy/stt-accuracy.test.ts), so the default is 1 on every side.
+//
+// Raw results go to bench/out/stt-real-<timestamp>.json. The exit status is 1 on errors, when voxmill and whisper-cli
+// transcribe different texts, or when a model file changed during the run; never for a ratio.
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { ensureDist, integerArg, median, root } from './lib.mjs';
+import { hasGnuTime, measureProcess, runCli, runVoxmill, sharedAudio } from './stt.mjs';
+
+const self = fileURLToPath(import.meta.url);
+const modelsFile = join(root, 'test', 'fixtures', 'real', 'models.json');
+const peerScript = join(root, 'scripts', 'peers', 'faster_whisper_peer.py');
+
+const MODELS = {
+  'tiny.en': { ggml: 'whisper-tiny.en', ct2: 'ct2-whisper-tiny.en', dtw: 'tiny.en' },
+  base: { ggml: 'whisper-base', ct2: 'ct2-whisper-base', dtw: 'base' },
+};
+const AUDIO = { gb0: 'gb0.wav', librispeech: '1089-134686-0000.flac' };
+const ENGINES = ['voxmill', 'whisper-cli', 'fw-int8', 'fw-float32'];
+const OTHERS = ENGINES.slice(1);
+
+function parseArgs(argv) {
+  const options = {
+    repeats: 3,
+    threads: 1,
+    models: Object.keys(MODELS),
+    audio: Object.keys(AUDIO),
+    beamSize: 5,
+    fallback: true,
+    python: undefined,
+    quick: false,
+  };
+  const list = (value, known, name) => {
+    const items = value.split(',').map((s) => s.trim());
+    for (const item of items) {
+      if (!(item in known)) throw new Error(`--${name}: unknown "${item}" (known: ${Object.keys(known).join(', ')})`);
+    }
+    return items;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const next = () => {
+      if (i + 1 >= argv.length) throw new Error(`${arg} needs a value`);
+      return argv[++i];
+    };
+    if (arg === '--quick') options.quick = true;
+    else if (arg === '--repeats') options.repeats = integerArg(next(), 'repeats', 1);
+    else if (arg === '--threads') options.threads = integerArg(next(), 'threads', 1);
+    else if (arg === '--models') options.models = list(next(), MODELS, 'models');
+    else if (arg === '--audio') options.audio = list(next(), AUDIO, 'audio');
+    else if (arg === '--beam-size') options.beamSize = integerArg(next(), 'beam-size', 1);
+    else if (arg === '--no-fallback') options.fallback = false;
+    else if (arg === '--python') options.python = next();
+    else if (arg === '--help' || arg === '-h') {
+      process.stdout.write(`${readFileSync(self, 'utf8').split('\n').slice(1, 18).join('\n')}\n`);
+      process.exit(0);
+    } else throw new Error(`unknown argument ${arg} (see --help)`);
+  }
+  if (options.quick) options.repeats = 1;
+  return options;
+}
+
+function realModels(names) {
+  const models = existsSync(modelsFile) ? JSON.parse(readFileSync(modelsFile, 'utf8')) : {};
+  const missing = names.filter((n) => !models[n] || !existsSync(models[n]));
+  if (missing.length > 0) throw new Error(`real models missing (${missing.join(', ')}): run npm run models:test`);
+  return models;
+}
+
+function peersPython() {
+  const result = spawnSync('bash', [join(root, 'scripts', 'peers-setup.sh')], { cwd: root, encoding: 'utf8' });
+  const python = result.stdout?.trim().split('\n').pop();
+  if (result.status !== 0 || !python) {
+    throw new Error(`bash scripts/peers-setup.sh failed:\n${(result.stderr ?? '').slice(-2000)}`);
+  }
+  return python;
+}
+
+/** Size, mtime and sha256 of a file, or of a CTranslate2 directory's model.bin: the run checks them again at its end. */
+function identity(path) {
+  const file = statSync(path).isDirectory() ? join(path, 'model.bin') : path;
+  const stat = statSync(file);
+  const sha256 = createHash('sha256').update(readFileSync(file)).digest('hex');
+  return { file, bytes: stat.size, mtime: stat.mtime.toISOString(), sha256 };
+}
+
+/** One faster-whisper process: load, one transcription (the peer's warm-up), a second (warm) one. */
+async function runFasterWhisper(python, c, computeType, settings, ctx) {
+  const request = {
+    model: c.ct2Path,
+    files: [c.audioPath],
+    compute_type: computeType,
+    threads: settings.threads,
+    beam_size: settings.beamSize,
+    best_of: 5,
+    temperature: 0,
+    temperature_increment: settings.fallback ? 0.2 : 0,
+    language: 'en',
+    word_timestamps: false,
+    suppress_non_speech: false,
+    warmup: true,
+  };
+  const run = await measureProcess(python, [peerScript], { ...ctx, input: JSON.stringify(request) });
+  const out = JSON.parse(run.stdout);
+  const warm = out.results[0];
+  return {
+    versions: { fasterWhisper: out.faster_whisper, ctranslate2: out.ctranslate2 },
+    // The warm call is not part of a load-and-transcribe-once process: leave it out, as for voxmill.
+    processWallMs: run.wallMs - warm.transcribe_ms,
+    wallMs: run.wallMs,
+    processCpuMs: run.cpuMs === null ? null : run.cpuMs - warm.cpu_ms,
+    transcribeCpuMs: out.warmup_cpu_ms,
+    warmCpuMs: warm.cpu_ms,
+    importMs: out.import_ms,
+    loadMs: out.load_ms,
+    transcribeMs: out.warmup_ms,
+    loadTranscribeMs: out.load_ms + out.warmup_ms,
+    warmMs: warm.transcribe_ms,
+    peakRssKb: out.peak_rss_kb_after_warmup,
+    processPeakRssKb: run.peakRssKb,
+    audioSeconds: warm.duration,
+    text: warm.text,
+    segments: warm.segments.length,
+    // Temperature fallback leaves its trace here (whisper.cpp's does not reach its output).
+    maxTemperature: Math.max(0, ...warm.segments.map((s) => s.temperature)),
+  };
+}
+
+/** The engine's run in the common shape of the tables. */
+async function runEngine(engine, c, settings, ctx) {
+  if (engine === 'voxmill') {
+    const r = await runVoxmill(c, settings, ctx);
+    return { ...r, warmMs: r.steadyMs, warmCpuMs: r.steadyCpuMs };
+  }
+  if (engine === 'whisper-cli') {
+    const r = await runCli(ctx.cli, c, settings, ctx);
+    return {
+      ...r,
+      processWallMs: r.wallMs,
+      processCpuMs: r.cpuMs,
+      loadTranscribeMs: r.loadMs + r.transcribeMs,
+      warmMs: null,
+      warmCpuMs: null,
+    };
+  }
+  return runFasterWhisper(ctx.python, c, engine === 'fw-int8' ? 'int8' : 'float32', settings, ctx);
+}
+
+/** Words of a transcript for comparing engines: lower case, letters, digits and apostrophes. */
+const words = (text) =>
+  text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}' ]+/gu, ' ')
+    .split(/\s+/)
+    .filter(Boolean);
+
+/** Word-level edit distance (substitutions, insertions, deletions). */
+function wordEdits(a, b) {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = row;
+  }
+  return previous[b.length];
+}
+
+/** In-process warm-call time of an engine; whisper-cli's only call stands in for it. */
+const warmOrOnly = (r) => r.warmMs ?? r.transcribeMs;
+
+function summarize(c, runs) {
+  const audioSeconds = median(runs.flatMap((r) => [r.voxmill.audioSeconds, r['fw-float32']?.audioSeconds]));
+  const engines = {};
+  for (const engine of ENGINES) {
+    const of = (key) => median(runs.map((r) => r[engine][key]));
+    const voxWords = words(runs[0].voxmill.text);
+    engines[engine] = {
+      processWallMs: of('processWallMs'),
+      processCpuMs: of('processCpuMs'),
+      loadTranscribeMs: of('loadTranscribeMs'),
+      transcribeMs: of('transcribeMs'),
+      warmMs: engine === 'whisper-cli' ? null : of('warmMs'),
+      warmCpuMs: engine === 'whisper-cli' ? null : of('warmCpuMs'),
+      rtf: median(runs.map((r) => warmOrOnly(r[engine]))) / 1000 / audioSeconds,
+      peakRssKb: of('peakRssKb'),
+      segments: of('segments'),
+      words: words(runs[0][engine].text).length,
+      // Against voxmill's first repeat; every repeat's texts are in the JSON.
+      wordEditsVsVoxmill: wordEdits(voxWords, words(runs[0][engine].text)),
+      sameTextAsVoxmillEveryRepeat: runs.every((r) => r[engine].text === r.voxmill.text),
+      ...(engine.startsWith('fw') ? { maxTemperature: Math.max(...runs.map((r) => r[engine].maxTemperature)) } : {}),
+    };
+  }
+  const ratios = {};
+  for (const other of OTHERS) {
+    const ratio = (get) => median(runs.map((r) => get(r.voxmill) / get(r[other])));
+    const perRepeat = (get) => runs.map((r) => get(r.voxmill) / get(r[other]));
+    ratios[other] = {
+      processWall: ratio((r) => r.processWallMs),
+      processCpu: ratio((r) => r.processCpuMs),
+      loadTranscribe: ratio((r) => r.loadTranscribeMs),
+      transcribe: ratio((r) => r.transcribeMs),
+      warm: ratio(warmOrOnly),
+      warmCpu: other === 'whisper-cli' ? null : ratio((r) => r.warmCpuMs),
+      peakRss: ratio((r) => r.peakRssKb),
+      perRepeat: { processWall: perRepeat((r) => r.processWallMs), warm: perRepeat(warmOrOnly) },
+    };
+  }
+  return { model: c.model, audio: c.audio, audioSeconds, repeats: runs.length, engines, ratios };
+}
+
+const sec = (ms) => (Number.isFinite(ms) ? (ms / 1000).toFixed(2) : '—');
+const mb = (kb) => (kb / 1024).toFixed(0);
+const x = (r) => (Number.isFinite(r) ? r.toFixed(3) : '—');
+
+function engineTable(summaries) {
+  const lines = [
+    '| model | audio | engine | process wall s | process CPU s | load+tx s | warm call s | warm CPU s | RTF | peak MB | words | edits vs voxmill |',
+    '|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+  ];
+  for (const s of summaries) {
+    for (const engine of ENGINES) {
+      const e = s.engines[engine];
+      const warm = e.warmMs === null ? `(${sec(e.transcribeMs)})` : sec(e.warmMs);
+      lines.push(
+        `| ${s.model} | ${s.audio} (${s.audioSeconds.toFixed(0)} s) | ${engine} | ${sec(e.processWallMs)} | ` +
+          `${sec(e.processCpuMs)} | ${sec(e.loadTranscribeMs)} | ${warm} | ` +
+          `${e.warmCpuMs === null ? '—' : sec(e.warmCpuMs)} | ${e.rtf.toFixed(3)} | ${mb(e.peakRssKb)} | ${e.words} | ` +
+          `${engine === 'voxmill' ? '' : e.wordEditsVsVoxmill} |`,
+      );
+    }
+  }
+  return lines.join('\n');
+}
+
+function ratioTable(summaries) {
+  const lines = [
+    '| model | audio | voxmill / | process wall | process CPU | load+tx | warm call | warm CPU | peak RSS |',
+    '|---|---|---|--:|--:|--:|--:|--:|--:|',
+  ];
+  for (const s of summaries) {
+    for (const other of OTHERS) {
+      const r = s.ratios[other];
+      const warm = other === 'whisper-cli' ? `(${x(r.warm)})` : x(r.warm);
+      lines.push(
+        `| ${s.model} | ${s.audio} | ${other} | ${x(r.processWall)} | ${x(r.processCpu)} | ` +
+          `${x(r.loadTranscribe)} | ${warm} | ${r.warmCpu === null ? '—' : x(r.warmCpu)} | ${x(r.peakRss)} |`,
+      );
+    }
+  }
+  return lines.join('\n');
+}
+
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+
+async function main() {
+  const settings = parseArgs(process.argv.slice(2));
+  const benchStarted = performance.now();
+  ensureDist();
+  const names = settings.models.flatMap((m) => [MODELS[m].ggml, MODELS[m].ct2]);
+  const models = realModels(names);
+  const python = settings.python ?? peersPython();
+  const { ensureWhisperCli } = await import('./build-whisper-cli.mjs');
+  const cli = ensureWhisperCli();
+  const gnuTime = hasGnuTime();
+  const scratch = mkdtempSync(join(tmpdir(), 'voxmill-bench-real-'));
+  const ctx = { gnuTime, scratch, cli, python };
+  const identities = Object.fromEntries(names.map((n) => [n, identity(models[n])]));
+
+  const cases = [];
+  for (const model of settings.models) {
+    for (const audio of settings.audio) {
+      cases.push({
+        config: 'parity',
+        model,
+        audio,
+        modelPath: models[MODELS[model].ggml],
+        ct2Path: models[MODELS[model].ct2],
+        audioPath: sharedAudio(AUDIO[audio]),
+        dtw: MODELS[model].dtw,
+      });
+    }
+  }
+  const machine = {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: availableParallelism(),
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    kernel: release(),
+    node: process.version,
+    loadAverageAtStart: loadavg(),
+  };
+  const decoding =
+    `threads ${settings.threads}, ${settings.beamSize > 1 ? `beam ${settings.beamSize}` : 'greedy'}, best-of 5, ` +
+    `${settings.fallback ? 'temperature fallback 0.2' : 'no temperature fallback'}, language en`;
+  process.stdout.write(
+    `voxmill STT bench, real weights: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}\n` +
+      `whisper-cli: ${cli}\nfaster-whisper: ${python} ${peerScript}\n` +
+      `peak RSS: VmHWM after the first call (voxmill, faster-whisper), ` +
+      `${gnuTime ? 'GNU time %M' : 'VmHWM polled every 5 ms'} (whisper-cli)\n` +
+      `decoding: ${decoding}\n` +
+      `${settings.repeats} repeat(s) of ${cases.length} case(s) x ${ENGINES.length} engines, order rotating\n` +
+      `load average at start: ${load()}\n\n`,
+  );
+
+  const runs = new Map(cases.map((c) => [c, []]));
+  for (let repeat = 0; repeat < settings.repeats; repeat++) {
+    for (const c of cases) {
+      const order = ENGINES.map((_, i) => ENGINES[(i + repeat) % ENGINES.length]);
+      const result = { repeat, order };
+      for (const engine of order) result[engine] = await runEngine(engine, c, settings, ctx);
+      runs.get(c).push(result);
+      const v = result.voxmill;
+      const parts = ENGINES.map((engine) => {
+        const r = result[engine];
+        const warm = r.warmMs === null ? '' : `, warm ${sec(r.warmMs)}`;
+        return `${engine} ${sec(r.processWallMs)} s${warm}, ${mb(r.peakRssKb)} MB`;
+      });
+      process.stdout.write(
+        `[${repeat + 1}/${settings.repeats}] ${c.model} ${c.audio} (${order.join(' > ')}; load ${load()}): ` +
+          `${parts.join(' | ')}${result['whisper-cli'].text === v.text ? '' : ' — voxmill/whisper-cli TEXT DIFFERS'}\n`,
+      );
+    }
+  }
+  rmSync(scratch, { recursive: true, force: true });
+  const summaries = cases.map((c) => summarize(c, runs.get(c)));
+  const changed = names.filter((n) => identity(models[n]).sha256 !== identities[n].sha256);
+  const benchMs = performance.now() - benchStarted;
+
+  process.stdout.write(
+    `\nMedians per engine (warm call: second transcription in the process; whisper-cli's only one in parentheses; ` +
+      `RTF = warm call / audio s):\n${engineTable(summaries)}\n\n` +
+      `Ratios voxmill / other, median of per-repeat ratios (< 1: voxmill faster or smaller):\n` +
+      `${ratioTable(summaries)}\n\n` +
+      `load average at end: ${load()}\n` +
+      (changed.length > 0 ? `MODEL FILES CHANGED DURING THE RUN: ${changed.join(', ')}\n` : '') +
+      `Bench time: ${(benchMs / 60000).toFixed(1)} min\n`,
+  );
+
+  const outDir = join(root, 'bench', 'out');
+  mkdirSync(outDir, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const outFile = join(outDir, `stt-real-${stamp}.json`);
+  const commit = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' }).stdout?.trim() || null;
+  const first = runs.get(cases[0])[0];
+  writeFileSync(
+    outFile,
+    `${JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        commit,
+        machine: { ...machine, loadAverageAtEnd: loadavg() },
+        whisperCli: cli,
+        python,
+        fasterWhisper: first['fw-int8'].versions,
+        peakRssMethod: {
+          voxmill: 'vmhwm-after-first-call',
+          fasterWhisper: 'vmhwm-after-first-call',
+          whisperCli: gnuTime ? 'gnu-time-maxrss' : 'vmhwm-poll-5ms',
+        },
+        settings,
+        decoding,
+        models: identities,
+        modelsChangedDuringRun: changed,
+        benchMs,
+        summaries,
+        runs: cases.map((c) => ({ ...c, runs: runs.get(c) })),
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  process.stdout.write(`Raw results: ${outFile}\n`);
+  const cliDiffers = summaries.some((s) => !s.engines['whisper-cli'].sameTextAsVoxmillEveryRepeat);
+  if (cliDiffers || changed.length > 0) process.exitCode = 1;
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench:stt-real: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
