@@ -136,7 +136,10 @@ describe('WhisperModel.transcribe', () => {
     expect(four.result).toHaveLength(4);
     for (const result of four.result) expect(result).toEqual(one.result);
     // Each extra call adds at most about one call's state (a weights copy per call would add ~77 MB each on top).
-    expect(growth).toBeLessThan(perCall * 4 * 1.25);
+    // One call's delta is understated when the allocator reuses memory an earlier test left behind (seen: +56 MB
+    // against +129..148 MB in other runs, with four at once at +431..543 MB in all of them), so it counts as at
+    // least 128 MiB: four calls with a weights copy each (~4 x (130 + 77) MB) would still exceed the bound.
+    expect(growth).toBeLessThan(Math.max(perCall, 128 * 1048576) * 4 * 1.25);
     // Nothing accumulates: a second round of four needs no more memory than the first.
     const afterFirst = process.memoryUsage().rss;
     await Promise.all([1, 2, 3, 4].map(() => model.transcribe(audio, fast)));
