@@ -2,6 +2,7 @@
 // dist/ that is not older than src/.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { availableParallelism, cpus, release, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -62,4 +63,15 @@ export function ensureDist() {
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
   const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
   if (result.status !== 0) throw new Error('tsc failed; fix the build first');
+}
+
+/** The machine a benchmark ran on, as every result file records it. */
+export function machineFacts() {
+  return {
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: availableParallelism(),
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    kernel: release(),
+    node: process.version,
+  };
 }

@@ -46,11 +46,11 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { ensureDist, integerArg, median, root } from './lib.mjs';
+import { ensureDist, integerArg, machineFacts, median, root } from './lib.mjs';
 import { hasGnuTime, measureProcess, runCli, runVoxmill, sharedAudio } from './stt.mjs';
 
 const self = fileURLToPath(import.meta.url);
@@ -333,11 +333,7 @@ async function main() {
     }
   }
   const machine = {
-    cpu: cpus()[0]?.model ?? 'unknown',
-    cores: availableParallelism(),
-    memoryGb: Math.round(totalmem() / 2 ** 30),
-    kernel: release(),
-    node: process.version,
+    ...machineFacts(),
     loadAverageAtStart: loadavg(),
   };
   const decoding =

@@ -47,11 +47,11 @@
 // whisper-cli runner: the functions it needs are exported, and main() runs only when this file is the entry point.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { collectOutput, distEntry, ensureDist, integerArg, median, ownMemory, root } from './lib.mjs';
+import { collectOutput, distEntry, ensureDist, integerArg, machineFacts, median, ownMemory, root } from './lib.mjs';
 
 const self = fileURLToPath(import.meta.url);
 
@@ -477,11 +477,7 @@ async function main() {
     }
   }
   const machine = {
-    cpu: cpus()[0]?.model ?? 'unknown',
-    cores: availableParallelism(),
-    memoryGb: Math.round(totalmem() / 2 ** 30),
-    kernel: release(),
-    node: process.version,
+    ...machineFacts(),
     loadAverageAtStart: loadavg(),
   };
   const decoding =

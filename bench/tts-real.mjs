@@ -40,12 +40,12 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os';
+import { loadavg } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { ensureDist, integerArg, median, ownMemory, root } from './lib.mjs';
+import { ensureDist, integerArg, machineFacts, median, ownMemory, root } from './lib.mjs';
 import {
   bareSynthesis,
   loadDist,
@@ -486,11 +486,7 @@ async function main() {
   // voxmill's pcm16 and mp3 audio hold a pause before every sentence but the first.
   const pauses = (ids.paragraph.length - 1) * config.sentenceSilenceSeconds;
   const machine = {
-    cpu: cpus()[0]?.model ?? 'unknown',
-    cores: availableParallelism(),
-    memoryGb: Math.round(totalmem() / 2 ** 30),
-    kernel: release(),
-    node: process.version,
+    ...machineFacts(),
     onnxruntimeNode: require('onnxruntime-node/package.json').version,
     piperPhonemize: require('piper-phonemize/package.json').version,
     python,

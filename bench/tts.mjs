@@ -44,11 +44,11 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
-import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { collectOutput, ensureDist, integerArg, median, ownMemory, root } from './lib.mjs';
+import { collectOutput, ensureDist, integerArg, machineFacts, median, ownMemory, root } from './lib.mjs';
 
 const distDir = join(root, 'dist');
 const self = fileURLToPath(import.meta.url);
@@ -586,11 +586,7 @@ async function main() {
   ensureDist();
   ensureFixtures();
   const machine = {
-    cpu: cpus()[0]?.model ?? 'unknown',
-    cores: availableParallelism(),
-    memoryGb: Math.round(totalmem() / 2 ** 30),
-    kernel: release(),
-    node: process.version,
+    ...machineFacts(),
     onnxruntime: require('onnxruntime-node/package.json').version,
     loadAverageAtStart: loadavg(),
   };
