@@ -1,8 +1,17 @@
 import { defineConfig } from 'vitest/config';
 
-// Unit tests (no addon, no models) run in parallel. Native and end-to-end tests load the addon in
-// forked processes (a native crash fails the file instead of the runner) one file at a time: they
-// measure event-loop latency, memory and speed on a 2-core machine, where parallel files would skew both.
+// Unit tests (no addon, no models) run in parallel. The native, http and e2e tiers load the addon in forked
+// processes (a native crash fails the file instead of the runner) one file at a time, across the three projects
+// (vitest runs every file whose project has no file parallelism in one sequential group, after the parallel ones):
+// they measure event-loop latency on a 2-core machine, where parallel files would skew it. Memory, long audio,
+// long loops and parity are the soak tier's.
+const addonTier = {
+  pool: 'forks' as const,
+  fileParallelism: false,
+  testTimeout: 120_000,
+  hookTimeout: 300_000,
+};
+
 export default defineConfig({
   test: {
     projects: [
@@ -16,11 +25,24 @@ export default defineConfig({
       {
         test: {
           name: 'native',
-          include: ['test/native/**/*.test.ts', 'test/http/**/*.test.ts', 'test/e2e/**/*.test.ts'],
-          pool: 'forks',
-          fileParallelism: false,
-          testTimeout: 120_000,
-          hookTimeout: 300_000,
+          include: ['test/native/**/*.test.ts'],
+          ...addonTier,
+        },
+      },
+      {
+        // The /v1 handler in Express 5, Express 4 and a bare server, and `voxmill serve` as a process.
+        test: {
+          name: 'http',
+          include: ['test/http/**/*.test.ts'],
+          ...addonTier,
+        },
+      },
+      {
+        // The public API end to end: createSpeech(), the synthesis and diarization workers, the CLI.
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          ...addonTier,
         },
       },
       {
@@ -43,6 +65,7 @@ export default defineConfig({
           pool: 'forks',
           fileParallelism: false,
           testTimeout: 1_800_000,
+          hookTimeout: 300_000,
         },
       },
     ],
