@@ -34,9 +34,17 @@ export {
   type SpeechRegionOptions,
 } from './audio/speech-regions.js';
 export { type DiarizationScore, scoreDiarization } from './diarize/der.js';
-export type { DiarizationConfig, SpeakerCountOptions } from './diarize/options.js';
 export { formatRttm, parseRttm } from './diarize/rttm.js';
 export type { SpeakerTurn } from './diarize/turn.js';
+export type {
+  Diarization,
+  DiarizationConfig,
+  DiarizationMethod,
+  DiarizeOptions,
+  SpeakerCountOptions,
+} from './diarize/types.js';
+export type { SpeechOptions } from './engine/config.js';
+export type { SttModelStatus } from './engine/model-registry.js';
 export {
   AudioDecodeError,
   AudioEncodeError,
@@ -58,10 +66,10 @@ export {
   VoxmillError,
 } from './errors.js';
 export type { AudioContainer } from './http/audio-sniff.js';
+export type { AuthorizeFunction } from './http/auth.js';
 export { createSpeechHandler, type NextFunction, type SpeechHandler } from './http/handler.js';
 export { HttpError, type HttpErrorBody, type HttpErrorType } from './http/http-error.js';
 export type {
-  AuthorizeFunction,
   SpeechEngine,
   SpeechHandlerLimits,
   SpeechHandlerOptions,
@@ -83,20 +91,12 @@ export {
   type PullResult,
   pullModel,
 } from './models/store.js';
-export {
-  createSpeech,
-  type Diarization,
-  type DiarizeOptions,
-  Speech,
-  type SpeechOptions,
-  type SpeechTranscribeOptions,
-  STT_MODEL_IDS,
-  type SttModelConfig,
-  type SttModelStatus,
-} from './speech.js';
+export { createSpeech, Speech } from './speech.js';
 export { whisperLanguages } from './stt/languages.js';
 export type {
   Segment,
+  SpeechTranscribeOptions,
+  SttModelConfig,
   TimestampGranularity,
   TranscribeOptions,
   Transcription,
@@ -105,16 +105,16 @@ export type {
 } from './stt/types.js';
 export { type WhisperLoadOptions, WhisperModel, type WhisperModelInfo } from './stt/whisper-model.js';
 export { devices, versions } from './system.js';
-export type { ListVoicesOptions, TtsStatus } from './tts/engine.js';
-export type { TtsOptions } from './tts/tts-options.js';
-export {
-  type SpeechAudio,
-  type SpeechAudioInfo,
-  type SpeechStream,
-  type SynthesisProgress,
-  type SynthesizeOptions,
-  TTS_MODEL_IDS,
-  type TtsModelId,
-  type Voice,
-  type VoiceGender,
+export { STT_MODEL_IDS, TTS_MODEL_IDS, type TtsModelId } from './tiers.js';
+export type { TtsOptions } from './tts/config.js';
+export type {
+  ListVoicesOptions,
+  SpeechAudio,
+  SpeechAudioInfo,
+  SpeechStream,
+  SynthesisProgress,
+  SynthesizeOptions,
+  TtsStatus,
+  Voice,
+  VoiceGender,
 } from './tts/types.js';

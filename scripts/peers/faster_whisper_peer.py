@@ -29,7 +29,7 @@ interpreter's own start is before it). peak_rss_kb_after_warmup is the process's
 after loading, without one), the peak of a process that has loaded and transcribed once; peak_rss_kb is VmHWM at
 the end. Both read /proc/self/status (Linux; elsewhere ru_maxrss).
 
-Decoding parameters, against voxmill's defaults (src/stt/options.ts -> native/whisper_model.cc -> whisper.cpp's
+Decoding parameters, against voxmill's defaults (src/stt/request.ts -> native/whisper_model.cc -> whisper.cpp's
 whisper_full_params) and whisper-cli's (examples/cli/cli.cpp):
   beam 5, best_of 5          voxmill beamSize 5 (svc-stt-1's default; WhisperModel's is greedy, so the test passes
                              5) and bestOf 5; whisper-cli -bs 5 -bo 5 (its defaults)

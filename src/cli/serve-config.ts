@@ -1,9 +1,9 @@
 // The server's configuration file: the JSON form of the library's options (createSpeech's, validated by it) plus
 // the server's own keys, each checked here and named in errors.
 import { readFile } from 'node:fs/promises';
+import type { SpeechOptions } from '../engine/config.js';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 import { HANDLER_DATA_KEYS, type SpeechHandlerOptions } from '../http/options.js';
-import type { SpeechOptions } from '../speech.js';
 import { integerOption, isPlainObject, objectOption, rejectUnknownKeys, stringOption } from '../util/validate.js';
 
 /** The handler's options a config file may set (`speech` and `auth` come from elsewhere). */

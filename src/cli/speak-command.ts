@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { SPEECH_FORMATS, type SpeechFormat } from '../audio/formats.js';
 import { createSpeech } from '../speech.js';
-import { TTS_MODEL_IDS, type TtsModelId } from '../tts/types.js';
+import { TTS_MODEL_IDS, type TtsModelId } from '../tiers.js';
 
 interface SayFlags {
   voice: string;

@@ -1,9 +1,10 @@
 /** `voxmill transcribe <file...>`: transcribe audio files from the command line. */
 import cliProgress from 'cli-progress';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { createSpeech, STT_MODEL_IDS } from '../speech.js';
-import { TIMESTAMP_GRANULARITIES } from '../stt/options.js';
+import { createSpeech } from '../speech.js';
+import { TIMESTAMP_GRANULARITIES } from '../stt/request.js';
 import type { TimestampGranularity, TranscribeOptions } from '../stt/types.js';
+import { STT_MODEL_IDS } from '../tiers.js';
 import { OUTPUT_FORMATS, type OutputFormat, renderTranscription } from './output-formats.js';
 
 interface TranscribeFlags {

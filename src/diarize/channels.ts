@@ -1,6 +1,6 @@
 // Two-channel recordings with one speaker per channel (call centres, interviews with two microphones): the louder
 // channel says who speaks, as whisper.cpp's stereo diarization does. Used only when the channels really differ.
-import type { Region } from './pipeline.js';
+import type { SpeechRegion } from '../audio/speech-regions.js';
 import type { SpeakerTurn } from './turn.js';
 
 const SAMPLE_RATE = 16000;
@@ -27,7 +27,7 @@ const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
 export async function channelsDiffer(
   left: Float32Array,
   right: Float32Array,
-  regions: readonly Region[],
+  regions: readonly SpeechRegion[],
 ): Promise<boolean> {
   let frames = 0;
   let oneSided = 0;
@@ -51,7 +51,7 @@ export async function channelsDiffer(
 export async function turnsByChannel(
   left: Float32Array,
   right: Float32Array,
-  regions: readonly Region[],
+  regions: readonly SpeechRegion[],
   minTurnSeconds: number,
 ): Promise<SpeakerTurn[]> {
   const raw: Array<{ start: number; end: number; channel: number }> = [];

@@ -1,12 +1,14 @@
 // The engine side of the diarization worker: one lazily started thread, jobs one at a time through a bounded
 // queue, audio handed over in shared memory, cancellation by message, a dead worker replaced.
+
+import type { SpeechRegion } from '../audio/speech-regions.js';
 import { ClosedError, DiarizationError } from '../errors.js';
 import { untilAborted } from '../util/job.js';
 import { closeWorker, compiledWorkerUrl, type LiveWorker, spawnOnnxWorker } from '../util/onnx-worker.js';
 import { WorkQueue } from '../util/queue.js';
-import type { Region } from './pipeline.js';
 import type { SpeakerTurn } from './turn.js';
-import type { DiarizeSettings, FromDiarizeWorker } from './worker-protocol.js';
+import type { DiarizeSettings } from './types.js';
+import type { FromDiarizeWorker } from './worker-protocol.js';
 
 export interface DiarizerOptions {
   intraOpThreads: number;
@@ -73,7 +75,7 @@ export class Diarizer {
    */
   async run(
     samples: Float32Array,
-    regions: Region[],
+    regions: SpeechRegion[],
     settings: DiarizeSettings,
     embeddingModel: string | undefined,
     signal?: AbortSignal,

@@ -2,15 +2,12 @@
 // MFCC statistics, or a speaker-embedding model), agglomerative clustering with an automatic count, per-frame labels
 // refined by resegmentation (a Gaussian per speaker over the frames, smoothed over time), then turns.
 // Memory is linear in the speech duration (the frames' features) plus a capped clustering matrix.
+
+import type { SpeechRegion } from '../audio/speech-regions.js';
 import { agglomerate, centroids, MAX_CLUSTERED_ITEMS, nearestCentroid, normalize } from './clustering.js';
 import { FeatureExtractor, FRAME_SHIFT, FRAME_SHIFT_SECONDS, SAMPLE_RATE } from './features.js';
 import type { SpeakerTurn } from './turn.js';
-import type { DiarizeSettings } from './worker-protocol.js';
-
-export interface Region {
-  start: number;
-  end: number;
-}
+import type { DiarizeSettings } from './types.js';
 
 /** A window of speech handed to a speaker-embedding model: its samples' range. */
 export interface EmbeddingWindow {
@@ -31,7 +28,7 @@ const MEL_BINS = 40;
 const REFINE_PASSES = 2;
 
 interface RegionFrames {
-  region: Region;
+  region: SpeechRegion;
   /** First frame's start, in samples. */
   offset: number;
   frames: number;
@@ -48,7 +45,7 @@ interface Window {
 
 export async function diarizePcm(
   samples: Float32Array,
-  regions: readonly Region[],
+  regions: readonly SpeechRegion[],
   options: PipelineOptions,
 ): Promise<SpeakerTurn[]> {
   const extractor = new FeatureExtractor(MEL_BINS, CEPSTRA);

@@ -1,13 +1,14 @@
 // tinydiarize (`*-tdrz` whisper models) marks a speaker change after a segment (`speakerTurnNext`); the stretches
 // between marks are one speaker each.
+
+import type { SpeechRegion } from '../audio/speech-regions.js';
 import type { Segment } from '../stt/types.js';
-import type { Region } from './pipeline.js';
 
 /** The stretches between speaker-turn marks; empty when the transcript has no mark at all. */
-export function turnStretches(segments: readonly Segment[]): Region[] {
+export function turnStretches(segments: readonly Segment[]): SpeechRegion[] {
   if (!segments.some((segment) => segment.speakerTurnNext)) return [];
-  const stretches: Region[] = [];
-  let current: Region | undefined;
+  const stretches: SpeechRegion[] = [];
+  let current: SpeechRegion | undefined;
   for (const segment of segments) {
     if (current) current.end = segment.end;
     else current = { start: segment.start, end: segment.end };

@@ -1,31 +1,13 @@
 // Messages between the engine and the diarization worker thread.
+
+import type { SpeechRegion } from '../audio/speech-regions.js';
 import type { OnnxWorkerData } from '../util/onnx-worker.js';
-import type { Region } from './pipeline.js';
 import type { SpeakerTurn } from './turn.js';
+import type { DiarizeSettings } from './types.js';
 
 export interface DiarizeWorkerData extends OnnxWorkerData {
   /** ONNX Runtime intra-op threads for a speaker-embedding model. */
   intraOpThreads: number;
-}
-
-/** The pipeline's settings, as plain data. */
-export interface DiarizeSettings {
-  minSpeakers: number;
-  maxSpeakers: number;
-  numSpeakers: number | undefined;
-  /** Clustering threshold on cosine distance. */
-  threshold: number;
-  windowSeconds: number;
-  hopSeconds: number;
-  /** Turns shorter than this are given to a neighbour. */
-  minTurnSeconds: number;
-  /**
-   * A speaker needs at least this much speech (seconds) unless `numSpeakers` says otherwise; smaller clusters join
-   * their nearest neighbour. Spectral features split one voice by content on short clips; this prior stops that.
-   */
-  minSpeakerSeconds: number;
-  /** Reassigns windows to their nearest speaker centroid after clustering. */
-  refine: boolean;
 }
 
 export type ToDiarizeWorker =
@@ -34,7 +16,7 @@ export type ToDiarizeWorker =
       id: number;
       /** 16 kHz mono PCM over a SharedArrayBuffer (the caller keeps its own copy for transcription). */
       samples: Float32Array;
-      regions: Region[];
+      regions: SpeechRegion[];
       settings: DiarizeSettings;
       /** A speaker-embedding ONNX model taking 80-bin log-mel frames; built-in features when absent. */
       embeddingModel: string | undefined;

@@ -1,8 +1,8 @@
 // Validates transcription options and turns them into native parameters.
 
 import { availableParallelism } from 'node:os';
-import { diarizeOption } from '../diarize/options.js';
-import type { DiarizeSettings } from '../diarize/worker-protocol.js';
+import { diarizeOption } from '../diarize/request.js';
+import type { SpeakerCounts } from '../diarize/types.js';
 import { InvalidOptionValueError } from '../errors.js';
 import type { NativeTranscribeParams } from '../native.js';
 import {
@@ -70,7 +70,7 @@ export interface NormalizedTranscribeOptions {
   timestamps: TimestampGranularity;
   diarize: boolean;
   /** With diarize: the speaker counts asked for. */
-  speakers: Pick<DiarizeSettings, 'minSpeakers' | 'maxSpeakers' | 'numSpeakers'> | undefined;
+  speakers: SpeakerCounts | undefined;
   /** Native parameters, VAD excluded (resolved by the caller, which knows the configured model). */
   params: NativeTranscribeParams;
   /** undefined = VAD off; otherwise the per-call settings (model may still be missing). */

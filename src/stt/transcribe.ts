@@ -11,7 +11,7 @@ import type {
 } from '../native.js';
 import { runJob } from '../util/job.js';
 import { UNDETERMINED_LANGUAGE } from './languages.js';
-import type { NormalizedTranscribeOptions } from './options.js';
+import type { NormalizedTranscribeOptions } from './request.js';
 import { identityTimeMap, type TimeMap, timeMapFromSpans } from './time-map.js';
 import type { Segment, Transcription } from './types.js';
 import { normaliseTimes, wordsFromSegments } from './words.js';

@@ -1,7 +1,13 @@
-import type { SpeakerCountOptions } from '../diarize/options.js';
-import type { Word } from './words.js';
+import type { SpeakerCountOptions } from '../diarize/types.js';
 
-export type { Word } from './words.js';
+/** One spoken word with its time span in seconds. */
+export interface Word {
+  word: string;
+  start: number;
+  end: number;
+  /** With `diarize: true`: the speaker, as on segments. */
+  speaker?: string;
+}
 
 /** How much timing detail a transcription returns. */
 export type TimestampGranularity = 'none' | 'segment' | 'word';
@@ -99,4 +105,30 @@ export interface TranscribeOptions {
   onProgress?: (fraction: number) => void;
   /** Each segment as soon as whisper finishes it. Exceptions thrown by the callback are ignored. */
   onSegment?: (segment: Segment) => void;
+}
+
+/** How one speech-to-text model id is served (`createSpeech({ models: { [id]: ... } })`). */
+export interface SttModelConfig {
+  /** A catalog id (`base.en`, `tiny-q5_1`, ...; see `voxmill models list`) or a path to a ggml model file. */
+  model: string;
+  /** Default beam width for this id: 1 = greedy. svc-stt-1: 5, others: 1. */
+  beamSize?: number;
+  /** Default CPU threads per transcription. Default: the engine's `threads`. */
+  threads?: number;
+  /** Transcriptions running at once on this model. Default: the engine's `concurrency`. */
+  concurrency?: number;
+  /** Transcriptions waiting beyond those; more fail with QueueFullError. Default: the engine's `maxQueue`. */
+  maxQueue?: number;
+  /**
+   * DTW word timestamps (where whisper.cpp has a preset for the model). Fixed when the model loads; costs about
+   * 30% more time and a 128 MB scratch buffer per running call, and turns flash attention off.
+   * Default: true for svc-stt-1 and custom ids (accuracy), false for svc-stt-1-flash (speed).
+   */
+  dtw?: boolean;
+}
+
+/** A transcription request to the engine: {@link TranscribeOptions} plus the model id. */
+export interface SpeechTranscribeOptions extends TranscribeOptions {
+  /** A configured model id. Default `svc-stt-1`. */
+  model?: string;
 }

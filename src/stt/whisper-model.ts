@@ -5,7 +5,7 @@ import { ClosedError, InvalidOptionTypeError } from '../errors.js';
 import { type NativeModelInfo, type NativeVadParams, type NativeWhisperModel, native } from '../native.js';
 import { runJob } from '../util/job.js';
 import { booleanOption, integerOption, objectOption, rejectUnknownKeys, signalOption } from '../util/validate.js';
-import { defaultThreads, type NormalizedTranscribeOptions, normalizeTranscribeOptions } from './options.js';
+import { defaultThreads, type NormalizedTranscribeOptions, normalizeTranscribeOptions } from './request.js';
 import { runTranscription } from './transcribe.js';
 import type { TranscribeOptions, Transcription, VadOptions } from './types.js';
 

@@ -3,15 +3,7 @@
 // made well-formed (start <= end, non-decreasing, inside [0, duration]).
 import type { NativeSegment } from '../native.js';
 import type { TimeMap } from './time-map.js';
-
-/** One spoken word with its time span in seconds. */
-export interface Word {
-  word: string;
-  start: number;
-  end: number;
-  /** With `diarize: true`: the speaker, as on segments. */
-  speaker?: string;
-}
+import type { Word } from './types.js';
 
 // Marks that belong to the word before them / after them (as OpenAI's whisper merges punctuation).
 const CLOSING = new Set([

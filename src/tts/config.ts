@@ -2,7 +2,7 @@
 // machine: ONNX Runtime threads per session, and as many workers as the remaining cores allow.
 import { availableParallelism } from 'node:os';
 import { integerOption, objectOption, rejectUnknownKeys } from '../util/validate.js';
-import { DEFAULT_MAX_INPUT_CHARS } from './options.js';
+import { DEFAULT_MAX_INPUT_CHARS } from './request.js';
 import { DEFAULT_MAX_CHUNK_CODE_POINTS } from './text.js';
 
 /** Text-to-speech settings of {@link SpeechOptions}. */

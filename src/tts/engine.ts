@@ -4,11 +4,19 @@ import { Readable } from 'node:stream';
 import { StreamingEncoder } from '../audio/encode.js';
 import { contentTypeOf, defaultSampleRate } from '../audio/formats.js';
 import { InvalidOptionValueError, SynthesisError } from '../errors.js';
+import { voicePreference } from '../tiers.js';
 import { abortReason } from '../util/job.js';
-import { normalizeSynthesizeOptions } from './options.js';
+import { normalizeSynthesizeOptions } from './request.js';
 import { type SlotLease, SynthPool, type SynthPoolOptions } from './synth-pool.js';
 import { hasSpeakableText, normalizeText, splitIntoChunks } from './text.js';
-import type { SpeechAudio, SpeechAudioInfo, SpeechStream, SynthesisProgress, SynthesizeOptions } from './types.js';
+import type {
+  SpeechAudio,
+  SpeechAudioInfo,
+  SpeechStream,
+  SynthesisProgress,
+  SynthesizeOptions,
+  TtsStatus,
+} from './types.js';
 import { type ResolvedVoice, resolveVoice, type VoiceDirectoryScanner, type VoiceVariant } from './voices.js';
 import type { SynthJob } from './worker-protocol.js';
 
@@ -17,23 +25,6 @@ export interface TtsEngineConfig extends SynthPoolOptions {
   readerTimeoutMs: number;
   maxInputChars: number;
   maxChunkChars: number;
-}
-
-/** Options of `listVoices()`. */
-export interface ListVoicesOptions {
-  /** Also list voices whose config is there but whose `.onnx` is not (they cannot speak). Default false. */
-  includeUninstalled?: boolean;
-}
-
-/** What the text-to-speech side of the engine is doing. */
-export interface TtsStatus {
-  /** Worker threads alive now (they start on first use). */
-  workers: number;
-  /** Syntheses running and waiting for a worker. */
-  active: number;
-  pending: number;
-  /** Workers replaced after a crash, a stall or a phonemizer trap. */
-  replacedWorkers: number;
 }
 
 interface Prepared {
@@ -105,11 +96,7 @@ export class TtsEngine {
       throw new InvalidOptionValueError('input', 'text with at least one letter or digit to speak', request.input);
     }
     const { variants } = await this.#config.scanner.scan();
-    const resolved: ResolvedVoice = resolveVoice(
-      variants,
-      request.voice,
-      request.model === 'svc-tts-1-flash' ? 'fastest' : 'best',
-    );
+    const resolved: ResolvedVoice = resolveVoice(variants, request.voice, voicePreference(request.model));
     const variant: VoiceVariant = resolved.variant;
     const { config } = variant;
     const sampleRate = request.sampleRate ?? defaultSampleRate(request.format, config.sampleRate);

@@ -1,8 +1,8 @@
 // Validation of synthesis requests (spec 4.3 and section 8): every rule names the field and what was received.
 import { checkSampleRate, SPEECH_FORMATS, type SpeechFormat } from '../audio/formats.js';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
+import { DEFAULT_TTS_MODEL, TTS_MODEL_IDS, type TtsModelId } from '../tiers.js';
 import { enumOption, numberOption, objectOption, rejectUnknownKeys, signalOption } from '../util/validate.js';
-import { TTS_MODEL_IDS, type TtsModelId } from './types.js';
 import { MAX_NOISE_SCALE, MIN_NOISE_SCALE } from './voice-config.js';
 
 /** The spec's input limit, in Unicode code points. */
@@ -32,7 +32,7 @@ export function normalizeSynthesizeOptions(
 ): NormalizedSynthesizeOptions {
   const raw = objectOption('options', options);
   rejectUnknownKeys('options', raw, KEYS);
-  const model = enumOption('model', raw.model, TTS_MODEL_IDS) ?? 'svc-tts-1';
+  const model = enumOption('model', raw.model, TTS_MODEL_IDS) ?? DEFAULT_TTS_MODEL;
   const voice = raw.voice;
   if (typeof voice !== 'string') throw new InvalidOptionTypeError('voice', 'a voice id string', voice);
   if (voice.length === 0 || voice.length > 256) {

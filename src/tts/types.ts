@@ -1,6 +1,8 @@
 // Public types of text-to-speech.
+
 import type { Readable } from 'node:stream';
 import type { SpeechFormat } from '../audio/formats.js';
+import type { TtsModelId } from '../tiers.js';
 
 /**
  * A voice's gender as curated in the catalog (Piper configs carry none). `neutral` is also what voices the
@@ -20,10 +22,6 @@ export interface Voice {
   styles: string[];
   gender: VoiceGender;
 }
-
-/** The text-to-speech model ids of the speech API. */
-export const TTS_MODEL_IDS = ['svc-tts-1', 'svc-tts-1-flash'] as const;
-export type TtsModelId = (typeof TTS_MODEL_IDS)[number];
 
 /** Options of `Speech.synthesize()`. */
 export interface SynthesizeOptions {
@@ -83,4 +81,21 @@ export interface SpeechAudio extends SpeechAudioInfo {
   audio: Buffer;
   /** Seconds of audio synthesized (before encoding). */
   duration: number;
+}
+
+/** Options of `listVoices()`. */
+export interface ListVoicesOptions {
+  /** Also list voices whose config is there but whose `.onnx` is not (they cannot speak). Default false. */
+  includeUninstalled?: boolean;
+}
+
+/** What the text-to-speech side of the engine is doing. */
+export interface TtsStatus {
+  /** Worker threads alive now (they start on first use). */
+  workers: number;
+  /** Syntheses running and waiting for a worker. */
+  active: number;
+  pending: number;
+  /** Workers replaced after a crash, a stall or a phonemizer trap. */
+  replacedWorkers: number;
 }

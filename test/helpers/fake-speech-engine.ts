@@ -9,7 +9,7 @@ import type {
   Transcription,
   Voice,
 } from '../../src/index.js';
-import type { SpeechTranscribeOptions } from '../../src/speech.js';
+import type { SpeechTranscribeOptions } from '../../src/stt/types.js';
 
 export const FAKE_VOICES: Voice[] = [
   { id: 'en_US-fake', name: 'Fake (en-US)', languages: ['en-US'], styles: [], gender: 'female' },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../../src/errors.js';
-import { defaultThreads, normalizeTranscribeOptions } from '../../src/stt/options.js';
+import { defaultThreads, normalizeTranscribeOptions } from '../../src/stt/request.js';
 
 const defaults = { beamSize: 5, threads: 3 };
 

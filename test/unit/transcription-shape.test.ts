@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { DecodedAudio } from '../../src/audio/decode.js';
 import { InvalidOptionValueError } from '../../src/errors.js';
 import type { NativeModelInfo, NativeTranscription, NativeWhisperModel } from '../../src/native.js';
-import { normalizeTranscribeOptions } from '../../src/stt/options.js';
+import { normalizeTranscribeOptions } from '../../src/stt/request.js';
 import { runTranscription } from '../../src/stt/transcribe.js';
 import type { TranscribeOptions } from '../../src/stt/types.js';
 import { segment } from '../helpers/fake-native.js';

@@ -2,10 +2,10 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../../src/errors.js';
-import { codePointLength, normalizeSynthesizeOptions } from '../../src/tts/options.js';
+import { resolveTtsOptions } from '../../src/tts/config.js';
 import { PhonemeIdEncoder } from '../../src/tts/phoneme-ids.js';
+import { codePointLength, normalizeSynthesizeOptions } from '../../src/tts/request.js';
 import { hasSpeakableText, MAX_WORD_CODE_POINTS, normalizeText, splitIntoChunks } from '../../src/tts/text.js';
-import { resolveTtsOptions } from '../../src/tts/tts-options.js';
 
 const cp = (text: string) => [...text].map((c) => c.codePointAt(0)!);
 

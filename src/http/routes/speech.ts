@@ -4,7 +4,8 @@
 import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { SynthesisError } from '../../errors.js';
-import { type SpeechStream, type SynthesizeOptions, TTS_MODEL_IDS } from '../../tts/types.js';
+import { TTS_MODEL_IDS } from '../../tiers.js';
+import type { SpeechStream, SynthesizeOptions } from '../../tts/types.js';
 import { isPlainObject } from '../../util/validate.js';
 import { HttpError } from '../http-error.js';
 import { readJsonBody } from '../json-body.js';

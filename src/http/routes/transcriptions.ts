@@ -1,6 +1,6 @@
 // POST /v1/transcriptions: a multipart form with one audio file -> the transcription as JSON (spec 4.2).
 import { AudioDecodeError } from '../../errors.js';
-import { TIMESTAMP_GRANULARITIES } from '../../stt/options.js';
+import { TIMESTAMP_GRANULARITIES } from '../../stt/request.js';
 import type { TimestampGranularity } from '../../stt/types.js';
 import { HttpError } from '../http-error.js';
 import { readTranscriptionForm } from '../multipart.js';

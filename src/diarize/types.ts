@@ -1,0 +1,86 @@
+// The diarization domain: what callers configure and ask for, the settings the pipeline runs with, and what it
+// answers. Protocol files (worker-protocol.ts) and the engine import these; these import nothing but other domain types.
+import type { SpeakerTurn } from './turn.js';
+
+/** Per call: how many speakers to expect. */
+export interface SpeakerCountOptions {
+  /** At least this many speakers (1–32). Default 1. */
+  minSpeakers?: number;
+  /** At most this many (1–32). Default 8. */
+  maxSpeakers?: number;
+  /** Exactly this many, when known (1–32): the strongest hint, and the best results. */
+  numSpeakers?: number;
+}
+
+/** Engine settings of diarization (`createSpeech({ diarization })`). */
+export interface DiarizationConfig {
+  /**
+   * A speaker-embedding ONNX model (catalog id or path) taking 80-bin log-mel frames `[1, T, 80]` and returning an
+   * embedding `[1, D]`; default none: built-in MFCC statistics, no download.
+   */
+  embeddingModel?: string | null;
+  /** Clustering stops merging speakers farther apart than this cosine distance. Default 1.15 (built-in features). */
+  threshold?: number;
+  /** Speaker vectors are taken over windows this long (seconds). Default 1.5. */
+  windowSeconds?: number;
+  /** ...every this many seconds. Default 0.25. */
+  hopSeconds?: number;
+  /** Turns shorter than this join a neighbour (seconds). Default 0.3. */
+  minTurnSeconds?: number;
+  /** Without numSpeakers, a speaker needs this much speech (seconds). Default 5. */
+  minSpeakerSeconds?: number;
+  /** Two-channel audio whose channels differ: label by the louder channel (`auto`, default) or never (`never`). */
+  channels?: 'auto' | 'never';
+  /** Diarizations waiting beyond the running one; more fail with QueueFullError. Default 16. */
+  maxQueue?: number;
+  /** ONNX Runtime threads for the embedding model. Default 1. */
+  intraOpThreads?: number;
+}
+
+/** The speaker counts of one call, checked (`minSpeakers` <= `numSpeakers` <= `maxSpeakers`). */
+export type SpeakerCounts = Pick<DiarizeSettings, 'minSpeakers' | 'maxSpeakers' | 'numSpeakers'>;
+
+/** The pipeline's settings, as plain data: engine settings plus one call's speaker counts. */
+export interface DiarizeSettings {
+  minSpeakers: number;
+  maxSpeakers: number;
+  numSpeakers: number | undefined;
+  /** Clustering threshold on cosine distance. */
+  threshold: number;
+  windowSeconds: number;
+  hopSeconds: number;
+  /** Turns shorter than this are given to a neighbour. */
+  minTurnSeconds: number;
+  /**
+   * A speaker needs at least this much speech (seconds) unless `numSpeakers` says otherwise; smaller clusters join
+   * their nearest neighbour. Spectral features split one voice by content on short clips; this prior stops that.
+   */
+  minSpeakerSeconds: number;
+  /** Reassigns windows to their nearest speaker centroid after clustering. */
+  refine: boolean;
+}
+
+/** Options of `Speech.diarize`. */
+export interface DiarizeOptions extends SpeakerCountOptions {
+  /** Reject longer audio with AudioTooLongError. Default: the engine's. */
+  maxDurationSeconds?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * How speakers were told apart: `channels` (two-channel audio, one speaker per channel), `features` (built-in
+ * MFCC statistics), `embedding` (the configured speaker-embedding model), `tinydiarize` (a tdrz model's turns).
+ */
+export type DiarizationMethod = 'channels' | 'features' | 'embedding' | 'tinydiarize';
+
+/** Who spoke when. */
+export interface Diarization {
+  /** Speaker turns in time order; `speaker_1`, `speaker_2`, ... numbered by first appearance. */
+  turns: SpeakerTurn[];
+  /** The speakers found, in order of first appearance. */
+  speakers: string[];
+  /** Audio length in seconds. */
+  duration: number;
+  /** How speakers were told apart (see {@link DiarizationMethod}). */
+  method: DiarizationMethod;
+}

@@ -1,0 +1,208 @@
+// The engine's configuration (`createSpeech(options)`, also the server's JSON configuration file): every option
+// validated with an error naming it, and every default applied, once. The rest of the engine reads the result.
+import { resolve } from 'node:path';
+import { DEFAULT_MAX_DURATION_SECONDS, DEFAULT_MAX_INPUT_BYTES, sampleRateRange } from '../audio/decode.js';
+import { type ResolvedDiarizationConfig, resolveDiarizationConfig } from '../diarize/config.js';
+import type { DiarizationConfig } from '../diarize/types.js';
+import { InvalidOptionTypeError } from '../errors.js';
+import { catalogDefaults } from '../models/catalog.js';
+import { defaultModelsDir } from '../models/store.js';
+import { defaultThreads, normalizeVadOptions } from '../stt/request.js';
+import type { SttModelConfig, VadOptions } from '../stt/types.js';
+import { STT_MODEL_IDS, sttTierDefaults } from '../tiers.js';
+import { type ResolvedTtsOptions, resolveTtsOptions, type TtsOptions } from '../tts/config.js';
+import {
+  booleanOption,
+  integerOption,
+  isPlainObject,
+  numberOption,
+  objectOption,
+  rejectUnknownKeys,
+  stringOption,
+} from '../util/validate.js';
+
+/** Options of `createSpeech`. Also the JSON form of the server's configuration file. */
+export interface SpeechOptions {
+  /** Where catalog models are installed. Default `$VOXMILL_MODELS_DIR` or `~/.cache/voxmill/models`. */
+  modelsDir?: string;
+  /**
+   * Model ids and what serves them: a catalog id, a file path, or a {@link SttModelConfig}. `svc-stt-1` and
+   * `svc-stt-1-flash` default to the catalog's defaults (`base` and `tiny-q5_1`); other ids may be added.
+   */
+  models?: Record<string, string | SttModelConfig>;
+  /** Silero VAD model: a catalog id or a file path. Default the catalog's (`silero-v6.2.0`); null for none. */
+  vadModel?: string | null;
+  /** VAD for calls that do not say: false (default), true, or settings. Needs a VAD model. */
+  vad?: boolean | VadOptions;
+  /** Transcriptions running at once per model. Default 1 (whisper already uses several threads per call). */
+  concurrency?: number;
+  /** Transcriptions waiting per model before QueueFullError. Default 16. */
+  maxQueue?: number;
+  /** Unload a model after this many ms without work; 0 keeps models loaded. Default 300000 (5 minutes). */
+  idleUnloadMs?: number;
+  /** CPU threads per transcription. Default min(4, available cores - 1), at least 1. */
+  threads?: number;
+  /** Longest audio accepted, in seconds; enforced while decoding. Default 10800 (3 hours). */
+  maxDurationSeconds?: number;
+  /** Largest stream input read before decoding, in bytes. Default 1 GiB. */
+  maxInputBytes?: number;
+  /** Audio recorded below this many Hz is refused (AudioDecodeError) before it is decoded. Default 4000. */
+  minSampleRate?: number;
+  /** Audio recorded above this many Hz is refused (AudioDecodeError). Default 384000. */
+  maxSampleRate?: number;
+  /**
+   * Decoded audio all admitted transcriptions and diarizations may hold at once, in bytes (16 kHz float32: 64 KB per
+   * second, 3x that with the stereo sides diarization reads, plus one more copy for the diarization worker). Work that
+   * does not fit next to the rest fails with QueueFullError (retry later); audio that alone exceeds it fails with
+   * AudioTooLongError, and decoding stops there. Default 2 GiB.
+   */
+  maxDecodedBytes?: number;
+  /** Use a GPU backend when the addon was built with one. Default true. */
+  gpu?: boolean;
+  /**
+   * Directories scanned for Piper voices (`<name>.onnx` with `<name>.onnx.json`), in order; the first one holding
+   * a variant wins. Default: the models directory, where `voxmill models pull <voice>` puts them.
+   */
+  voiceDirs?: string[];
+  /** Text-to-speech workers, threads, queue and limits. */
+  tts?: TtsOptions;
+  /** Speaker diarization: features, clustering, an optional speaker-embedding model. */
+  diarization?: DiarizationConfig;
+}
+
+/** Default {@link SpeechOptions.maxDecodedBytes}: 2 GiB. */
+export const DEFAULT_MAX_DECODED_BYTES = 2 * 1024 ** 3;
+
+/** One configured speech-to-text id, with its defaults applied. */
+export interface ResolvedSttModel {
+  id: string;
+  /** A catalog id or a file path (resolved when loading: the file may be installed later). */
+  spec: string;
+  beamSize: number;
+  threads: number;
+  dtw: boolean;
+  concurrency: number;
+  maxQueue: number;
+}
+
+/** {@link SpeechOptions}, checked, with every default applied. */
+export interface ResolvedSpeechConfig {
+  modelsDir: string;
+  models: ResolvedSttModel[];
+  idleUnloadMs: number;
+  maxDurationSeconds: number;
+  maxInputBytes: number;
+  sampleRates: { minSampleRate: number; maxSampleRate: number };
+  maxDecodedBytes: number;
+  gpu: boolean;
+  vadModel: string | null;
+  vad: VadOptions | undefined;
+  voiceDirs: string[];
+  tts: ResolvedTtsOptions;
+  diarization: ResolvedDiarizationConfig;
+}
+
+const SPEECH_KEYS = [
+  'modelsDir',
+  'models',
+  'vadModel',
+  'vad',
+  'concurrency',
+  'maxQueue',
+  'idleUnloadMs',
+  'threads',
+  'maxDurationSeconds',
+  'maxInputBytes',
+  'minSampleRate',
+  'maxSampleRate',
+  'maxDecodedBytes',
+  'gpu',
+  'voiceDirs',
+  'tts',
+  'diarization',
+] as const;
+
+const STT_MODEL_KEYS = ['model', 'beamSize', 'threads', 'concurrency', 'maxQueue', 'dtw'] as const;
+
+/** What a model id inherits from the engine-wide options. */
+type SttEngineDefaults = Pick<ResolvedSttModel, 'threads' | 'concurrency' | 'maxQueue'>;
+
+/**
+ * Checks `createSpeech` options and applies every default.
+ * @throws InvalidOptionTypeError / InvalidOptionValueError naming the option (`models.svc-stt-1.beamSize`, ...).
+ */
+export function resolveSpeechConfig(options: unknown): ResolvedSpeechConfig {
+  const raw = objectOption('options', options);
+  rejectUnknownKeys('options', raw, SPEECH_KEYS);
+  const modelsDirOption = stringOption('modelsDir', raw.modelsDir);
+  const modelsDir = modelsDirOption ? resolve(modelsDirOption) : defaultModelsDir();
+  const vadModel = raw.vadModel === null ? null : stringOption('vadModel', raw.vadModel);
+  const engineDefaults: SttEngineDefaults = {
+    concurrency: integerOption('concurrency', raw.concurrency, 1, 64) ?? 1,
+    maxQueue: integerOption('maxQueue', raw.maxQueue, 0, 100_000) ?? 16,
+    threads: integerOption('threads', raw.threads, 1, 64) ?? defaultThreads(),
+  };
+  return {
+    modelsDir,
+    models: sttModels(raw.models, engineDefaults),
+    idleUnloadMs: integerOption('idleUnloadMs', raw.idleUnloadMs, 0, 2 ** 31 - 1) ?? 300_000,
+    maxDurationSeconds:
+      numberOption('maxDurationSeconds', raw.maxDurationSeconds, 0.001, 1e7) ?? DEFAULT_MAX_DURATION_SECONDS,
+    maxInputBytes:
+      integerOption('maxInputBytes', raw.maxInputBytes, 1, Number.MAX_SAFE_INTEGER) ?? DEFAULT_MAX_INPUT_BYTES,
+    sampleRates: sampleRateRange(raw),
+    maxDecodedBytes:
+      integerOption('maxDecodedBytes', raw.maxDecodedBytes, 1024 * 1024, Number.MAX_SAFE_INTEGER) ??
+      DEFAULT_MAX_DECODED_BYTES,
+    gpu: booleanOption('gpu', raw.gpu) ?? true,
+    vadModel: vadModel === undefined ? (catalogDefaults().vad ?? null) : vadModel,
+    vad: normalizeVadOptions('vad', raw.vad),
+    voiceDirs: voiceDirsOption(raw.voiceDirs) ?? [modelsDir],
+    tts: resolveTtsOptions(raw.tts),
+    diarization: resolveDiarizationConfig(raw.diarization),
+  };
+}
+
+/** The configured ids: the tiers' catalog defaults unless overridden, then the host's own ids, in that order. */
+function sttModels(value: unknown, engine: SttEngineDefaults): ResolvedSttModel[] {
+  const models = objectOption('models', value);
+  const defaults = catalogDefaults();
+  const resolved = new Map<string, ResolvedSttModel>();
+  for (const id of STT_MODEL_IDS) {
+    const catalogId = defaults[id];
+    if (models[id] === undefined && catalogId !== undefined) resolved.set(id, sttModel(id, catalogId, engine));
+  }
+  for (const [id, config] of Object.entries(models)) resolved.set(id, sttModel(id, config, engine));
+  return [...resolved.values()];
+}
+
+function sttModel(id: string, value: unknown, engine: SttEngineDefaults): ResolvedSttModel {
+  const param = `models.${id}`;
+  if (typeof value !== 'string' && !isPlainObject(value)) {
+    throw new InvalidOptionTypeError(param, 'a catalog id, a file path or { model, ... }', value);
+  }
+  const config: Record<string, unknown> = typeof value === 'string' ? { model: value } : value;
+  rejectUnknownKeys(param, config, STT_MODEL_KEYS);
+  const spec = stringOption(`${param}.model`, config.model);
+  if (spec === undefined || spec === '') {
+    throw new InvalidOptionTypeError(`${param}.model`, 'a catalog id or a file path', config.model);
+  }
+  const tier = sttTierDefaults(id);
+  return {
+    id,
+    spec,
+    beamSize: integerOption(`${param}.beamSize`, config.beamSize, 1, 16) ?? tier.beamSize,
+    threads: integerOption(`${param}.threads`, config.threads, 1, 64) ?? engine.threads,
+    dtw: booleanOption(`${param}.dtw`, config.dtw) ?? tier.dtw,
+    concurrency: integerOption(`${param}.concurrency`, config.concurrency, 1, 64) ?? engine.concurrency,
+    maxQueue: integerOption(`${param}.maxQueue`, config.maxQueue, 0, 100_000) ?? engine.maxQueue,
+  };
+}
+
+function voiceDirsOption(value: unknown): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.some((dir) => typeof dir !== 'string' || dir.length === 0)) {
+    throw new InvalidOptionTypeError('voiceDirs', 'an array of directory paths', value);
+  }
+  return value.map((dir: string) => resolve(dir));
+}

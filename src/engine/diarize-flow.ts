@@ -1,0 +1,68 @@
+// `Speech.diarize()`: who spoke when, without transcribing. Checks the call, finds the models, decodes under the
+// engine's audio budget, and hands the samples to the diarization service.
+import type { AudioInput } from '../audio/decode.js';
+import { SPEAKER_COUNT_KEYS, speakerCounts } from '../diarize/request.js';
+import type { DiarizationModels, DiarizationService } from '../diarize/service.js';
+import type { Diarization, DiarizeOptions } from '../diarize/types.js';
+import { ModelNotFoundError } from '../errors.js';
+import { numberOption, objectOption, rejectUnknownKeys, signalOption } from '../util/validate.js';
+import type { AudioAdmission } from './audio-admission.js';
+import type { ResolvedSpeechConfig } from './config.js';
+import type { ModelLocator } from './model-locator.js';
+
+/** Copies of the 16 kHz samples a diarizing call holds: the mix, the two sides, the diarization worker's copy. */
+export const DIARIZE_SAMPLE_COPIES = 4;
+
+/** What the diarize flow works with. */
+export interface DiarizeFlowContext {
+  config: ResolvedSpeechConfig;
+  locator: ModelLocator;
+  admission: AudioAdmission;
+  diarization: DiarizationService;
+}
+
+/**
+ * The VAD model and (when configured) the speaker-embedding model, as installed paths.
+ * @throws ModelNotFoundError saying which model is missing and how to install it.
+ */
+export function diarizationModels({
+  config,
+  locator,
+}: Pick<DiarizeFlowContext, 'config' | 'locator'>): DiarizationModels {
+  if (config.vadModel === null) {
+    throw new ModelNotFoundError('diarization needs the Silero VAD model, but vadModel is null');
+  }
+  const embedding = config.diarization.embeddingModel;
+  return {
+    vad: locator.requireInstalled('vad', config.vadModel),
+    embedding: embedding === null ? undefined : locator.requireInstalled('diarization.embeddingModel', embedding),
+  };
+}
+
+export async function diarizeInput(
+  context: DiarizeFlowContext,
+  input: AudioInput,
+  options: DiarizeOptions,
+): Promise<Diarization> {
+  const { config } = context;
+  const raw = objectOption('options', options);
+  rejectUnknownKeys('options', raw, [...SPEAKER_COUNT_KEYS, 'maxDurationSeconds', 'signal']);
+  const counts = speakerCounts(raw);
+  const signal = signalOption('signal', raw.signal);
+  const maxDurationSeconds = Math.min(
+    numberOption('maxDurationSeconds', raw.maxDurationSeconds, 0.001, 1e7) ?? config.maxDurationSeconds,
+    config.maxDurationSeconds,
+  );
+  const models = diarizationModels(context);
+  const { audio, release } = await context.admission.decode(input, {
+    maxDurationSeconds,
+    copies: DIARIZE_SAMPLE_COPIES,
+    stereo: true,
+    signal,
+  });
+  try {
+    return await context.diarization.diarize(audio, counts, models, signal);
+  } finally {
+    release();
+  }
+}

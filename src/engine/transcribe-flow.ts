@@ -1,0 +1,105 @@
+// `Speech.transcribe()`: one transcription from request to result. Checks the call against the model id's defaults,
+// takes a place in the model's queue (failing fast when full), decodes while earlier work still runs, and, with
+// `diarize`, finds speakers on their own worker while whisper transcribes, then labels segments and words.
+import type { AudioInput } from '../audio/decode.js';
+import { attachSpeakers } from '../diarize/attach.js';
+import type { DiarizationService } from '../diarize/service.js';
+import { normalizeTranscribeOptions } from '../stt/request.js';
+import type { SpeechTranscribeOptions, Transcription } from '../stt/types.js';
+import { nativeVadParams } from '../stt/whisper-model.js';
+import { DEFAULT_STT_MODEL } from '../tiers.js';
+import { untilAborted } from '../util/job.js';
+import { objectOption } from '../util/validate.js';
+import type { AudioAdmission } from './audio-admission.js';
+import type { ResolvedSpeechConfig } from './config.js';
+import { DIARIZE_SAMPLE_COPIES, diarizationModels } from './diarize-flow.js';
+import type { ModelLocator } from './model-locator.js';
+import type { ModelRegistry } from './model-registry.js';
+
+/** What the transcribe flow works with. */
+export interface TranscribeFlowContext {
+  config: ResolvedSpeechConfig;
+  locator: ModelLocator;
+  registry: ModelRegistry;
+  admission: AudioAdmission;
+  diarization: DiarizationService;
+}
+
+export async function transcribeInput(
+  context: TranscribeFlowContext,
+  input: AudioInput,
+  options: SpeechTranscribeOptions,
+): Promise<Transcription> {
+  const { config, locator, registry, admission } = context;
+  const raw = objectOption('options', options);
+  const slot = registry.slot(raw.model ?? DEFAULT_STT_MODEL);
+  const normalized = normalizeTranscribeOptions(raw, { beamSize: slot.config.beamSize, threads: slot.config.threads });
+  // No call may decode more than the engine allows.
+  normalized.maxDurationSeconds = Math.min(normalized.maxDurationSeconds ?? Infinity, config.maxDurationSeconds);
+  // A call that says nothing about VAD gets the engine's default.
+  if (raw.vad === undefined && config.vad) normalized.vad = config.vad;
+  const vadModelPath =
+    normalized.vad && normalized.vad.model === undefined && config.vadModel !== null
+      ? locator.requireInstalled('vad', config.vadModel)
+      : undefined;
+  const vad = nativeVadParams(normalized.vad, vadModelPath);
+  const { signal } = normalized;
+  // Fail before decoding when the model file is missing (the error says how to install it).
+  registry.requireAvailable(slot);
+  const models = normalized.diarize ? diarizationModels(context) : undefined;
+
+  // Take a place first (fails fast when full), then decode while earlier jobs still run.
+  const lease = slot.queue.admit();
+  registry.keepLoaded(slot);
+  // An aborted call answers at once, but its slot stays taken until whisper has really stopped.
+  let nativeWork: Promise<void> | undefined;
+  let stopDiarizing: (() => void) | undefined;
+  let releaseAudio: (() => void) | undefined;
+  try {
+    const { audio, release } = await admission.decode(input, {
+      maxDurationSeconds: normalized.maxDurationSeconds,
+      copies: normalized.diarize ? DIARIZE_SAMPLE_COPIES : 1,
+      stereo: normalized.diarize,
+      signal,
+    });
+    releaseAudio = release;
+    const counts = normalized.speakers;
+    const tinydiarize = normalized.params.tinydiarize === true;
+    // Speakers are found on their own worker thread while whisper transcribes; if the transcription fails, the
+    // diarization is cancelled with it.
+    const diarizing = new AbortController();
+    const onAbort = () => diarizing.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    stopDiarizing = () => {
+      signal?.removeEventListener('abort', onAbort);
+      diarizing.abort(new Error('the transcription ended'));
+    };
+    const early =
+      counts && models && !tinydiarize
+        ? context.diarization.diarize(audio, counts, models, diarizing.signal)
+        : undefined;
+    early?.catch(() => undefined); // awaited below; a transcription failure must not leave it unhandled
+    await lease.acquire(signal);
+    const model = await untilAborted(registry.load(slot), signal);
+    const transcription = await model.transcribeDecoded(audio, normalized, vad, (settled) => {
+      nativeWork = settled;
+    });
+    if (counts && models) {
+      const diarization =
+        early ??
+        context.diarization.diarizeTinydiarize(audio, transcription.segments ?? [], counts, models, diarizing.signal);
+      attachSpeakers(transcription, transcription.words ?? [], (await diarization).turns);
+      if (normalized.timestamps !== 'word') delete transcription.words;
+    }
+    return transcription;
+  } finally {
+    stopDiarizing?.();
+    const done = () => {
+      releaseAudio?.();
+      lease.release();
+      registry.scheduleUnload(slot);
+    };
+    if (nativeWork) void nativeWork.then(done);
+    else done();
+  }
+}

@@ -1,0 +1,45 @@
+// The service tiers of the speech API, in one table: the model ids a client may name, and what each changes. Code
+// elsewhere asks this file ("how wide a beam for this id?", "which voice quality?") instead of comparing ids inline.
+
+/** The speech-to-text model ids of the speech API. */
+export const STT_MODEL_IDS = ['svc-stt-1', 'svc-stt-1-flash'] as const;
+export type SttModelId = (typeof STT_MODEL_IDS)[number];
+/** The id a transcription uses when it names none. */
+export const DEFAULT_STT_MODEL: SttModelId = 'svc-stt-1';
+
+/** The text-to-speech model ids of the speech API. */
+export const TTS_MODEL_IDS = ['svc-tts-1', 'svc-tts-1-flash'] as const;
+export type TtsModelId = (typeof TTS_MODEL_IDS)[number];
+/** The id a synthesis uses when it names none. */
+export const DEFAULT_TTS_MODEL: TtsModelId = 'svc-tts-1';
+
+/** What a speech-to-text id defaults to when its configuration does not say. */
+export interface SttTierDefaults {
+  /** Beam width: 1 = greedy. */
+  beamSize: number;
+  /** DTW word timestamps (about 30% slower; see `SttModelConfig.dtw`). */
+  dtw: boolean;
+}
+
+const STT_TIERS: Record<SttModelId, SttTierDefaults> = {
+  // Accuracy: beam search and DTW word times.
+  'svc-stt-1': { beamSize: 5, dtw: true },
+  // Speed: greedy decoding, token-timestamp word times (and flash attention, which DTW turns off).
+  'svc-stt-1-flash': { beamSize: 1, dtw: false },
+};
+// Ids the host adds: greedy (the cheaper default) with accurate word times.
+const CUSTOM_STT_TIER: SttTierDefaults = { beamSize: 1, dtw: true };
+
+/** The defaults of a configured speech-to-text id: its tier's, or those of a custom id. */
+export function sttTierDefaults(id: string): SttTierDefaults {
+  return isSttModelId(id) ? STT_TIERS[id] : CUSTOM_STT_TIER;
+}
+
+export function isSttModelId(id: string): id is SttModelId {
+  return (STT_MODEL_IDS as readonly string[]).includes(id);
+}
+
+/** Which installed quality of a voice a text-to-speech id picks. */
+export function voicePreference(model: TtsModelId): 'best' | 'fastest' {
+  return model === 'svc-tts-1-flash' ? 'fastest' : 'best';
+}
