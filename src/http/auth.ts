@@ -3,7 +3,15 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { HttpError } from './http-error.js';
-import type { ResolvedHandlerOptions } from './options.js';
+
+/** Decides whether a bearer token may call the API. Throwing answers 500; returning false answers 401. */
+export type AuthorizeFunction = (token: string, req: IncomingMessage) => boolean | Promise<boolean>;
+
+/** The `auth` option, resolved: the accepted API keys, or the host's function, or neither (no authentication). */
+export interface ResolvedAuth {
+  keys: readonly string[] | undefined;
+  authorize: AuthorizeFunction | undefined;
+}
 
 // RFC 6750: `Authorization: Bearer <b64token>`; the scheme is case-insensitive.
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
@@ -51,9 +59,7 @@ function addressOf(req: IncomingMessage): string {
  * Resolves to the caller's identity when the request may proceed; rejects with a 401 HttpError otherwise. The
  * identity is a digest of the key or token (no secret is kept as a map key), or `addr:<address>` without auth.
  */
-export function authenticator(
-  options: Pick<ResolvedHandlerOptions, 'keys' | 'authorize'>,
-): (req: IncomingMessage) => Promise<string> {
+export function authenticator(options: ResolvedAuth): (req: IncomingMessage) => Promise<string> {
   const { authorize } = options;
   const matches = options.keys ? keyMatcher(options.keys) : undefined;
   if (!authorize && !matches) return async (req) => addressOf(req);

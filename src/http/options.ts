@@ -1,6 +1,5 @@
 // Options of createSpeechHandler(): validated once, with every limit named and defaulted.
 import { accessSync, constants, statSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
 import { resolve } from 'node:path';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 import type { Speech } from '../speech.js';
@@ -15,14 +14,11 @@ import {
   stringOption,
 } from '../util/validate.js';
 import { AUDIO_CONTAINERS, type AudioContainer, SPEC_AUDIO_CONTAINERS } from './audio-sniff.js';
-import { API_KEY_CHARACTERS, isBearerToken } from './auth.js';
+import { API_KEY_CHARACTERS, type AuthorizeFunction, isBearerToken, type ResolvedAuth } from './auth.js';
 import type { RequestLogEntry } from './request-log.js';
 
 /** What the handler needs of the engine: a {@link Speech} from `createSpeech()`. */
 export type SpeechEngine = Pick<Speech, 'transcribe' | 'synthesize' | 'listVoices' | 'modelIds'>;
-
-/** Decides whether a bearer token may call the API. Throwing answers 500; returning false answers 401. */
-export type AuthorizeFunction = (token: string, req: IncomingMessage) => boolean | Promise<boolean>;
 
 /** Limits of the handler. Each has a default; all are per request unless said otherwise. */
 export interface SpeechHandlerLimits {
@@ -107,10 +103,8 @@ export interface SpeechHandlerOptions {
   onRequest?: (entry: RequestLogEntry) => void;
 }
 
-export interface ResolvedHandlerOptions {
+export interface ResolvedHandlerOptions extends ResolvedAuth {
   speech: SpeechEngine;
-  authorize: AuthorizeFunction | undefined;
-  keys: readonly string[] | undefined;
   errors: 'respond' | 'next';
   audioFormats: readonly AudioContainer[];
   uploadDir: string | undefined;
@@ -159,7 +153,7 @@ export const LIMIT_KEYS = [
   'retryAfterSeconds',
 ] as const;
 
-function authOption(value: unknown): Pick<ResolvedHandlerOptions, 'authorize' | 'keys'> {
+function authOption(value: unknown): ResolvedAuth {
   if (value === false) return { authorize: undefined, keys: undefined };
   if (typeof value === 'function') return { authorize: value as AuthorizeFunction, keys: undefined };
   if (Array.isArray(value)) {
