@@ -1,0 +1,266 @@
+// The Speech facade composed from fakes: no addon, no model files, no worker threads. Checks what the engine adds
+// around its pieces (tier defaults, lazy shared loads, queues, the decoded-audio budget, idle unloading, errors
+// that keep their domain, closing) in milliseconds.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { DecodedAudio } from '../../src/audio/decode.js';
+import type { SpeechDependencies, TtsService } from '../../src/engine/dependencies.js';
+import type { SttModel, SttModelLoader } from '../../src/engine/model-registry.js';
+import {
+  ClosedError,
+  DiarizationError,
+  InvalidOptionTypeError,
+  ModelNotFoundError,
+  QueueFullError,
+  TranscriptionError,
+} from '../../src/errors.js';
+import { Speech, type SpeechOptions } from '../../src/index.js';
+import type { NormalizedTranscribeOptions } from '../../src/stt/request.js';
+import type { Transcription } from '../../src/stt/types.js';
+
+const SECOND = 16_000;
+
+function audioOf(seconds: number, stereo = false): DecodedAudio {
+  const samples = new Float32Array(Math.round(seconds * SECOND));
+  return {
+    samples,
+    sampleRate: SECOND,
+    duration: seconds,
+    source: { container: 'wav', codec: 'pcm_s16le', sampleRate: SECOND, channels: stereo ? 2 : 1, bitRate: 0 },
+  };
+}
+
+/** A model that answers once `release()` is called (or at once), recording what it was asked. */
+class FakeModel implements SttModel {
+  loaded = true;
+  readonly info = { path: '/fake', type: 'base' } as unknown as SttModel['info'];
+  readonly calls: NormalizedTranscribeOptions[] = [];
+  disposed = 0;
+  #gate: Promise<void> | undefined;
+  #open: (() => void) | undefined;
+
+  hold(): void {
+    this.#gate = new Promise((resolve) => {
+      this.#open = resolve;
+    });
+  }
+
+  release(): void {
+    this.#open?.();
+    this.#gate = undefined;
+  }
+
+  async transcribeDecoded(audio: DecodedAudio, options: NormalizedTranscribeOptions): Promise<Transcription> {
+    this.calls.push(options);
+    await this.#gate;
+    return {
+      text: ' hello there',
+      language: 'en',
+      duration: audio.duration,
+      segments: [{ id: 0, start: 0, end: audio.duration, text: ' hello there' }],
+      words: [
+        { word: ' hello', start: 0, end: audio.duration / 2 },
+        { word: ' there', start: audio.duration / 2, end: audio.duration },
+      ],
+    };
+  }
+
+  dispose(): void {
+    this.disposed++;
+    this.loaded = false;
+  }
+}
+
+interface Harness {
+  speech: Speech;
+  models: FakeModel[];
+  loads: Array<{ path: string; options: { gpu: boolean; dtw: boolean } }>;
+  decodes: number;
+  tts: { closed: number; calls: number };
+}
+
+const engines: Speech[] = [];
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((speech) => speech.close()));
+  vi.useRealTimers();
+});
+
+function harness(options: SpeechOptions = {}, overrides: Partial<SpeechDependencies> = {}, seconds = 2): Harness {
+  const state: Omit<Harness, 'speech'> = { models: [], loads: [], decodes: 0, tts: { closed: 0, calls: 0 } };
+  const load: SttModelLoader = async (path, loadOptions) => {
+    state.loads.push({ path, options: loadOptions });
+    const model = new FakeModel();
+    state.models.push(model);
+    return model;
+  };
+  const tts: TtsService = {
+    synthesize: async () => {
+      state.tts.calls++;
+      throw new Error('not used');
+    },
+    synthesizeToBuffer: async () => {
+      state.tts.calls++;
+      return { audio: Buffer.from('RIFF') } as unknown as Awaited<ReturnType<TtsService['synthesizeToBuffer']>>;
+    },
+    status: () => ({ workers: 1, active: 0, pending: 0, replacedWorkers: 0 }),
+    close: async () => {
+      state.tts.closed++;
+    },
+  };
+  const dependencies: SpeechDependencies = {
+    decodeAudio: async (_input, decodeOptions) => {
+      state.decodes++;
+      return audioOf(
+        Math.min(seconds, decodeOptions.maxDurationSeconds ?? Infinity),
+        decodeOptions.channels === 'stereo',
+      );
+    },
+    loadSttModel: load,
+    detectSpeechRegions: async (samples) => [{ start: 0, end: samples.length / SECOND }],
+    createSpeakerWorker: () => ({
+      run: async (_samples, regions) => [
+        { start: regions[0]?.start ?? 0, end: regions[0]?.end ?? 0, speaker: 'speaker_1' },
+      ],
+      close: async () => undefined,
+    }),
+    createTtsService: () => tts,
+    fileExists: () => true,
+    ...overrides,
+  };
+  const speech = new Speech({ modelsDir: '/models', vadModel: 'silero-v6.2.0', ...options }, dependencies);
+  engines.push(speech);
+  return { speech, ...state };
+}
+
+describe('Speech (fakes)', () => {
+  it('gives each tier its defaults: svc-stt-1 beam 5 with DTW, svc-stt-1-flash greedy without', async () => {
+    const h = harness();
+    await h.speech.transcribe(new Float32Array(SECOND));
+    await h.speech.transcribe(new Float32Array(SECOND), { model: 'svc-stt-1-flash' });
+    expect(h.loads.map((load) => load.options.dtw)).toEqual([true, false]);
+    expect(h.models[0]?.calls[0]?.params.beamSize).toBe(5);
+    expect(h.models[1]?.calls[0]?.params.beamSize).toBe(0); // greedy
+    expect(h.loads[0]?.path.startsWith('/models/')).toBe(true);
+  });
+
+  it('loads a model once for concurrent calls, and retries a load that failed', async () => {
+    let fail = true;
+    const model = new FakeModel();
+    let loads = 0;
+    const h = harness(
+      {},
+      {
+        loadSttModel: async () => {
+          loads++;
+          if (fail) throw new Error('disk hiccup');
+          return model;
+        },
+      },
+    );
+    await expect(h.speech.transcribe(new Float32Array(SECOND))).rejects.toThrow('disk hiccup');
+    fail = false;
+    await Promise.all([h.speech.transcribe(new Float32Array(SECOND)), h.speech.transcribe(new Float32Array(SECOND))]);
+    expect(loads).toBe(2);
+    expect(model.calls).toHaveLength(2);
+  });
+
+  it('names unknown and missing models before decoding anything', async () => {
+    const h = harness({}, { fileExists: () => false });
+    await expect(h.speech.transcribe(new Float32Array(SECOND), { model: 'nope' })).rejects.toThrow(ModelNotFoundError);
+    await expect(h.speech.transcribe(new Float32Array(SECOND), { model: 7 as unknown as string })).rejects.toThrow(
+      InvalidOptionTypeError,
+    );
+    await expect(h.speech.transcribe(new Float32Array(SECOND))).rejects.toThrow(/npx voxmill models pull/);
+    expect(h.decodes).toBe(0);
+    expect(h.speech.status().map((s) => [s.id, s.installed, s.loaded])).toEqual([
+      ['svc-stt-1', false, false],
+      ['svc-stt-1-flash', false, false],
+    ]);
+  });
+
+  it('refuses work beyond concurrency + maxQueue with QueueFullError, and runs it once there is room', async () => {
+    const h = harness({ concurrency: 1, maxQueue: 0 });
+    await h.speech.loadModel('svc-stt-1');
+    const model = h.models[0] as FakeModel;
+    model.hold();
+    const first = h.speech.transcribe(new Float32Array(SECOND));
+    await vi.waitFor(() => expect(model.calls).toHaveLength(1));
+    await expect(h.speech.transcribe(new Float32Array(SECOND))).rejects.toThrow(QueueFullError);
+    model.release();
+    await first;
+    await expect(h.speech.transcribe(new Float32Array(SECOND))).resolves.toMatchObject({ text: ' hello there' });
+  });
+
+  it('holds decoded audio against maxDecodedBytes until the call ends', async () => {
+    // 1 MiB holds 16 s of 16 kHz float32; each call decodes 10 s.
+    const h = harness({ maxDecodedBytes: 1024 * 1024, concurrency: 2 }, {}, 10);
+    await h.speech.loadModel('svc-stt-1');
+    const model = h.models[0] as FakeModel;
+    model.hold();
+    const first = h.speech.transcribe(new Float32Array(SECOND));
+    await vi.waitFor(() => expect(model.calls).toHaveLength(1));
+    await expect(h.speech.transcribe(new Float32Array(SECOND))).rejects.toThrow(QueueFullError);
+    model.release();
+    await first;
+    await expect(h.speech.transcribe(new Float32Array(SECOND))).resolves.toBeDefined();
+  });
+
+  it('unloads a model after idleUnloadMs without work, and loads it again when used', async () => {
+    vi.useFakeTimers();
+    const h = harness({ idleUnloadMs: 1000 });
+    await h.speech.transcribe(new Float32Array(SECOND));
+    expect(h.speech.status()[0]?.loaded).toBe(true);
+    await vi.advanceTimersByTimeAsync(1001);
+    expect(h.models[0]?.disposed).toBe(1);
+    expect(h.speech.status()[0]?.loaded).toBe(false);
+    await h.speech.transcribe(new Float32Array(SECOND));
+    expect(h.loads).toHaveLength(2);
+  });
+
+  it('labels segments and words with speakers when diarize is true', async () => {
+    const h = harness();
+    const result = await h.speech.transcribe(new Float32Array(SECOND), { diarize: true, timestamps: 'word' });
+    expect(result.segments?.[0]?.speaker).toBe('speaker_1');
+    expect(result.words?.every((word) => word.speaker === 'speaker_1')).toBe(true);
+  });
+
+  it('reports a VAD failure inside diarize() as a DiarizationError with the cause kept', async () => {
+    const vadFailure = new TranscriptionError('VAD failed: bad model');
+    const h = harness({}, { detectSpeechRegions: async () => Promise.reject(vadFailure) });
+    const error = await h.speech.diarize(new Float32Array(SECOND)).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(DiarizationError);
+    expect((error as DiarizationError).message).toBe('VAD failed: bad model');
+    expect((error as DiarizationError).cause).toBe(vadFailure);
+  });
+
+  it('diarize() answers turns, speakers, duration and method', async () => {
+    const h = harness();
+    await expect(h.speech.diarize(new Float32Array(SECOND))).resolves.toEqual({
+      turns: [{ start: 0, end: 2, speaker: 'speaker_1' }],
+      speakers: ['speaker_1'],
+      duration: 2,
+      method: 'features',
+    });
+  });
+
+  it('starts text-to-speech only when used, and closes everything once', async () => {
+    const h = harness();
+    expect(h.speech.ttsStatus().workers).toBe(0);
+    await h.speech.synthesizeToBuffer({ voice: 'v', input: 'hi' });
+    expect(h.speech.ttsStatus().workers).toBe(1);
+    await h.speech.transcribe(new Float32Array(SECOND));
+    await h.speech.close();
+    await h.speech.close();
+    expect(h.tts.closed).toBe(2);
+    expect(h.models[0]?.disposed).toBe(1);
+    await expect(h.speech.transcribe(new Float32Array(SECOND))).rejects.toThrow(ClosedError);
+    await expect(h.speech.diarize(new Float32Array(SECOND))).rejects.toThrow(ClosedError);
+    await expect(h.speech.synthesize({ voice: 'v', input: 'hi' })).rejects.toThrow(ClosedError);
+  });
+
+  it('validates its configuration with errors naming the option', () => {
+    expect(() => harness({ models: { 'svc-stt-1': { model: 'base', beamSize: 99 } } })).toThrow(
+      /models\.svc-stt-1\.beamSize/,
+    );
+    expect(() => harness({ nope: 1 } as SpeechOptions)).toThrow(/nope/);
+  });
+});
