@@ -3,15 +3,9 @@ import { resolve } from 'node:path';
 import { InvalidOptionTypeError } from '../errors.js';
 import { type NativeDetectSpeechParams, native } from '../native.js';
 import { runJob } from '../util/job.js';
-import {
-  integerOption,
-  numberOption,
-  objectOption,
-  rejectUnknownKeys,
-  signalOption,
-  stringOption,
-} from '../util/validate.js';
+import { objectOption, rejectUnknownKeys, signalOption, stringOption } from '../util/validate.js';
 import { copyPcm } from './pcm-copy.js';
+import { readVadSettings, VAD_DEFAULTS, VAD_SETTING_KEYS } from './vad-settings.js';
 
 /** A stretch of speech, in seconds of the input. */
 export interface SpeechRegion {
@@ -40,15 +34,7 @@ export interface SpeechRegionOptions {
   signal?: AbortSignal;
 }
 
-const KEYS = [
-  'model',
-  'threshold',
-  'minSpeechMs',
-  'minSilenceMs',
-  'maxSpeechSeconds',
-  'speechPadMs',
-  'signal',
-] as const;
+const KEYS = ['model', ...VAD_SETTING_KEYS, 'signal'] as const;
 
 /**
  * Finds the speech in 16 kHz mono samples (as {@link decodeAudio} returns them) with whisper.cpp's Silero
@@ -91,17 +77,7 @@ function prepareDetection(options: SpeechRegionOptions): {
   if (model === undefined || model === '') {
     throw new InvalidOptionTypeError('model', 'a path to a ggml Silero VAD model', raw.model);
   }
-  const params: NativeDetectSpeechParams = { modelPath: resolve(model) };
-  const threshold = numberOption('threshold', raw.threshold, 0, 1);
-  if (threshold !== undefined) params.threshold = threshold;
-  const minSpeechMs = integerOption('minSpeechMs', raw.minSpeechMs, 0, 60_000);
-  if (minSpeechMs !== undefined) params.minSpeechMs = minSpeechMs;
-  const minSilenceMs = integerOption('minSilenceMs', raw.minSilenceMs, 0, 60_000);
-  if (minSilenceMs !== undefined) params.minSilenceMs = minSilenceMs;
-  const maxSpeechSeconds = numberOption('maxSpeechSeconds', raw.maxSpeechSeconds, 0, 3600);
-  if (maxSpeechSeconds !== undefined) params.maxSpeechSeconds = maxSpeechSeconds;
-  const speechPadMs = integerOption('speechPadMs', raw.speechPadMs, 0, 10_000);
-  if (speechPadMs !== undefined) params.speechPadMs = speechPadMs;
+  const params: NativeDetectSpeechParams = { modelPath: resolve(model), ...VAD_DEFAULTS, ...readVadSettings(raw, '') };
   const signal = signalOption('signal', raw.signal);
   return { run: (samples) => runJob(() => native().detectSpeech(samples, params), { signal }), signal };
 }

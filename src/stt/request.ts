@@ -1,6 +1,7 @@
 // Validates transcription options and turns them into native parameters.
 
 import { availableParallelism } from 'node:os';
+import { readVadSettings, VAD_SETTING_KEYS } from '../audio/vad-settings.js';
 import { diarizeOption } from '../diarize/request.js';
 import type { SpeakerCounts } from '../diarize/types.js';
 import { InvalidOptionValueError } from '../errors.js';
@@ -46,15 +47,7 @@ const TRANSCRIBE_KEYS = [
   'onSegment',
 ] as const;
 
-const VAD_KEYS = [
-  'model',
-  'threshold',
-  'minSpeechMs',
-  'minSilenceMs',
-  'maxSpeechSeconds',
-  'speechPadMs',
-  'overlapSeconds',
-] as const;
+const VAD_KEYS = ['model', ...VAD_SETTING_KEYS, 'overlapSeconds'] as const;
 
 /**
  * Threads per transcription unless configured: one core is left to the event loop and the host (ggml's
@@ -100,16 +93,7 @@ export function normalizeVadOptions(param: string, value: unknown): VadOptions |
   const vad: VadOptions = {};
   const model = stringOption(`${param}.model`, raw.model);
   if (model !== undefined) vad.model = model;
-  const threshold = numberOption(`${param}.threshold`, raw.threshold, 0, 1);
-  if (threshold !== undefined) vad.threshold = threshold;
-  const minSpeechMs = integerOption(`${param}.minSpeechMs`, raw.minSpeechMs, 0, 60_000);
-  if (minSpeechMs !== undefined) vad.minSpeechMs = minSpeechMs;
-  const minSilenceMs = integerOption(`${param}.minSilenceMs`, raw.minSilenceMs, 0, 60_000);
-  if (minSilenceMs !== undefined) vad.minSilenceMs = minSilenceMs;
-  const maxSpeechSeconds = numberOption(`${param}.maxSpeechSeconds`, raw.maxSpeechSeconds, 0, 3600);
-  if (maxSpeechSeconds !== undefined) vad.maxSpeechSeconds = maxSpeechSeconds;
-  const speechPadMs = integerOption(`${param}.speechPadMs`, raw.speechPadMs, 0, 10_000);
-  if (speechPadMs !== undefined) vad.speechPadMs = speechPadMs;
+  Object.assign(vad, readVadSettings(raw, `${param}.`));
   const overlapSeconds = numberOption(`${param}.overlapSeconds`, raw.overlapSeconds, 0, 1);
   if (overlapSeconds !== undefined) vad.overlapSeconds = overlapSeconds;
   return vad;
