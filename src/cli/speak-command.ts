@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { SPEECH_FORMATS, type SpeechFormat } from '../audio/formats.js';
 import { createSpeech } from '../speech.js';
-import { TTS_MODEL_IDS, type TtsModelId } from '../tiers.js';
+import { DEFAULT_TTS_MODEL, TTS_MODEL_IDS, type TtsModelId } from '../tiers.js';
 
 interface SayFlags {
   voice: string;
@@ -60,7 +60,9 @@ export function registerSpeakCommands(program: Command): void {
       new Option('-f, --format <format>', 'default: from the output extension, else mp3').choices(SPEECH_FORMATS),
     )
     .addOption(
-      new Option('-m, --model <id>', 'best quality or fastest variant').choices(TTS_MODEL_IDS).default('svc-tts-1'),
+      new Option('-m, --model <id>', 'best quality or fastest variant')
+        .choices(TTS_MODEL_IDS)
+        .default(DEFAULT_TTS_MODEL),
     )
     .option('-s, --speed <x>', 'speed, 0.5 to 2.0', number('--speed'))
     .option('-r, --sample-rate <hz>', 'output rate: 8000, 16000, 22050, 24000, 44100, 48000', number('--sample-rate'))

@@ -4,7 +4,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { createSpeech } from '../speech.js';
 import { TIMESTAMP_GRANULARITIES } from '../stt/request.js';
 import type { TimestampGranularity, TranscribeOptions } from '../stt/types.js';
-import { STT_MODEL_IDS } from '../tiers.js';
+import { DEFAULT_STT_MODEL, STT_MODEL_IDS } from '../tiers.js';
 import { OUTPUT_FORMATS, type OutputFormat, renderTranscription } from './output-formats.js';
 
 interface TranscribeFlags {
@@ -38,7 +38,7 @@ export function registerTranscribeCommand(program: Command): Command {
     .option(
       '-m, --model <model>',
       `model id (${STT_MODEL_IDS.join(', ')}), catalog id (see "voxmill models list") or path to a ggml file`,
-      'svc-stt-1',
+      DEFAULT_STT_MODEL,
     )
     .option('-l, --language <code>', 'ISO-639-1 language hint (default: detect)')
     .addOption(new Option('-t, --timestamps <granularity>', 'timing detail').choices(TIMESTAMP_GRANULARITIES))
