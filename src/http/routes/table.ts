@@ -1,0 +1,54 @@
+// Which route answers a request: the API's four paths and their methods, matched below the mount point.
+import type { IncomingMessage } from 'node:http';
+import { HttpError } from '../http-error.js';
+import type { Route } from './context.js';
+import { openApiRoute } from './openapi.js';
+import { speechRoute } from './speech.js';
+import { transcriptionsRoute } from './transcriptions.js';
+import { listVoicesRoute } from './voices.js';
+
+const ROUTES: Record<string, Record<string, Route>> = {
+  '/v1/voices': { GET: listVoicesRoute },
+  '/v1/transcriptions': { POST: transcriptionsRoute },
+  '/v1/speech': { POST: speechRoute },
+  '/v1/openapi.json': { GET: openApiRoute },
+};
+
+/** Where a request goes: a route (HEAD is a GET's), a method the path does not answer, or a path not of the API. */
+export type RouteMatch =
+  | { kind: 'route'; path: string; method: string; route: Route }
+  | { kind: 'method_not_allowed'; path: string; error: HttpError }
+  | { kind: 'not_ours'; path: string };
+
+/** The methods a path answers; GET paths answer HEAD too. */
+function allowedMethods(methods: Record<string, Route>): string[] {
+  const names = Object.keys(methods);
+  return names.includes('GET') ? [...names, 'HEAD'] : names;
+}
+
+/** The route path of a request URL relative to the mount point: no query, one trailing slash ignored. */
+function routePath(url: string | undefined): string {
+  const path = (url ?? '/').split('?', 1)[0] as string;
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+}
+
+export function matchRoute(req: IncomingMessage): RouteMatch {
+  const path = routePath(req.url);
+  const methods = Object.hasOwn(ROUTES, path) ? ROUTES[path] : undefined;
+  if (!methods) return { kind: 'not_ours', path };
+  const method = req.method === 'HEAD' && methods.GET ? 'GET' : (req.method ?? '');
+  const route = Object.hasOwn(methods, method) ? methods[method] : undefined;
+  if (route) return { kind: 'route', path, method, route };
+  const allow = allowedMethods(methods).join(', ');
+  const message = `${req.method} is not allowed on ${path}; allowed: ${allow}`;
+  return {
+    kind: 'method_not_allowed',
+    path,
+    error: new HttpError(405, 'method_not_allowed', message, { headers: { Allow: allow } }),
+  };
+}
+
+/** The answer to a path the API does not serve, when no host is there to take it. */
+export function notFound(path: string): HttpError {
+  return new HttpError(404, 'not_found', `no route ${path}; this API serves ${Object.keys(ROUTES).join(', ')}`);
+}
