@@ -4,12 +4,14 @@ import { defineConfig } from 'vitest/config';
 // processes (a native crash fails the file instead of the runner) one file at a time, across the three projects
 // (vitest runs every file whose project has no file parallelism in one sequential group, after the parallel ones):
 // they measure event-loop latency on a 2-core machine, where parallel files would skew it. Memory, long audio,
-// long loops and parity are the soak tier's.
+// long loops and parity are the soak tier's. Tests in every tier print nothing (test/setup/no-prints.ts).
+const noPrints = 'test/setup/no-prints.ts';
 const addonTier = {
   pool: 'forks' as const,
   fileParallelism: false,
   testTimeout: 120_000,
   hookTimeout: 300_000,
+  setupFiles: [noPrints],
 };
 
 export default defineConfig({
@@ -20,6 +22,7 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           pool: 'threads',
+          setupFiles: [noPrints],
         },
       },
       {
@@ -55,6 +58,7 @@ export default defineConfig({
           fileParallelism: false,
           testTimeout: 600_000,
           hookTimeout: 1_200_000,
+          setupFiles: [noPrints],
         },
       },
       {
@@ -66,6 +70,7 @@ export default defineConfig({
           fileParallelism: false,
           testTimeout: 1_800_000,
           hookTimeout: 300_000,
+          setupFiles: [noPrints],
         },
       },
     ],

@@ -210,13 +210,6 @@ describe('synthesize (streaming)', () => {
       }
       return { firstAt, sentencesAtFirst, total: performance.now() - started, bytes, progress: stream.progress };
     });
-    console.log('5,000-character stream:', {
-      firstChunkMs: Math.round(result.firstAt),
-      totalMs: Math.round(result.total),
-      sentences: result.progress.sentences,
-      audioSeconds: Math.round(result.progress.seconds),
-      eventLoopTicks: Number(ratio.toFixed(3)),
-    });
     expect(result.sentencesAtFirst).toBe(1);
     expect(result.progress.sentences).toBeGreaterThan(60);
     expect(result.firstAt).toBeLessThan(result.total / 5);
@@ -351,7 +344,6 @@ describe('sessions', () => {
     const loaded = rssMb();
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const released = rssMb();
-    console.log('heavy voice session RSS (MB):', { base, loaded, released });
     expect(loaded - base).toBeGreaterThan(40);
     expect(loaded - released).toBeGreaterThan((loaded - base) * 0.6);
     const again = await s.synthesizeToBuffer({ voice: 'en_US-fixture_heavy', input: 'Hi.', format: 'pcm16' });

@@ -331,9 +331,8 @@ describe('POST /v1/transcriptions rules (spec 4.2 and 8)', () => {
 });
 
 /** Posts a speech request with a raw client; resolves once the response starts. */
-function rawSpeech(body: object): Promise<{ res: IncomingMessage; sentAt: number; destroy: () => void }> {
+function rawSpeech(body: object): Promise<{ res: IncomingMessage; destroy: () => void }> {
   return new Promise((resolve, reject) => {
-    const sentAt = performance.now();
     const req = httpRequest(`${api.url}/v1/speech`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' },
@@ -341,7 +340,7 @@ function rawSpeech(body: object): Promise<{ res: IncomingMessage; sentAt: number
     req.on('response', (res) => {
       // Raw responses are held to the document too: status, headers and media type.
       expectDocumented({ status: res.statusCode, headers: res.headers } as unknown as Response, 'POST', '/v1/speech');
-      resolve({ res, sentAt, destroy: () => req.destroy() });
+      resolve({ res, destroy: () => req.destroy() });
     });
     req.on('error', reject);
     req.end(JSON.stringify(body));
@@ -354,7 +353,7 @@ const FIVE_THOUSAND = 'Streaming speech arrives sentence by sentence, long befor
 
 describe('streaming', () => {
   it('sends the first audio of a 5,000-character request before synthesis ends', async () => {
-    const { res, sentAt } = await rawSpeech({ ...base, input: FIVE_THOUSAND });
+    const { res } = await rawSpeech({ ...base, input: FIVE_THOUSAND });
     const observed = streams.at(-1) as Observed;
     const firstByte = await new Promise<number>((resolve) => res.once('data', () => resolve(performance.now())));
     const sentencesAtFirstByte = observed.stream.progress.sentences;
@@ -365,11 +364,6 @@ describe('streaming', () => {
     await new Promise((resolve) => res.once('end', resolve));
     expect(res.headers['transfer-encoding']).toBe('chunked');
     expect(observed.ended).toBeDefined();
-    console.log(
-      `5,000 characters: first byte at ${(firstByte - sentAt).toFixed(0)} ms with ${sentencesAtFirstByte} sentence(s) ` +
-        `synthesized; synthesis ended at ${((observed.ended as number) - sentAt).toFixed(0)} ms after ` +
-        `${observed.stream.progress.sentences} sentences, ${bytes} bytes`,
-    );
     expect(firstByte).toBeLessThan(observed.ended as number);
     expect(sentencesAtFirstByte).toBeLessThan(observed.stream.progress.sentences / 4);
     expect(bytes).toBeGreaterThan(100_000);
@@ -380,17 +374,12 @@ describe('streaming', () => {
     const observed = streams.at(-1) as Observed;
     await new Promise((resolve) => res.once('data', resolve));
     destroy();
-    const closedAt = performance.now();
     const atClose = observed.stream.progress.sentences;
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(observed.closed).toBeDefined();
     expect(observed.ended).toBeUndefined();
     expect(observed.stream.progress.sentences).toBeLessThanOrEqual(atClose + 1);
     expect(speech.ttsStatus().active).toBe(0);
-    console.log(
-      `disconnect: ${atClose} sentences synthesized when the client left, ${observed.stream.progress.sentences} ` +
-        `in the end; stream closed ${((observed.closed as number) - closedAt).toFixed(1)} ms after`,
-    );
   });
 
   it('holds synthesis back while the client does not read (res.write backpressure)', async () => {
@@ -408,9 +397,6 @@ describe('streaming', () => {
     res.resume();
     await new Promise((resolve) => res.once('end', resolve));
     const total = observed.stream.progress.seconds;
-    console.log(
-      `backpressure: ${heldAt.toFixed(1)} s of ${total.toFixed(1)} s synthesized after 1.5 s unread (${bytes} bytes)`,
-    );
     expect(heldAt).toBeLessThan(total * 0.75);
     expect(Math.abs(bytes - total * 48_000 * 2)).toBeLessThan(48_000 * 2 * 0.05);
   });

@@ -161,10 +161,6 @@ describe('voxmill serve', () => {
     expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(40);
     for (const res of responses.filter((r) => r.status === 429)) expect(res.headers['retry-after']).toBe('1');
     const after = await settledRss(served);
-    console.log(
-      `serve load: ${statuses.filter((s) => s === 200).length} x 200, ${statuses.filter((s) => s === 429).length} x 429; ` +
-        `RSS ${(before / 2 ** 20).toFixed(1)} MB before, ${(after / 2 ** 20).toFixed(1)} MB after`,
-    );
     expect(Math.abs(after - before) / before).toBeLessThan(0.1);
   });
 
@@ -220,7 +216,6 @@ describe('voxmill serve', () => {
     expect(res.headers['retry-after']).toBe('1');
     expect(await served.exited).toBe(0);
     const seconds = (performance.now() - signalled) / 1000;
-    console.log(`shutdown past its timeout: exited ${seconds.toFixed(1)} s after SIGTERM`);
     // whisper stops at its next checkpoint instead of finishing 127 s of audio.
     expect(seconds).toBeLessThan(10);
     expect(served.lines.find((line) => line.event === 'request' && line.path === '/v1/transcriptions')).toMatchObject({

@@ -229,17 +229,14 @@ describe('decodeAudio: channels', () => {
     expect(decoded.samples.length).toBe(5 * 16000);
     expect(identical(decoded.samples, mono.samples)).toBe(true);
     const window = 8000;
-    const profile: string[] = [];
     let leftDominates = 0;
     let rightDominates = 0;
     for (let start = 0; start + window <= left.length; start += window) {
       const l = rms(left, start, start + window);
       const r = rms(right, start, start + window);
-      profile.push(`${(start / 16000).toFixed(1)}s L ${l.toFixed(4)} R ${r.toFixed(4)}`);
       if (l > 0.01 && l > 10 * r) leftDominates++;
       if (r > 0.01 && r > 2 * l) rightDominates++;
     }
-    console.log(`stereo_diarization.wav RMS per 0.5 s: ${profile.join(', ')}`);
     // The left speaker talks alone at the end; the right one is louder where both talk.
     expect(leftDominates).toBeGreaterThanOrEqual(3);
     expect(rightDominates).toBeGreaterThanOrEqual(1);

@@ -298,7 +298,6 @@ describe('the VAD model is checked completely before whisper.cpp loads it', () =
     const before = process.memoryUsage().rss;
     for (let i = 0; i < 300; i++) await detect(path, second).catch(() => {});
     const growth = (process.memoryUsage().rss - before) / 1e6;
-    console.log(`RSS growth over 300 rejected VAD loads: ${growth.toFixed(1)} MB`);
     expect(growth).toBeLessThan(30);
   });
 });
@@ -329,7 +328,6 @@ describe('a worker thread terminated mid-job', () => {
     const before = process.memoryUsage().rss;
     for (let i = 0; i < 3; i++) await once();
     const growth = (process.memoryUsage().rss - before) / 1e6;
-    console.log(`RSS growth over 3 terminated streaming encodes: ${growth.toFixed(1)} MB`);
     expect(growth).toBeLessThan(60);
     // The process is healthy afterwards.
     const encoder = new (native().AudioEncoder)({

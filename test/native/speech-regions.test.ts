@@ -12,7 +12,6 @@ import { measureEventLoop, peakRss } from '../helpers/event-loop.js';
 import { fixture, sharedAudio, sharedModel } from '../helpers/paths.js';
 
 const model = sharedModel('whisper/ggml-silero-v6.2.0.bin');
-const mb = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MB`;
 
 async function samplesOf(path: string): Promise<Float32Array> {
   return (await decodeAudio(path)).samples;
@@ -43,7 +42,6 @@ describe('detectSpeechRegions', () => {
   it('jfk.wav: the four stretches whisper.cpp finds, covering the loud (spoken) parts and not the pauses', async () => {
     const duration = jfk.length / WHISPER_SAMPLE_RATE;
     const regions = await detectSpeechRegions(jfk, { model });
-    console.log(`jfk.wav regions: ${regions.map((r) => `${r.start.toFixed(2)}-${r.end.toFixed(2)}`).join(' ')}`);
     // whisper.cpp's tests/test-vad.cpp asserts 4 segments for jfk with the default settings.
     expect(regions).toHaveLength(4);
     expectWellFormed(regions, duration);
@@ -123,10 +121,7 @@ describe('detectSpeechRegions', () => {
   });
 
   it('keeps a 10 ms interval ticking while it works on gb0.wav (127 s)', async () => {
-    const { result, ratio, ms } = await measureEventLoop(() => detectSpeechRegions(gb0, { model }));
-    console.log(
-      `gb0.wav VAD: ${ms.toFixed(0)} ms for 127 s, ${result.length} regions, interval ratio ${ratio.toFixed(2)}`,
-    );
+    const { result, ratio } = await measureEventLoop(() => detectSpeechRegions(gb0, { model }));
     expect(ratio).toBeGreaterThanOrEqual(0.8);
     expect(result.length).toBeGreaterThan(10);
     expectWellFormed(result, gb0.length / WHISPER_SAMPLE_RATE);
@@ -207,14 +202,8 @@ describe('detectSpeechRegions', () => {
 
     it("the engine's in-place variant reads the samples where they are: RSS grows by far less than another copy", async () => {
       const before = process.memoryUsage().rss;
-      const started = performance.now();
       const { result, peak } = await peakRss(() => detectSpeechRegionsInPlace(long, { model }));
-      const ms = performance.now() - started;
       const growth = peak - before;
-      console.log(
-        `${seconds} s input (${mb(long.byteLength)}): VAD ${(ms / 1000).toFixed(1)} s, ${result.length} regions, ` +
-          `peak RSS +${mb(growth)}`,
-      );
       expect(growth).toBeLessThan(long.byteLength / 20);
       expectWellFormed(result, seconds);
       // The same speech throughout: about as much of it per copy of gb0 as in gb0 alone.
@@ -247,7 +236,6 @@ describe('detectSpeechRegions', () => {
       setTimeout(() => job.abort(), 200);
       const error = await job.promise.catch((e: unknown) => e);
       const ms = performance.now() - started;
-      console.log(`native abort after 200 ms: settled after ${ms.toFixed(0)} ms`);
       expect(error).toMatchObject({ code: 'ABORTED' });
       expect(ms).toBeLessThan(2000);
     });

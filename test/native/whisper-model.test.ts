@@ -111,10 +111,9 @@ describe('WhisperModel.transcribe', () => {
 
   it('keeps the event loop ticking during gb0.wav (127 s)', async () => {
     const progress: number[] = [];
-    const { result, ratio, ms } = await measureEventLoop(() =>
+    const { result, ratio } = await measureEventLoop(() =>
       model.transcribe(sharedAudio('gb0.wav'), { ...fast, timestamps: 'word', onProgress: (p) => progress.push(p) }),
     );
-    console.log(`gb0.wav: ${(ms / 1000).toFixed(1)} s, interval ratio ${ratio.toFixed(2)}`);
     expect(ratio).toBeGreaterThanOrEqual(0.8);
     expect(result.duration).toBeCloseTo(127.355, 2);
     expectWellFormedWords(result);
@@ -129,10 +128,6 @@ describe('WhisperModel.transcribe', () => {
     const perCall = one.peak - before;
     const four = await peakRss(() => Promise.all([1, 2, 3, 4].map(() => model.transcribe(audio, fast))));
     const growth = four.peak - before;
-    const mb = (n: number) => `${(n / 1048576).toFixed(0)} MB`;
-    console.log(
-      `one call: +${mb(perCall)}, four at once: +${mb(growth)}, model file ${mb(readFileSync(tinyEn).length)}`,
-    );
     expect(four.result).toHaveLength(4);
     for (const result of four.result) expect(result).toEqual(one.result);
     // Each extra call adds at most about one call's state (a weights copy per call would add ~77 MB each on top).
@@ -155,7 +150,6 @@ describe('WhisperModel.transcribe', () => {
       onProgress: () => progressEvents++,
     });
     const ms = performance.now() - started;
-    console.log(`silence with VAD: ${ms.toFixed(0)} ms`);
     expect(result).toEqual({ text: '', language: 'en', duration: 60, segments: [] });
     expect(progressEvents).toBe(0);
     expect(ms).toBeLessThan(5000);
@@ -183,7 +177,6 @@ describe('WhisperModel.transcribe', () => {
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
     const latency = performance.now() - abortedAt;
-    console.log(`abort latency ${latency.toFixed(0)} ms`);
     expect(latency).toBeLessThan(500);
   });
 
