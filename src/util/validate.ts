@@ -13,12 +13,16 @@ export function objectOption(param: string, value: unknown): Record<string, unkn
   return value;
 }
 
+/** The first key of `value` that is not one of `known` (a key set to undefined is not there), if any. */
+export function unknownKey(value: Record<string, unknown>, known: readonly string[]): string | undefined {
+  return Object.keys(value).find((key) => !known.includes(key) && value[key] !== undefined);
+}
+
 /** Rejects keys the caller did not mean (a typo like `timestamp` should not be silently ignored). */
 export function rejectUnknownKeys(param: string, value: Record<string, unknown>, known: readonly string[]): void {
-  for (const key of Object.keys(value)) {
-    if (!known.includes(key) && value[key] !== undefined) {
-      throw new InvalidOptionValueError(`${param}.${key}`, `one of the known options (${known.join(', ')})`, key);
-    }
+  const key = unknownKey(value, known);
+  if (key !== undefined) {
+    throw new InvalidOptionValueError(`${param}.${key}`, `one of the known options (${known.join(', ')})`, key);
   }
 }
 
@@ -35,7 +39,13 @@ export function booleanOption(param: string, value: unknown): boolean | undefine
   return value;
 }
 
-export function numberOption(param: string, value: unknown, min: number, max: number): number | undefined {
+/** A number from `min` to `max`; without them, any number (its range is checked elsewhere). */
+export function numberOption(
+  param: string,
+  value: unknown,
+  min = Number.NEGATIVE_INFINITY,
+  max = Number.POSITIVE_INFINITY,
+): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || Number.isNaN(value)) throw new InvalidOptionTypeError(param, 'a number', value);
   if (value < min || value > max) throw new InvalidOptionValueError(param, `between ${min} and ${max}`, value);

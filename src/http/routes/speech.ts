@@ -3,69 +3,58 @@
 // the connection (a chunked response without its terminating chunk), which clients see as an error.
 import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
+import { SPEECH_FORMATS } from '../../audio/formats.js';
 import { SynthesisError } from '../../errors.js';
-import { TTS_MODEL_IDS } from '../../tiers.js';
+import { TTS_MODEL_IDS, type TtsModelId } from '../../tiers.js';
 import type { SpeechStream, SynthesizeOptions } from '../../tts/types.js';
-import { isPlainObject } from '../../util/validate.js';
+import { enumOption, numberOption, objectOption, stringOption, unknownKey } from '../../util/validate.js';
 import { HttpError } from '../http-error.js';
 import { readJsonBody } from '../json-body.js';
 import { countBytesOut } from '../request-log.js';
 import type { RouteContext } from './context.js';
 
-/** JSON fields and the library options they become. */
-const FIELDS: Record<string, keyof SynthesizeOptions> = {
-  model: 'model',
-  voice: 'voice',
-  input: 'input',
-  format: 'format',
-  speed: 'speed',
-  sample_rate: 'sampleRate',
-};
-const REQUIRED = ['model', 'voice', 'input'] as const;
+const FIELDS = ['model', 'voice', 'input', 'format', 'speed', 'sample_rate'] as const;
 
-function typeError(param: string, expected: string, value: unknown): HttpError {
-  const received = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
-  return new HttpError(400, 'invalid_type', `${param} must be ${expected}; received ${received}`, { param });
+/** A field the API requires: present (null counts as absent) and a string. */
+function requiredString(body: Record<string, unknown>, param: (typeof FIELDS)[number]): string {
+  const value = body[param];
+  if (value === undefined || value === null) {
+    throw new HttpError(400, 'missing_parameter', `${param} is required`, { param });
+  }
+  return stringOption(param, value) as string;
 }
 
-/** The body's shape and the API's own checks; values are then checked by the library (ranges, voices). */
+/**
+ * The body's shape and the API's own checks, as library options; the library then checks the values (ranges,
+ * voices). The shared option checks throw errors naming the JSON field, which answer 400 with it as `param`.
+ */
 function requestOptions(body: unknown): SynthesizeOptions {
-  if (!isPlainObject(body)) throw typeError('body', 'a JSON object', body);
-  for (const key of Object.keys(body)) {
-    if (!Object.hasOwn(FIELDS, key)) {
-      throw new HttpError(
-        400,
-        'unknown_parameter',
-        `unknown field "${key}"; known: ${Object.keys(FIELDS).join(', ')}`,
-        {
-          param: key,
-        },
-      );
-    }
+  const fields = objectOption('body', body);
+  const unknown = unknownKey(fields, FIELDS);
+  if (unknown !== undefined) {
+    throw new HttpError(400, 'unknown_parameter', `unknown field "${unknown}"; known: ${FIELDS.join(', ')}`, {
+      param: unknown,
+    });
   }
-  for (const key of REQUIRED) {
-    if (body[key] === undefined || body[key] === null) {
-      throw new HttpError(400, 'missing_parameter', `${key} is required`, { param: key });
-    }
-    if (typeof body[key] !== 'string') throw typeError(key, 'a string', body[key]);
-  }
-  if (!(TTS_MODEL_IDS as readonly unknown[]).includes(body.model)) {
+  const model = requiredString(fields, 'model');
+  const voice = requiredString(fields, 'voice');
+  const input = requiredString(fields, 'input');
+  if (!(TTS_MODEL_IDS as readonly string[]).includes(model)) {
     throw new HttpError(
       400,
       'model_not_found',
-      `unknown model ${JSON.stringify(body.model)}; available: ${TTS_MODEL_IDS.join(', ')}`,
+      `unknown model ${JSON.stringify(model)}; available: ${TTS_MODEL_IDS.join(', ')}`,
       { param: 'model' },
     );
   }
-  if (body.format !== undefined && typeof body.format !== 'string') throw typeError('format', 'a string', body.format);
-  for (const key of ['speed', 'sample_rate']) {
-    if (body[key] !== undefined && typeof body[key] !== 'number') throw typeError(key, 'a number', body[key]);
-  }
-  const options: Record<string, unknown> = {};
-  for (const [field, option] of Object.entries(FIELDS)) {
-    if (body[field] !== undefined) options[option] = body[field];
-  }
-  return options as unknown as SynthesizeOptions;
+  return {
+    model: model as TtsModelId,
+    voice,
+    input,
+    format: enumOption('format', fields.format, SPEECH_FORMATS),
+    speed: numberOption('speed', fields.speed),
+    sampleRate: numberOption('sample_rate', fields.sample_rate),
+  };
 }
 
 /** Resolves with the first chunk (undefined when the stream ends empty); rejects with the stream's error. */
