@@ -5,8 +5,8 @@
 export const AUDIO_CONTAINERS = ['wav', 'mp3', 'm4a', 'flac', 'ogg', 'webm', 'aac'] as const;
 export type AudioContainer = (typeof AUDIO_CONTAINERS)[number];
 
-/** The formats of the speech API (section 8): wav, mp3, m4a, flac, ogg. */
-export const SPEC_AUDIO_CONTAINERS: readonly AudioContainer[] = ['wav', 'mp3', 'm4a', 'flac', 'ogg'];
+/** The upload formats the API documents (openapi.json): wav, mp3, m4a, flac, ogg. */
+export const DOCUMENTED_AUDIO_CONTAINERS: readonly AudioContainer[] = ['wav', 'mp3', 'm4a', 'flac', 'ogg'];
 
 /** Bytes needed to tell the containers apart (an ID3v2 tag is skipped by its stated size, read from 10 bytes). */
 export const SNIFF_BYTES = 12;

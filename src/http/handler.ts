@@ -18,8 +18,9 @@ export type NextFunction = (error?: unknown) => void;
 export type SpeechHandler = (req: IncomingMessage, res: ServerResponse, next?: NextFunction) => void;
 
 /**
- * Creates the handler of the speech API (`../spec/speech-api.md`): GET /v1/voices, POST /v1/transcriptions,
- * POST /v1/speech and GET /v1/openapi.json, each behind bearer authentication.
+ * Creates the handler of the /v1 speech API: GET /v1/voices, POST /v1/transcriptions, POST /v1/speech and
+ * GET /v1/openapi.json (the API's OpenAPI 3.1 document, also shipped as the package's openapi.json), each behind
+ * bearer authentication.
  * @example
  * const speech = createSpeech();
  * app.use(createSpeechHandler({ speech, auth: process.env.API_KEYS.split(',') }));

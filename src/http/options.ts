@@ -13,7 +13,7 @@ import {
   rejectUnknownKeys,
   stringOption,
 } from '../util/validate.js';
-import { AUDIO_CONTAINERS, type AudioContainer, SPEC_AUDIO_CONTAINERS } from './audio-sniff.js';
+import { AUDIO_CONTAINERS, type AudioContainer, DOCUMENTED_AUDIO_CONTAINERS } from './audio-sniff.js';
 import { API_KEY_CHARACTERS, type AuthorizeFunction, isBearerToken, type ResolvedAuth } from './auth.js';
 import type { RequestLogEntry } from './request-log.js';
 
@@ -91,7 +91,10 @@ export interface SpeechHandlerOptions {
    * as {@link HttpError} (with `status`, `headers` and `toJSON()`); without a `next` they are written anyway.
    */
   errors?: 'respond' | 'next';
-  /** Containers POST /v1/transcriptions accepts, by their bytes. Default the spec's: wav, mp3, m4a, flac, ogg. */
+  /**
+   * Containers POST /v1/transcriptions accepts, by their bytes. Default those the API documents (openapi.json): wav,
+   * mp3, m4a, flac, ogg.
+   */
   audioFormats?: readonly AudioContainer[];
   /**
    * Spool uploads to a temporary file in this directory instead of memory (removed when the request ends, however
@@ -226,7 +229,7 @@ export function resolveHandlerOptions(options: unknown): ResolvedHandlerOptions 
     speech: speech as SpeechEngine,
     ...authOption(options.auth),
     errors: enumOption('errors', options.errors, ['respond', 'next'] as const) ?? 'respond',
-    audioFormats: audioFormatsOption(options.audioFormats) ?? SPEC_AUDIO_CONTAINERS,
+    audioFormats: audioFormatsOption(options.audioFormats) ?? DOCUMENTED_AUDIO_CONTAINERS,
     uploadDir,
     maxFileBytes: integerOption('limits.maxFileBytes', limits.maxFileBytes, 1, 2 ** 40) ?? DEFAULT_MAX_FILE_BYTES,
     maxJsonBytes: integerOption('limits.maxJsonBytes', limits.maxJsonBytes, 64, 2 ** 30) ?? DEFAULT_MAX_JSON_BYTES,

@@ -1,4 +1,4 @@
-// One transcription on a loaded model: native call with events, then the spec-shaped result.
+// One transcription on a loaded model: native call with events, then the result in the shape the speech API returns.
 
 import type { DecodedAudio } from '../audio/decode.js';
 import { InvalidOptionValueError } from '../errors.js';

@@ -29,7 +29,7 @@ export interface Segment {
 }
 
 /**
- * The transcription result, as the speech API's section 4.2 defines it: `words` only when
+ * The transcription result, as POST /v1/transcriptions returns it: `words` only when
  * `timestamps` is `word`; `segments` when `timestamps` is `segment` or `diarize` is true.
  */
 export interface Transcription {

@@ -1,11 +1,11 @@
-// Validation of synthesis requests (spec 4.3 and section 8): every rule names the field and what was received.
+// Validation of synthesis requests (the rules of POST /v1/speech): every rule names the field and what was received.
 import { checkSampleRate, SPEECH_FORMATS, type SpeechFormat } from '../audio/formats.js';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 import { DEFAULT_TTS_MODEL, TTS_MODEL_IDS, type TtsModelId } from '../tiers.js';
 import { enumOption, numberOption, objectOption, rejectUnknownKeys, signalOption } from '../util/validate.js';
 import { MAX_NOISE_SCALE, MIN_NOISE_SCALE } from './voice-config.js';
 
-/** The spec's input limit, in Unicode code points. */
+/** The speech API's input limit (at most 5,000 characters), in Unicode code points. */
 export const DEFAULT_MAX_INPUT_CHARS = 5000;
 export const MIN_SPEED = 0.5;
 export const MAX_SPEED = 2;
@@ -62,7 +62,7 @@ export function normalizeSynthesizeOptions(
   };
 }
 
-/** Length in Unicode code points (what the spec's "characters" means here; an emoji counts once). */
+/** Length in Unicode code points (what the API's "characters" means here; an emoji counts once). */
 export function codePointLength(text: string): number {
   let count = 0;
   for (const _ of text) count++;

@@ -10,7 +10,7 @@ import type { TtsModelId } from '../tiers.js';
  */
 export type VoiceGender = 'female' | 'male' | 'neutral';
 
-/** A voice usable with `synthesize()` (spec section 2, Voice). */
+/** A voice usable with `synthesize()`, as GET /v1/voices lists it. */
 export interface Voice {
   /** `en_US-lessac`, or `<voice>#<speaker>` for each speaker of a multi-speaker voice (`en_GB-vctk#p239`). */
   id: string;

@@ -1,6 +1,6 @@
-// POST /v1/speech: JSON in, audio streamed out as it is synthesized (spec 4.3). Headers wait for the first
-// chunk, so a request that fails before any audio exists still gets a JSON error; after that a failure cuts
-// the connection (a chunked response without its terminating chunk), which clients see as an error.
+// POST /v1/speech: JSON in (the fields openapi.json documents), audio streamed out as it is synthesized. Headers
+// wait for the first chunk, so a request that fails before any audio exists still gets a JSON error; after that a
+// failure cuts the connection (a chunked response without its terminating chunk), which clients see as an error.
 import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { SPEECH_FORMATS } from '../../audio/formats.js';

@@ -1,4 +1,4 @@
-// POST /v1/transcriptions: a multipart form with one audio file -> the transcription as JSON (spec 4.2).
+// POST /v1/transcriptions: a multipart form with one audio file -> the transcription as JSON (both in openapi.json).
 import { AudioDecodeError } from '../../errors.js';
 import { TIMESTAMP_GRANULARITIES } from '../../stt/request.js';
 import type { TimestampGranularity } from '../../stt/types.js';

@@ -1,4 +1,4 @@
-// GET /v1/voices: the installed voices, `{ data: Voice[] }` (spec 4.1).
+// GET /v1/voices: the installed voices, `{ data: Voice[] }`.
 import { sendJson } from '../respond.js';
 import type { RouteContext } from './context.js';
 
