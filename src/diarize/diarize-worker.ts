@@ -99,10 +99,19 @@ async function exitCleanly(): Promise<never> {
 let chain: Promise<void> = Promise.resolve();
 let queued = 0;
 
+/** How often, at most, a job tells the engine it is alive (the engine's stall timeout is minutes). */
+const HEARTBEAT_MS = 1000;
+
 async function diarize(message: Extract<ToDiarizeWorker, { type: 'diarize' }>): Promise<void> {
   const { id } = message;
+  let lastHeartbeat = performance.now();
+  post({ type: 'progress', id });
   // Lets cancel messages in between stages; a cancelled job stops at the next one.
   const checkpoint = async () => {
+    if (performance.now() - lastHeartbeat >= HEARTBEAT_MS) {
+      lastHeartbeat = performance.now();
+      post({ type: 'progress', id });
+    }
     await new Promise<void>((resolve) => setImmediate(resolve));
     if (cancelled.has(id) || shuttingDown) throw new Cancelled();
   };

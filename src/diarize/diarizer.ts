@@ -1,20 +1,44 @@
-// The engine side of the diarization worker: one lazily started thread, jobs one at a time through a bounded
-// queue, audio handed over in shared memory, cancellation by message, a dead worker replaced.
+// The engine side of the diarization worker: jobs one at a time through a bounded queue, audio handed over in
+// shared memory, on one WorkerClient (started lazily, cancel by id, a dead or stalled worker replaced).
 
 import type { SpeechRegion } from '../audio/speech-regions.js';
 import { ClosedError, DiarizationError } from '../errors.js';
 import { untilAborted } from '../util/job.js';
-import { closeWorker, compiledWorkerUrl, type LiveWorker, spawnOnnxWorker } from '../util/onnx-worker.js';
+import { compiledWorkerUrl } from '../util/onnx-worker.js';
 import { WorkQueue } from '../util/queue.js';
+import { WorkerClient, type WorkerErrors } from '../util/worker-client.js';
+import { SAMPLE_RATE } from './features.js';
 import type { SpeakerTurn } from './turn.js';
 import type { DiarizeSettings } from './types.js';
-import type { FromDiarizeWorker } from './worker-protocol.js';
+import type { FromDiarizeWorker, ToDiarizeWorker } from './worker-protocol.js';
 
 export interface DiarizerOptions {
   intraOpThreads: number;
   maxQueue: number;
+  /**
+   * A job that gets no message from the worker for this long per hour of audio (an hour at least) fails with
+   * DIARIZATION_WORKER_STALLED. Default DIARIZATION_STALL_TIMEOUT_MS.
+   */
+  stallTimeoutMs?: number;
   workerUrl?: URL;
 }
+
+/**
+ * The stall timeout per hour of audio. The worker answers a job only at its end (minutes on hours of audio), so it
+ * also sends a heartbeat (`progress`) at the pipeline's checkpoints, at most once a second, and the timeout bounds
+ * the gap between two messages, not the job. That gap still grows with the audio: after the last checkpoint the
+ * pipeline clusters, resegments and cuts turns over every speech frame in one synchronous stretch (and one long
+ * speech region's features are another). Measured with the real worker on a shared 2-core x86 machine at load 5:
+ * 5.5 s for 30 minutes, 50 s for 3 hours (1,542 regions). So the timeout scales with the audio: 5 minutes per hour,
+ * 15 minutes for 3 hours, 18 times the measured gap (room for an ARM board several times slower, and busy), while
+ * a worker that hangs on a short clip is still replaced within 5 minutes.
+ */
+export const DIARIZATION_STALL_TIMEOUT_MS = 300_000;
+
+const diarizationWorkerErrors: WorkerErrors = {
+  died: (message) => new DiarizationError(message, { code: 'DIARIZATION_WORKER_DIED' }),
+  stalled: (message) => new DiarizationError(message, { code: 'DIARIZATION_WORKER_STALLED' }),
+};
 
 // Samples are copied into shared memory in slices this long, yielding between them, so a long file never holds
 // the event loop (a 2-hour file is 460 MB of float32).
@@ -32,40 +56,29 @@ async function toShared(samples: Float32Array): Promise<Float32Array> {
 let nextId = 1;
 
 export class Diarizer {
-  private live: LiveWorker | undefined;
+  private readonly client: WorkerClient<ToDiarizeWorker, FromDiarizeWorker>;
   private readonly queue: WorkQueue;
-  /** Jobs sent to the worker, answered by its reply (or an Error when it died or the engine closed). */
-  private readonly pending = new Map<number, (reply: FromDiarizeWorker | Error) => void>();
   private closed = false;
 
-  constructor(private readonly options: DiarizerOptions) {
-    this.queue = new WorkQueue('diarization', { concurrency: 1, maxQueue: options.maxQueue });
-  }
+  private readonly stallPerHourMs: number;
 
-  private worker(): LiveWorker {
-    if (this.live) return this.live;
-    const url =
-      this.options.workerUrl ??
-      compiledWorkerUrl(
-        new URL('./diarize-worker.js', import.meta.url),
-        'diarize/diarize-worker.js',
-        (message) => new DiarizationError(message, { code: 'DIARIZATION_WORKER_MISSING' }),
-      );
-    const live = spawnOnnxWorker(url, { intraOpThreads: this.options.intraOpThreads });
-    live.thread.on('message', (message: FromDiarizeWorker) => {
-      const answer = this.pending.get(message.id);
-      this.pending.delete(message.id);
-      answer?.(message);
+  constructor(options: DiarizerOptions) {
+    this.stallPerHourMs = options.stallTimeoutMs ?? DIARIZATION_STALL_TIMEOUT_MS;
+    this.queue = new WorkQueue('diarization', { concurrency: 1, maxQueue: options.maxQueue });
+    this.client = new WorkerClient({
+      script: () =>
+        options.workerUrl ??
+        compiledWorkerUrl(
+          new URL('./diarize-worker.js', import.meta.url),
+          'diarize/diarize-worker.js',
+          (message) => new DiarizationError(message, { code: 'DIARIZATION_WORKER_MISSING' }),
+        ),
+      data: { intraOpThreads: options.intraOpThreads },
+      name: 'diarization worker',
+      errors: diarizationWorkerErrors,
+      stallTimeoutMs: this.stallPerHourMs,
+      isHeartbeat: (message) => message.type === 'progress',
     });
-    const lose = (why: string) => {
-      if (this.live !== live) return;
-      this.live = undefined;
-      this.answerAll(new DiarizationError(`diarization worker ${why}`, { code: 'DIARIZATION_WORKER_DIED' }));
-    };
-    live.thread.on('error', (error) => lose(`crashed: ${error.message}`));
-    live.thread.on('exit', (code) => lose(`exited (code ${code})`));
-    this.live = live;
-    return live;
   }
 
   /**
@@ -82,30 +95,30 @@ export class Diarizer {
   ): Promise<SpeakerTurn[]> {
     if (this.closed) throw new ClosedError();
     const lease = this.queue.admit();
-    let reply: Promise<FromDiarizeWorker | Error> | undefined;
+    let reply: Promise<unknown> | undefined;
     try {
       await lease.acquire(signal);
       const shared = await toShared(samples);
       signal?.throwIfAborted();
       if (this.closed) throw new ClosedError();
-      const live = this.worker();
       const id = nextId++;
-      reply = new Promise((resolve) => this.pending.set(id, resolve));
-      const answer = reply.then((message) => {
-        if (message instanceof Error) throw message;
-        if (message.type === 'result') return message.turns;
-        throw new DiarizationError(message.message, { code: message.code });
-      });
-      const onAbort = () => live.thread.postMessage({ type: 'cancel', id });
+      const hours = samples.length / (SAMPLE_RATE * 3600);
+      const stallTimeoutMs = Math.round(this.stallPerHourMs * Math.max(1, hours));
+      const answer = this.client
+        .request(id, { type: 'diarize', id, samples: shared, regions, settings, embeddingModel }, stallTimeoutMs)
+        .then((message) => {
+          if (message.type === 'result') return message.turns;
+          if (message.type === 'error') throw new DiarizationError(message.message, { code: message.code });
+          // Heartbeats never get here (the client keeps them).
+          throw new DiarizationError(`unexpected ${message.type} message`, { code: 'DIARIZATION_FAILED' });
+        });
+      reply = answer.catch(() => undefined);
+      const onAbort = () => this.client.cancel(id);
       signal?.addEventListener('abort', onAbort, { once: true });
-      live.thread.ref();
       try {
-        live.thread.postMessage({ type: 'diarize', id, samples: shared, regions, settings, embeddingModel });
         return await untilAborted(answer, signal);
       } finally {
         signal?.removeEventListener('abort', onAbort);
-        answer.catch(() => undefined);
-        void reply.then(() => live.thread.unref());
       }
     } finally {
       if (reply) void reply.then(() => lease.release());
@@ -117,20 +130,10 @@ export class Diarizer {
     return this.queue.active;
   }
 
-  private answerAll(error: Error): void {
-    for (const [id, answer] of this.pending) {
-      this.pending.delete(id);
-      answer(error);
-    }
-  }
-
   /** Fails queued and running jobs with ClosedError, and lets the worker exit after its current call. */
   async close(): Promise<void> {
     this.closed = true;
     this.queue.close(new ClosedError());
-    const live = this.live;
-    this.live = undefined;
-    this.answerAll(new ClosedError());
-    if (live) await closeWorker(live);
+    await this.client.close();
   }
 }

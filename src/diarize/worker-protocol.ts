@@ -1,7 +1,8 @@
-// Messages between the engine and the diarization worker thread.
+// Messages between the engine and the diarization worker thread; every message about a job names it by `id`.
 
 import type { SpeechRegion } from '../audio/speech-regions.js';
 import type { OnnxWorkerData } from '../util/onnx-worker.js';
+import type { CancelMessage } from '../util/worker-client.js';
 import type { SpeakerTurn } from './turn.js';
 import type { DiarizeSettings } from './types.js';
 
@@ -21,9 +22,11 @@ export type ToDiarizeWorker =
       /** A speaker-embedding ONNX model taking 80-bin log-mel frames; built-in features when absent. */
       embeddingModel: string | undefined;
     }
-  | { type: 'cancel'; id: number }
+  | CancelMessage
   | { type: 'shutdown' };
 
 export type FromDiarizeWorker =
+  /** A heartbeat: the job is still going (sent at the pipeline's checkpoints, at most once a second). */
+  | { type: 'progress'; id: number }
   | { type: 'result'; id: number; turns: SpeakerTurn[] }
   | { type: 'error'; id: number; code: string; message: string };

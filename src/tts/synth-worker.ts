@@ -193,13 +193,13 @@ async function runJob(state: RunningJob): Promise<void> {
         stats.phonemeIds += ids.length;
         stats.samples += samples.length;
         state.credit--;
-        post({ type: 'audio', jobId: job.jobId, samples }, [samples.buffer as ArrayBuffer]);
+        post({ type: 'audio', id: job.jobId, samples }, [samples.buffer as ArrayBuffer]);
         await yieldToMessages();
         if (state.cancelled) return;
       }
     }
     stats.missingPhonemes = [...encoder.missing];
-    post({ type: 'done', jobId: job.jobId, stats });
+    post({ type: 'done', id: job.jobId, stats });
   } finally {
     busy.delete(job.modelPath);
   }
@@ -229,11 +229,11 @@ async function drain(): Promise<void> {
     running = state;
     try {
       await runJob(state);
-      if (state.cancelled) post({ type: 'cancelled', jobId: job.jobId });
+      if (state.cancelled) post({ type: 'cancelled', id: job.jobId });
     } catch (error) {
       const fatal = error instanceof FatalError;
       const code = error instanceof JobError ? error.code : 'SYNTHESIS_FAILED';
-      post({ type: 'error', jobId: job.jobId, code, message: (error as Error).message, fatal });
+      post({ type: 'error', id: job.jobId, code, message: (error as Error).message, fatal });
       if (fatal) {
         // The WASM module is poisoned: stop taking work; the engine terminates this thread.
         port.close();
@@ -262,7 +262,7 @@ port.on('message', (message: ToWorker) => {
       void drain();
       break;
     case 'credit':
-      if (running?.job.jobId === message.jobId) {
+      if (running?.job.jobId === message.id) {
         running.credit += message.n;
         running.wake?.();
         running.wake = undefined;
@@ -270,7 +270,7 @@ port.on('message', (message: ToWorker) => {
       break;
     case 'shutdown':
       shuttingDown = true;
-      for (const job of queue.splice(0)) post({ type: 'cancelled', jobId: job.jobId });
+      for (const job of queue.splice(0)) post({ type: 'cancelled', id: job.jobId });
       if (running) {
         running.cancelled = true;
         running.wake?.();
@@ -280,11 +280,11 @@ port.on('message', (message: ToWorker) => {
       }
       break;
     case 'cancel': {
-      const index = queue.findIndex((job) => job.jobId === message.jobId);
+      const index = queue.findIndex((job) => job.jobId === message.id);
       if (index >= 0) {
         queue.splice(index, 1);
-        post({ type: 'cancelled', jobId: message.jobId });
-      } else if (running?.job.jobId === message.jobId) {
+        post({ type: 'cancelled', id: message.id });
+      } else if (running?.job.jobId === message.id) {
         running.cancelled = true;
         running.wake?.();
         running.wake = undefined;

@@ -1,6 +1,8 @@
 // Messages between the engine (main thread) and a synthesis worker thread. Plain data only: they cross
-// `postMessage` by structured clone, audio by transferring its ArrayBuffer.
+// `postMessage` by structured clone, audio by transferring its ArrayBuffer. Every message about a job names it by
+// `id` (the job's `jobId`), as the worker client routes them.
 import type { OnnxWorkerData } from '../util/onnx-worker.js';
+import type { CancelMessage } from '../util/worker-client.js';
 import type { PhonemeTables } from './phoneme-ids.js';
 
 /** Settings of one worker thread, fixed when it starts. */
@@ -38,8 +40,8 @@ export interface SynthJob {
 export type ToWorker =
   | { type: 'job'; job: SynthJob }
   /** The consumer took `n` more sentences: the worker may synthesize that many more. */
-  | { type: 'credit'; jobId: number; n: number }
-  | { type: 'cancel'; jobId: number }
+  | { type: 'credit'; id: number; n: number }
+  | CancelMessage
   /** Stop: cancel the job, release every session, then exit the thread (never terminated inside ONNX Runtime). */
   | { type: 'shutdown' };
 
@@ -58,12 +60,12 @@ export interface SynthStats {
 
 export type FromWorker =
   /** One sentence of audio at the voice's rate, followed by its share of silence. */
-  | { type: 'audio'; jobId: number; samples: Float32Array }
-  | { type: 'done'; jobId: number; stats: SynthStats }
+  | { type: 'audio'; id: number; samples: Float32Array }
+  | { type: 'done'; id: number; stats: SynthStats }
   /**
    * The job failed. `fatal`: the worker's state can no longer be trusted (the phonemizer's WASM trapped, and
    * piper-phonemize hangs on the next call after a trap), so the engine replaces the worker.
    */
-  | { type: 'error'; jobId: number; code: string; message: string; fatal: boolean }
+  | { type: 'error'; id: number; code: string; message: string; fatal: boolean }
   /** Answers a cancel once the worker stopped working on the job. */
-  | { type: 'cancelled'; jobId: number };
+  | { type: 'cancelled'; id: number };

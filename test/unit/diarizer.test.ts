@@ -1,5 +1,6 @@
-// The diarization worker's host: results come back, a dead worker fails its job with a typed error and is
-// replaced, abort answers at once with the signal's reason, the queue is bounded, close ends the thread.
+// The diarization worker's host: results come back, a dead or stalled worker fails its job with a typed error and is
+// replaced, heartbeats keep a long job alive, abort answers at once with the signal's reason, the queue is bounded,
+// close ends the thread.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Diarizer } from '../../src/diarize/diarizer.js';
 import { DiarizationError, QueueFullError } from '../../src/errors.js';
@@ -13,8 +14,8 @@ afterEach(async () => {
   diarizer = undefined;
 });
 
-const make = (maxQueue = 4) => {
-  diarizer = new Diarizer({ intraOpThreads: 1, maxQueue, workerUrl });
+const make = (maxQueue = 4, stallTimeoutMs?: number) => {
+  diarizer = new Diarizer({ intraOpThreads: 1, maxQueue, workerUrl, stallTimeoutMs });
   return diarizer;
 };
 const samples = new Float32Array(32000);
@@ -32,6 +33,22 @@ describe('Diarizer', () => {
     expect(failure).toBeInstanceOf(DiarizationError);
     expect((failure as DiarizationError).code).toBe('DIARIZATION_WORKER_DIED');
     expect(await d.run(samples, [{ start: 0, end: 2 }], settings, undefined)).toHaveLength(1);
+  });
+
+  it('a job that hears nothing for the stall timeout fails with DIARIZATION_WORKER_STALLED; a new worker follows', async () => {
+    const d = make(4, 500);
+    expect(await d.run(samples, [{ start: 0, end: 2 }], settings, undefined)).toHaveLength(1); // worker started
+    const failure = await d.run(samples, [{ start: 2, end: 3 }], settings, undefined).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(DiarizationError);
+    expect((failure as DiarizationError).code).toBe('DIARIZATION_WORKER_STALLED');
+    expect(d.active).toBe(0);
+    expect(await d.run(samples, [{ start: 0, end: 2 }], settings, undefined)).toHaveLength(1);
+  });
+
+  it('progress heartbeats keep a job longer than the stall timeout alive', async () => {
+    const d = make(4, 500);
+    expect(await d.run(samples, [{ start: 0, end: 2 }], settings, undefined)).toHaveLength(1);
+    expect(await d.run(samples, [{ start: 3, end: 4 }], settings, undefined)).toEqual([]);
   });
 
   it('abort answers at once with the reason, and frees the queue', async () => {

@@ -18,6 +18,15 @@ parentPort.on('message', (message) => {
     waiting.add(id); // never answers until cancelled
     return;
   }
+  if (mode === 3) {
+    // A long job: heartbeats every 50 ms for 1.2 s, then the result.
+    const timer = setInterval(() => parentPort.postMessage({ type: 'progress', id }), 50);
+    setTimeout(() => {
+      clearInterval(timer);
+      parentPort.postMessage({ type: 'result', id, turns: [] });
+    }, 1200);
+    return;
+  }
   parentPort.postMessage({
     type: 'result',
     id,

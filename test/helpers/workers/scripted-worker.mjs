@@ -4,7 +4,7 @@ import { parentPort } from 'node:worker_threads';
 parentPort.on('message', (message) => {
   if (message.type === 'shutdown') process.exit(0);
   if (message.type !== 'job') return;
-  const { jobId, chunks } = message.job;
+  const { jobId: id, chunks } = message.job;
   switch (chunks[0]) {
     case 'exit':
       process.exit(3);
@@ -17,14 +17,14 @@ parentPort.on('message', (message) => {
     case 'stall':
       break;
     case 'fatal':
-      parentPort.postMessage({ type: 'error', jobId, code: 'SYNTHESIS_FAILED', message: 'wasm trapped', fatal: true });
+      parentPort.postMessage({ type: 'error', id, code: 'SYNTHESIS_FAILED', message: 'wasm trapped', fatal: true });
       break;
     default: {
       const samples = new Float32Array(100).fill(0.25);
-      parentPort.postMessage({ type: 'audio', jobId, samples }, [samples.buffer]);
+      parentPort.postMessage({ type: 'audio', id, samples }, [samples.buffer]);
       parentPort.postMessage({
         type: 'done',
-        jobId,
+        id,
         stats: {
           sentences: 1,
           phonemeIds: 3,
