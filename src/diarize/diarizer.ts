@@ -4,7 +4,7 @@
 import type { SpeechRegion } from '../audio/speech-regions.js';
 import { ClosedError, DiarizationError } from '../errors.js';
 import { untilAborted } from '../util/job.js';
-import { compiledWorkerUrl } from '../util/onnx-worker.js';
+import { workerScriptUrl } from '../util/onnx-worker.js';
 import { WorkQueue } from '../util/queue.js';
 import { WorkerClient, type WorkerErrors } from '../util/worker-client.js';
 import { SAMPLE_RATE } from './features.js';
@@ -68,9 +68,8 @@ export class Diarizer {
     this.client = new WorkerClient({
       script: () =>
         options.workerUrl ??
-        compiledWorkerUrl(
+        workerScriptUrl(
           new URL('./diarize-worker.js', import.meta.url),
-          'diarize/diarize-worker.js',
           (message) => new DiarizationError(message, { code: 'DIARIZATION_WORKER_MISSING' }),
         ),
       data: { intraOpThreads: options.intraOpThreads },

@@ -4,7 +4,7 @@
 // which. Sentences flow under credit: the worker runs at most `lookahead` sentences ahead of the consumer.
 import { ClosedError, SynthesisError } from '../errors.js';
 import { untilAborted } from '../util/job.js';
-import { compiledWorkerUrl } from '../util/onnx-worker.js';
+import { workerScriptUrl } from '../util/onnx-worker.js';
 import { WorkQueue } from '../util/queue.js';
 import { WorkerClient, type WorkerErrors } from '../util/worker-client.js';
 import type { FromWorker, SynthJob, SynthStats, SynthWorkerSettings, ToWorker } from './worker-protocol.js';
@@ -18,15 +18,14 @@ export interface SynthPoolOptions extends SynthWorkerSettings {
   lookahead: number;
   /** A worker that is owed audio and sends nothing for this long is terminated. */
   stallTimeoutMs: number;
-  /** The worker script; default the compiled `synth-worker.js`. */
+  /** The worker script; default `synth-worker.js` (or its `.ts` source, see workerScriptUrl). */
   workerUrl?: URL;
 }
 
-/** The compiled synthesis worker script. */
+/** The synthesis worker script. */
 export function defaultWorkerUrl(): URL {
-  return compiledWorkerUrl(
+  return workerScriptUrl(
     new URL('./synth-worker.js', import.meta.url),
-    'tts/synth-worker.js',
     (message) => new SynthesisError(message, { code: 'TTS_WORKER_MISSING' }),
   );
 }

@@ -22,10 +22,16 @@ export interface LiveWorker {
 /** How long close waits for a worker to finish its ONNX Runtime call and exit before giving up on it. */
 export const CLOSE_TIMEOUT_MS = 30_000;
 
-/** Starts a worker with the shared in-flight count added to its data. Unreferenced: idle workers never hold the process. */
+/**
+ * Starts a worker with the shared in-flight count added to its data. Unreferenced: idle workers never hold the
+ * process. A `.ts` script (the library running from its sources, see workerScriptUrl) runs through tsx.
+ */
 export function spawnOnnxWorker<T extends object>(url: URL, data: T): LiveWorker {
   const inOnnxRuntime = new SharedArrayBuffer(4);
-  const thread = new Worker(url, { workerData: { ...data, inOnnxRuntime }, stdout: false, stderr: false });
+  const options = { workerData: { ...data, inOnnxRuntime }, stdout: false, stderr: false };
+  const thread = url.pathname.endsWith('.ts')
+    ? new Worker(fromSource(url), { ...options, eval: true })
+    : new Worker(url, options);
   thread.unref();
   return { thread, inOnnxRuntime: new Int32Array(inOnnxRuntime) };
 }
@@ -78,12 +84,40 @@ export async function insideOnnxRuntime<T>(count: Int32Array, call: () => Promis
 }
 
 /**
- * A compiled worker script: beside the calling module when running from `dist/`; when running from the TypeScript
- * sources (tests), the compiled copy in `dist/` (`npm test` builds it first).
+ * A worker script beside the calling module: the compiled `.js` when the library runs from `dist/`; the `.ts` when it
+ * runs from its TypeScript sources (tests), so tests always run the worker code they see, never a stale build.
+ * `sibling` is the `.js` URL.
  */
-export function compiledWorkerUrl(sibling: URL, distPath: string, makeError: (message: string) => VoxmillError): URL {
+export function workerScriptUrl(sibling: URL, makeError: (message: string) => VoxmillError): URL {
   if (existsSync(sibling)) return sibling;
-  const built = new URL(`../../dist/${distPath}`, import.meta.url);
-  if (existsSync(built)) return built;
+  const source = new URL(sibling.href.replace(/\.js$/, '.ts'));
+  if (source.href !== sibling.href && existsSync(source)) {
+    if (tsxLoader() === undefined) {
+      throw makeError(`the worker runs from its TypeScript source (${source.pathname}), which needs tsx (npm install)`);
+    }
+    return source;
+  }
   throw makeError(`the worker script is missing (${sibling.pathname}); build the TypeScript with 'npm run build:ts'`);
+}
+
+/**
+ * The bootstrap of a worker run from its TypeScript source. Node 20 cannot strip types, and a worker ignores
+ * `--import` in its execArgv, so the worker imports the script through tsx's `tsImport` (the one loader that works
+ * inside a worker thread here; it also maps the sources' `.js` imports to their `.ts` files). tsx is a dev
+ * dependency: sources only run from a checkout; `dist/` never reaches this code (its `.js` exist), so the published
+ * library never loads tsx.
+ */
+function fromSource(script: URL): string {
+  const tsx = JSON.stringify(tsxLoader());
+  const href = JSON.stringify(script.href);
+  return `import(${tsx}).then(({ tsImport }) => tsImport(${href}, ${href}));`;
+}
+
+/** tsx's loader API, resolved from this module (not from the cwd); undefined when tsx is not installed. */
+function tsxLoader(): string | undefined {
+  try {
+    return import.meta.resolve('tsx/esm/api');
+  } catch {
+    return undefined;
+  }
 }

@@ -1,9 +1,10 @@
 // The diarization worker's host: results come back, a dead or stalled worker fails its job with a typed error and is
 // replaced, heartbeats keep a long job alive, abort answers at once with the signal's reason, the queue is bounded,
-// close ends the thread.
+// close ends the thread; and the real worker runs from its TypeScript source.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Diarizer } from '../../src/diarize/diarizer.js';
 import { DiarizationError, QueueFullError } from '../../src/errors.js';
+import { workerScriptUrl } from '../../src/util/onnx-worker.js';
 import { defaultDiarizeSettings } from '../helpers/diarize-settings.js';
 
 const workerUrl = new URL('../helpers/workers/scripted-diarize-worker.mjs', import.meta.url);
@@ -72,5 +73,24 @@ describe('Diarizer', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     await d.close();
     expect(await outcome).toMatchObject({ code: 'SPEECH_CLOSED' });
+  });
+});
+
+describe('the real diarization worker', () => {
+  it('runs from its TypeScript source when the library does (never from a stale dist/)', async () => {
+    const sibling = new URL('../../src/diarize/diarize-worker.js', import.meta.url);
+    const script = workerScriptUrl(sibling, (message) => new DiarizationError(message));
+    expect(script.pathname.endsWith('/src/diarize/diarize-worker.ts')).toBe(true);
+    diarizer = new Diarizer({ intraOpThreads: 1, maxQueue: 1 });
+    // Two voices, 8 s each: a low hum and a bright buzz.
+    const pcm = new Float32Array(16000 * 16);
+    for (let i = 0; i < pcm.length; i++) {
+      const f = i < pcm.length / 2 ? 140 : 1900;
+      pcm[i] = 0.3 * Math.sin((2 * Math.PI * f * i) / 16000) + 0.05 * Math.sin(i * 0.37) * Math.sin(i * 0.0011);
+    }
+    const turns = await diarizer.run(pcm, [{ start: 0, end: 16 }], settings, undefined);
+    expect(turns.length).toBeGreaterThan(0);
+    expect(turns[0]?.start).toBeGreaterThanOrEqual(0);
+    expect(turns.at(-1)?.end).toBeLessThanOrEqual(16.01);
   });
 });

@@ -1,8 +1,9 @@
 // The worker pool survives its workers: one that exits, throws, stalls or reports a poisoned phonemizer fails its
-// job with a typed SynthesisError and is replaced; the next job runs on a fresh worker.
+// job with a typed SynthesisError and is replaced; the next job runs on a fresh worker. The real worker runs from its
+// TypeScript source.
 import { afterEach, describe, expect, it } from 'vitest';
 import { QueueFullError, SynthesisError } from '../../src/errors.js';
-import { SynthPool } from '../../src/tts/synth-pool.js';
+import { defaultWorkerUrl, SynthPool } from '../../src/tts/synth-pool.js';
 import type { SynthJob } from '../../src/tts/worker-protocol.js';
 
 const workerUrl = new URL('../helpers/workers/scripted-worker.mjs', import.meta.url);
@@ -93,5 +94,17 @@ describe('SynthPool', () => {
     await expect(waiting).rejects.toThrow('gave up');
     expect(p.pending).toBe(0);
     held.release();
+  });
+});
+
+describe('the real synthesis worker', () => {
+  it('runs from its TypeScript source when the library does (never from a stale dist/)', async () => {
+    expect(defaultWorkerUrl().pathname.endsWith('/src/tts/synth-worker.ts')).toBe(true);
+    // No voice model needed: the worker itself answers that it cannot load one.
+    const p = makePool({ workerUrl: undefined, stallTimeoutMs: 60_000 });
+    const failure = await run(p, 'hello').catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(SynthesisError);
+    expect(failure).toMatchObject({ code: 'MODEL_LOAD_FAILED' });
+    expect((failure as Error).message).toContain('cannot load voice model /none.onnx');
   });
 });
