@@ -48,6 +48,18 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixtureEmbeddingFiles } from './lib/fixture-embedding.mjs';
 import { fixtureVoiceFiles, VOICES, voiceDir } from './lib/fixture-voices.mjs';
+import {
+  elementCount,
+  float32ToFloat16Bits,
+  GGML_F16,
+  GGML_F32,
+  ggmlHeader,
+  HEADER_BYTES,
+  readWhisperGgmlHeader,
+  tensorHeader,
+  tensorRecordBytes,
+  WhisperGgmlError,
+} from './lib/whisper-ggml.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const sharedDir = resolve(root, process.env.VOXMILL_TEST_DATA ?? '../shared');
@@ -148,40 +160,13 @@ function normalQuantile(p) {
   );
 }
 
-const f32Scratch = new Float32Array(1);
-const u32Scratch = new Uint32Array(f32Scratch.buffer);
-
-/** float32 -> IEEE half bits, round to nearest even (finite inputs). */
-function toHalf(value) {
-  f32Scratch[0] = value;
-  const x = u32Scratch[0];
-  const sign = (x >>> 16) & 0x8000;
-  const e = ((x >>> 23) & 0xff) - 112;
-  let m = x & 0x7fffff;
-  if (e >= 31) return sign | 0x7c00;
-  if (e <= 0) {
-    if (e < -10) return sign;
-    m |= 0x800000;
-    const shift = 14 - e;
-    let h = m >>> shift;
-    const rest = m & ((1 << shift) - 1);
-    const half = 1 << (shift - 1);
-    if (rest > half || (rest === half && h & 1)) h++;
-    return sign | h;
-  }
-  let h = (e << 10) | (m >>> 13);
-  const rest = m & 0x1fff;
-  if (rest > 0x1000 || (rest === 0x1000 && h & 1)) h++;
-  return sign | h;
-}
-
 // 65536 standard-normal quantiles: a random 16-bit index picks one, so one 32-bit draw gives two samples.
 const NORMAL = new Float32Array(65536);
 for (let k = 0; k < 65536; k++) NORMAL[k] = normalQuantile((k + 0.5) / 65536);
 
 const WEIGHT_STD = 0.02;
 const HALF_WEIGHTS = new Uint16Array(65536);
-for (let k = 0; k < 65536; k++) HALF_WEIGHTS[k] = toHalf(WEIGHT_STD * NORMAL[k]);
+for (let k = 0; k < 65536; k++) HALF_WEIGHTS[k] = float32ToFloat16Bits(WEIGHT_STD * NORMAL[k]);
 
 /** f16 weights, N(0, WEIGHT_STD), from an xorshift32 stream seeded by `seed`. */
 function halfWeights(count, seed) {
@@ -227,41 +212,16 @@ function sinusoids(channels, length) {
 
 // --- whisper ggml models ----------------------------------------------------------------------------------
 
-const HPARAM_NAMES = [
-  'n_vocab',
-  'n_audio_ctx',
-  'n_audio_state',
-  'n_audio_head',
-  'n_audio_layer',
-  'n_text_ctx',
-  'n_text_state',
-  'n_text_head',
-  'n_text_layer',
-  'n_mels',
-  'ftype',
-];
-const GGML_MAGIC = 0x67676d6c;
-const F32 = 0;
-const F16 = 1;
-
 /** Reads the shared for-tests file: hparams, and the bytes of the mel filters + vocabulary that follow them. */
 function readBaseModel(path) {
   const file = readFileSync(path);
-  if (file.readUInt32LE(0) !== GGML_MAGIC) fail(`${path} is not a whisper ggml file (bad magic)`);
-  const hparams = {};
-  HPARAM_NAMES.forEach((name, i) => {
-    hparams[name] = file.readInt32LE(4 + 4 * i);
-  });
-  const bodyStart = 4 + 4 * HPARAM_NAMES.length;
-  let offset = bodyStart;
-  const nMel = file.readInt32LE(offset);
-  const nFft = file.readInt32LE(offset + 4);
-  offset += 8 + 4 * nMel * nFft;
-  const nTokens = file.readInt32LE(offset);
-  offset += 4;
-  for (let i = 0; i < nTokens; i++) offset += 4 + file.readUInt32LE(offset);
-  if (offset > file.length) fail(`${path} is truncated`);
-  return { hparams, body: file.subarray(bodyStart, offset) };
+  try {
+    const { hparams, tensorsStart } = readWhisperGgmlHeader(file, path);
+    return { hparams, body: file.subarray(HEADER_BYTES, tensorsStart) };
+  } catch (error) {
+    if (error instanceof WhisperGgmlError) fail(error.message);
+    throw error;
+  }
 }
 
 /**
@@ -323,24 +283,10 @@ function tensorList(hp) {
 }
 
 // Loader types with ftype = 1: 2-D+ weights and conv kernels f16; biases, norms, positional embeddings f32.
-const typeOf = (kind) => (kind === 'weight' ? F16 : F32);
-const elements = (ne) => ne.reduce((x, y) => x * y, 1);
-
-function tensorHeader(tensor) {
-  const name = Buffer.from(tensor.name, 'utf8');
-  const header = Buffer.alloc(12 + 4 * tensor.ne.length + name.length);
-  header.writeInt32LE(tensor.ne.length, 0);
-  header.writeInt32LE(name.length, 4);
-  header.writeInt32LE(typeOf(tensor.kind), 8);
-  tensor.ne.forEach((n, i) => {
-    header.writeInt32LE(n, 12 + 4 * i);
-  });
-  name.copy(header, 12 + 4 * tensor.ne.length);
-  return header;
-}
+const typeOf = (kind) => (kind === 'weight' ? GGML_F16 : GGML_F32);
 
 function tensorData(tensor, seed) {
-  const count = elements(tensor.ne);
+  const count = elementCount(tensor.ne);
   switch (tensor.kind) {
     case 'weight':
       return halfWeights(count, seed);
@@ -373,14 +319,11 @@ function modelPlan(model, base) {
     n_text_state: state,
     n_text_head: head,
     n_text_layer: layer,
-    ftype: F16,
+    ftype: GGML_F16,
   };
   const tensors = tensorList(hparams);
-  let size = 4 + 4 * HPARAM_NAMES.length + base.body.length;
-  for (const tensor of tensors) {
-    const bytes = elements(tensor.ne) * (typeOf(tensor.kind) === F16 ? 2 : 4);
-    size += 12 + 4 * tensor.ne.length + Buffer.byteLength(tensor.name) + bytes;
-  }
+  let size = HEADER_BYTES + base.body.length;
+  for (const tensor of tensors) size += tensorRecordBytes(tensor.name, tensor.ne, typeOf(tensor.kind));
   const path = join(fixturesDir, 'models', `ggml-${model.name}-random.bin`);
   return { model, base, hparams, tensors, size, path };
 }
@@ -390,15 +333,10 @@ function writeModel(plan, base) {
   const temp = tempName(plan.path);
   const fd = openSync(temp, 'w');
   try {
-    const head = Buffer.alloc(4 + 4 * HPARAM_NAMES.length);
-    head.writeUInt32LE(GGML_MAGIC, 0);
-    HPARAM_NAMES.forEach((name, i) => {
-      head.writeInt32LE(plan.hparams[name], 4 + 4 * i);
-    });
-    writeSync(fd, head);
+    writeSync(fd, ggmlHeader(plan.hparams));
     writeSync(fd, base.body);
     for (const tensor of plan.tensors) {
-      writeSync(fd, tensorHeader(tensor));
+      writeSync(fd, tensorHeader(tensor.name, tensor.ne, typeOf(tensor.kind)));
       const data = tensorData(tensor, hash32(`voxmill ${plan.model.name} ${tensor.name}`));
       for (let offset = 0; offset < data.length; ) offset += writeSync(fd, data, offset);
     }

@@ -30,10 +30,21 @@ import { endianness } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import {
+  elementCount,
+  GGML_F16,
+  GGML_F32,
+  ggmlHeader,
+  tensorHeader as ggmlTensorHeader,
+  halfBitsOfFloatBits,
+  halfToFloatTable,
+  readWhisperGgmlHeader,
+  tensorRecordBytes,
+  WhisperGgmlError,
+} from '../lib/whisper-ggml.mjs';
 
-const GGML_MAGIC = 0x67676d6c;
-const GGML_F32 = 0;
-const GGML_F16 = 1;
+export { float16BitsToFloat32, float32ToFloat16Bits } from '../lib/whisper-ggml.mjs';
+
 /** The binary versions CTranslate2 4.x writes and reads. */
 const CT2_MAX_VERSION = 6;
 /** Order of CTranslate2's DataType enum (include/ctranslate2/types.h). */
@@ -56,77 +67,6 @@ export class Ct2ToGgmlError extends Error {
 const fail = (code, message) => {
   throw new Ct2ToGgmlError(code, message);
 };
-
-// --- float16 ----------------------------------------------------------------------------------------------
-
-const scratchF32 = new Float32Array(1);
-const scratchU32 = new Uint32Array(scratchF32.buffer);
-
-/** IEEE binary32 bits -> binary16 bits, rounding to nearest, ties to even (numpy's astype(float16)). */
-function halfBitsOfFloatBits(x) {
-  const sign = (x >>> 16) & 0x8000;
-  const exponent = (x >>> 23) & 0xff;
-  const mantissa = x & 0x7fffff;
-  if (exponent === 0xff) return sign | 0x7c00 | (mantissa === 0 ? 0 : 0x200 | (mantissa >>> 13));
-  const e = exponent - 127 + 15;
-  if (e >= 0x1f) return sign | 0x7c00;
-  if (e <= 0) {
-    // Subnormal half (or zero): the value is m * 2^-24 with m = significand >> (14 - e).
-    if (e < -10) return sign;
-    const significand = mantissa | 0x800000;
-    const shift = 14 - e;
-    const half = 1 << (shift - 1);
-    const rest = significand & ((1 << shift) - 1);
-    let m = significand >>> shift;
-    if (rest > half || (rest === half && (m & 1) === 1)) m += 1;
-    return sign | m;
-  }
-  let h = (e << 10) | (mantissa >>> 13);
-  const rest = mantissa & 0x1fff;
-  // A carry out of the mantissa lands in the exponent, which is the right answer, up to infinity.
-  if (rest > 0x1000 || (rest === 0x1000 && (h & 1) === 1)) h += 1;
-  return sign | h;
-}
-
-/** The binary16 bits nearest to `value` (ties to even). */
-export function float32ToFloat16Bits(value) {
-  scratchF32[0] = value;
-  return halfBitsOfFloatBits(scratchU32[0]);
-}
-
-/** binary16 bits -> binary32 bits, exact; NaN payloads are kept. */
-function floatBitsOfHalfBits(h) {
-  const sign = (h & 0x8000) << 16;
-  const exponent = (h >>> 10) & 0x1f;
-  let mantissa = h & 0x3ff;
-  if (exponent === 0x1f) return (sign | 0x7f800000 | (mantissa << 13)) >>> 0;
-  if (exponent === 0) {
-    if (mantissa === 0) return sign >>> 0;
-    let e = -14;
-    while ((mantissa & 0x400) === 0) {
-      mantissa <<= 1;
-      e -= 1;
-    }
-    return (sign | ((e + 127) << 23) | ((mantissa & 0x3ff) << 13)) >>> 0;
-  }
-  return (sign | ((exponent - 15 + 127) << 23) | (mantissa << 13)) >>> 0;
-}
-
-let halfTable;
-/** All 65,536 halves as floats, made on first use. */
-function halfToFloatTable() {
-  if (!halfTable) {
-    const bits = new Uint32Array(65536);
-    for (let h = 0; h < 65536; h++) bits[h] = floatBitsOfHalfBits(h);
-    halfTable = new Float32Array(bits.buffer);
-  }
-  return halfTable;
-}
-
-/** The float value of binary16 bits. */
-export function float16BitsToFloat32(h) {
-  return halfToFloatTable()[h & 0xffff];
-}
 
 // --- model.bin as one file over its parts -----------------------------------------------------------------
 
@@ -484,20 +424,6 @@ function encode(variable, bytes, scales, firstRow, rows, ggmlType) {
 
 // --- the reference ggml file ------------------------------------------------------------------------------
 
-const HPARAMS = [
-  'n_vocab',
-  'n_audio_ctx',
-  'n_audio_state',
-  'n_audio_head',
-  'n_audio_layer',
-  'n_text_ctx',
-  'n_text_state',
-  'n_text_head',
-  'n_text_layer',
-  'n_mels',
-  'ftype',
-];
-
 /** The reference's hparams, its mel filter block, and its vocabulary (count and tokens). */
 async function readReference(path) {
   let file;
@@ -506,29 +432,12 @@ async function readReference(path) {
   } catch (error) {
     fail('REFERENCE_INVALID', `cannot read the reference ggml file ${path}: ${error.message}`);
   }
-  const need = (end, what) => {
-    if (end > file.length) fail('REFERENCE_INVALID', `${path} is truncated in its ${what}`);
-  };
-  need(4 + 4 * HPARAMS.length, 'header');
-  if (file.readUInt32LE(0) !== GGML_MAGIC) fail('REFERENCE_INVALID', `${path} is not a whisper.cpp ggml file (magic)`);
-  const hparams = Object.fromEntries(HPARAMS.map((name, i) => [name, file.readInt32LE(4 + 4 * i)]));
-  const melStart = 4 + 4 * HPARAMS.length;
-  need(melStart + 8, 'mel filters');
-  const melRows = file.readInt32LE(melStart);
-  const melColumns = file.readInt32LE(melStart + 4);
-  const melEnd = melStart + 8 + 4 * melRows * melColumns;
-  need(melEnd + 4, 'mel filters');
-  const tokenCount = file.readInt32LE(melEnd);
-  const tokens = [];
-  let offset = melEnd + 4;
-  for (let i = 0; i < tokenCount; i++) {
-    need(offset + 4, 'vocabulary');
-    const length = file.readUInt32LE(offset);
-    need(offset + 4 + length, 'vocabulary');
-    tokens.push(file.subarray(offset + 4, offset + 4 + length));
-    offset += 4 + length;
+  try {
+    return readWhisperGgmlHeader(file, path);
+  } catch (error) {
+    if (error instanceof WhisperGgmlError) fail('REFERENCE_INVALID', error.message);
+    throw error;
   }
-  return { hparams, melRows, mel: file.subarray(melStart, melEnd), tokens };
 }
 
 // --- vocabulary -------------------------------------------------------------------------------------------
@@ -743,20 +652,9 @@ function plan(variables, hp, ftype) {
   return { tensors, keyBiases };
 }
 
-function tensorHeader(tensor) {
-  const name = Buffer.from(tensor.name, 'utf8');
-  const dims = tensor.shape.length;
-  const header = Buffer.alloc(12 + 4 * dims + name.length);
-  header.writeInt32LE(dims, 0);
-  header.writeInt32LE(name.length, 4);
-  header.writeInt32LE(tensor.type, 8);
-  // ggml lists dimensions fastest-varying first: numpy's shape reversed.
-  for (let i = 0; i < dims; i++) header.writeInt32LE(tensor.shape[dims - 1 - i], 12 + 4 * i);
-  name.copy(header, 12 + 4 * dims);
-  return header;
-}
-
-const elementsOf = (shape) => shape.reduce((x, y) => x * y, 1);
+// ggml lists dimensions fastest-varying first: numpy's shape reversed.
+const tensorNe = (tensor) => [...tensor.shape].reverse();
+const tensorHeader = (tensor) => ggmlTensorHeader(tensor.name, tensorNe(tensor), tensor.type);
 
 // --- conversion -------------------------------------------------------------------------------------------
 
@@ -770,7 +668,7 @@ async function writeAll(handle, bytes) {
 
 async function writeTensor(handle, variables, tensor) {
   const { variable, first, count, type } = tensor;
-  const rowElements = elementsOf(variable.shape.slice(1));
+  const rowElements = elementCount(variable.shape.slice(1));
   const rowBytes = rowElements * ITEM_SIZE[variable.dtype];
   const scales = await variables.scales(variable);
   const rowsPerChunk = Math.max(1, Math.floor(CHUNK_BYTES / rowBytes));
@@ -857,12 +755,8 @@ export async function convertCt2ToGgml({ ct2Dir, out, reference, vocabulary = 'a
         warnings.push(`${keyBias.source}: the key bias (max |b| = ${largest}) is dropped; whisper has none`);
     }
 
-    const head = Buffer.alloc(4 + 4 * HPARAMS.length);
-    head.writeUInt32LE(GGML_MAGIC, 0);
     const written = { ...hp, ftype: ftype === 'f16' ? GGML_F16 : GGML_F32 };
-    HPARAMS.forEach((name, i) => {
-      head.writeInt32LE(written[name], 4 + 4 * i);
-    });
+    const head = ggmlHeader(written);
     const vocabularyBlock = [Buffer.alloc(4)];
     vocabularyBlock[0].writeInt32LE(tokens.length, 0);
     for (const token of tokens) {
@@ -872,9 +766,7 @@ export async function convertCt2ToGgml({ ct2Dir, out, reference, vocabulary = 'a
     }
     const vocabularyBytes = Buffer.concat(vocabularyBlock);
     let expectedSize = head.length + ref.mel.length + vocabularyBytes.length;
-    for (const tensor of tensors) {
-      expectedSize += tensorHeader(tensor).length + elementsOf(tensor.shape) * (tensor.type === GGML_F16 ? 2 : 4);
-    }
+    for (const tensor of tensors) expectedSize += tensorRecordBytes(tensor.name, tensorNe(tensor), tensor.type);
 
     await mkdir(dirname(resolve(out)), { recursive: true });
     handle = await open(partial, 'w');

@@ -1,7 +1,15 @@
 // Synthetic CTranslate2 Whisper models for the ct2-to-ggml tests: the variables of a WhisperSpec (fused self-attention
 // QKV, fused cross-attention KV, scalars) with tiny dimensions, written in CTranslate2's model.bin layout
 // (python/ctranslate2/specs/model_spec.py `_serialize`), optionally quantized to int8 the way CTranslate2 does it.
-// It also reads the ggml files the converter writes back.
+// It also reads the ggml files the converter writes back (the header through scripts/lib/whisper-ggml.mjs, which the
+// converter writes it with; the tensor values independently).
+import {
+  elementCount,
+  GGML_F16,
+  type Hparams,
+  readWhisperGgmlHeader,
+  typeSize,
+} from '../../scripts/lib/whisper-ggml.mjs';
 
 export type Ct2Dtype = 'float32' | 'int8' | 'int16' | 'int32' | 'float16' | 'bfloat16';
 const DTYPE_IDS: Record<Ct2Dtype, number> = { float32: 0, int8: 1, int16: 2, int32: 3, float16: 4, bfloat16: 5 };
@@ -32,7 +40,7 @@ export interface WhisperDims {
   decoderLayers: number;
 }
 
-export const elements = (shape: readonly number[]): number => shape.reduce((a, b) => a * b, 1);
+export const elements = elementCount;
 
 function hash32(text: string): number {
   let h = 0x811c9dc5;
@@ -273,25 +281,11 @@ export function ct2ModelBin(variables: Ct2Variable[], options: Ct2WriteOptions =
 
 // --- ggml -------------------------------------------------------------------------------------------------
 
-export const HPARAM_NAMES = [
-  'n_vocab',
-  'n_audio_ctx',
-  'n_audio_state',
-  'n_audio_head',
-  'n_audio_layer',
-  'n_text_ctx',
-  'n_text_state',
-  'n_text_head',
-  'n_text_layer',
-  'n_mels',
-  'ftype',
-] as const;
-
 export interface GgmlTensor {
   name: string;
   /** ggml order: fastest-varying first. */
   ne: number[];
-  /** 0 = f32, 1 = f16. */
+  /** GGML_F32 (0) or GGML_F16 (1). */
   type: number;
   /** The stored bytes. */
   data: Buffer;
@@ -299,31 +293,17 @@ export interface GgmlTensor {
 
 export interface GgmlFile {
   magic: number;
-  hparams: Record<(typeof HPARAM_NAMES)[number], number>;
+  hparams: Hparams;
   /** n_mel, n_fft and the filters, as stored. */
   mel: Buffer;
   tokens: Buffer[];
   tensors: GgmlTensor[];
 }
 
-export function readGgml(file: Buffer): GgmlFile {
-  const magic = file.readUInt32LE(0);
-  const hparams = Object.fromEntries(
-    HPARAM_NAMES.map((name, i) => [name, file.readInt32LE(4 + 4 * i)]),
-  ) as GgmlFile['hparams'];
-  let offset = 4 + 4 * HPARAM_NAMES.length;
-  const melStart = offset;
-  offset += 8 + 4 * file.readInt32LE(offset) * file.readInt32LE(offset + 4);
-  const mel = file.subarray(melStart, offset);
-  const tokenCount = file.readInt32LE(offset);
-  offset += 4;
-  const tokens: Buffer[] = [];
-  for (let i = 0; i < tokenCount; i++) {
-    const length = file.readUInt32LE(offset);
-    tokens.push(file.subarray(offset + 4, offset + 4 + length));
-    offset += 4 + length;
-  }
+export function readGgml(file: Buffer, path = 'ggml file'): GgmlFile {
+  const { hparams, mel, tokens, tensorsStart } = readWhisperGgmlHeader(file, path);
   const tensors: GgmlTensor[] = [];
+  let offset = tensorsStart;
   while (offset < file.length) {
     const dims = file.readInt32LE(offset);
     const nameLength = file.readInt32LE(offset + 4);
@@ -333,12 +313,12 @@ export function readGgml(file: Buffer): GgmlFile {
     const nameStart = offset + 12 + 4 * dims;
     const name = file.toString('utf8', nameStart, nameStart + nameLength);
     const dataStart = nameStart + nameLength;
-    const dataEnd = dataStart + elements(ne) * (type === 1 ? 2 : 4);
-    if (dataEnd > file.length) throw new Error(`ggml tensor ${name} runs past the end of the file`);
+    const dataEnd = dataStart + elements(ne) * typeSize(type);
+    if (dataEnd > file.length) throw new Error(`${path}: ggml tensor ${name} runs past the end of the file`);
     tensors.push({ name, ne, type, data: file.subarray(dataStart, dataEnd) });
     offset = dataEnd;
   }
-  return { magic, hparams, mel, tokens, tensors };
+  return { magic: file.readUInt32LE(0), hparams, mel, tokens, tensors };
 }
 
 /** A tensor's values as floats (f16 widened exactly). */
@@ -346,7 +326,8 @@ export function tensorValues(tensor: GgmlTensor): Float32Array {
   const count = elements(tensor.ne);
   const out = new Float32Array(count);
   for (let i = 0; i < count; i++) {
-    out[i] = tensor.type === 1 ? halfBitsToNumber(tensor.data.readUInt16LE(2 * i)) : tensor.data.readFloatLE(4 * i);
+    out[i] =
+      tensor.type === GGML_F16 ? halfBitsToNumber(tensor.data.readUInt16LE(2 * i)) : tensor.data.readFloatLE(4 * i);
   }
   return out;
 }
