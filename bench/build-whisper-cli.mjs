@@ -22,9 +22,8 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, wri
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { benchArgs, flag, isEntry, root } from './lib.mjs';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const buildDir = join(root, 'bench', 'build-cli');
 const exe = process.platform === 'win32' ? 'whisper-cli.exe' : 'whisper-cli';
 // Single-config generators put it in bin/, multi-config ones (Visual Studio, Xcode) in bin/Release/.
@@ -137,9 +136,12 @@ export function ensureWhisperCli({ force = false } = {}) {
   return built;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
+if (isEntry(import.meta.url)) {
   try {
-    console.log(ensureWhisperCli({ force: process.argv.includes('--force') }));
+    const { force } = benchArgs('node bench/build-whisper-cli.mjs [--force]', {
+      force: flag.boolean('build again even when a whisper-cli is there'),
+    }).settings;
+    console.log(ensureWhisperCli({ force }));
   } catch (error) {
     console.error(`whisper-cli: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);

@@ -4,11 +4,7 @@
 // random-weight model is the reference; diarization of the same file runs in the same process, alternating order
 // per repeat, and each ratio is the median of the per-repeat ratios.
 //
-//   npm run bench:diarize [-- options]
-//     --quick          1 repeat
-//     --repeats N      repeats (default 3)
-//     --threads N      whisper threads (default: voxmill's default, min(4, cores - 1))
-//     --json           print one JSON document
+//   npm run bench:diarize [-- options]     (the flags: `node bench/diarize.mjs --help`)
 //
 // Reported:
 // 1. diarization alone (`Speech.diarize`: decode, Silero VAD, features, clustering) against transcription alone
@@ -19,23 +15,24 @@
 // 3. DER of ../shared/audio/pyannote_sample.wav against its RTTM, 0.25 s collar, built-in features (target <= 15%),
 //    and the speakers found.
 // Raw results go to bench/out/diarize-<timestamp>.json.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { distEntry, ensureDist, median, root } from './lib.mjs';
+import { benchArgs, distEntry, ensureDist, flag, median, root, sharedDir as shared, writeResults } from './lib.mjs';
 
-const shared = resolve(root, process.env.VOXMILL_TEST_DATA ?? '../shared');
-const args = process.argv.slice(2);
-const flag = (name) => args.includes(name);
-const value = (name, fallback) => {
-  const at = args.indexOf(name);
-  return at >= 0 && args[at + 1] !== undefined ? Number(args[at + 1]) : fallback;
-};
-const repeats = flag('--quick') ? 1 : value('--repeats', 3);
-const threads = value('--threads', undefined);
-const json = flag('--json');
+const { settings } = benchArgs(
+  'npm run bench:diarize [-- options]',
+  {
+    quick: flag.boolean('1 repeat'),
+    repeats: flag.integer('repeats', 3),
+    threads: flag.integer('whisper threads', undefined, { defaultText: "voxmill's default, min(4, cores - 1)" }),
+    json: flag.boolean('print one JSON document'),
+  },
+  { quick: { repeats: 1 } },
+);
+const { repeats, threads, json } = settings;
 
 ensureDist();
 const voxmill = await import(pathToFileURL(distEntry).href);
@@ -108,9 +105,7 @@ const report = {
   },
   runs,
 };
-mkdirSync(join(root, 'bench', 'out'), { recursive: true });
-const out = join(root, 'bench', 'out', `diarize-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+const out = writeResults('diarize', report);
 
 if (json) {
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

@@ -7,12 +7,12 @@
 // maxDurationSeconds, so both paths answer the same question: the library's own default (3 hours) would transcribe
 // all 9,000 s of silence, as asked.
 //
-//   node bench/hostile.mjs [--only library|http]
+//   node bench/hostile.mjs [--only library|http]     (`--help` prints the flags)
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { collectOutput, distEntry, ensureDist, ownMemory, root } from './lib.mjs';
+import { benchArgs, collectOutput, distEntry, ensureDist, flag, ownMemory, root } from './lib.mjs';
 
 const model = join(root, 'test', 'fixtures', 'models', 'ggml-tiny.en-random.bin');
 const engineOptions = { models: { 'svc-stt-1': model }, vadModel: null };
@@ -154,8 +154,10 @@ if (process.argv[2] === '--child') {
   if (process.argv[3] === 'library') await childLibrary(process.argv[4]);
   else await childServer();
 } else {
+  const { only } = benchArgs('node bench/hostile.mjs [--only library|http]', {
+    only: flag.choice('only this path (default: both)', ['library', 'http']),
+  }).settings;
   ensureDist();
-  const only = process.argv[2] === '--only' ? process.argv[3] : undefined;
   const dir = mkdtempSync(join(tmpdir(), 'voxmill-hostile-'));
   try {
     const files = makeFiles(dir);

@@ -2,9 +2,7 @@
 // HTTP benchmark: what the /v1 handler costs over calling the library directly, and latency under concurrency.
 // Ratios and differences are taken in one run, in one process (../shared/DESIGN.md).
 //
-//   npm run bench:http [-- options]
-//     --quick        fewer requests (CI smoke, about 40 s)
-//     --json         print the results as one JSON document instead of tables
+//   npm run bench:http [-- options]     (the flags: `node bench/http.mjs --help`)
 //
 // Setup: createSpeech() with the fixture voice en_US-fixture (test/fixtures/voices) and the random-weight
 // tiny.en model (real compute, `npm run fixtures`) as svc-stt-1-flash, served by createSpeechHandler() on a bare
@@ -19,16 +17,18 @@
 // 2. Under 8 concurrent clients, each sending its requests back to back: p50 and p99 latency and throughput, for
 //    speech and for transcription (one whisper call at a time, so transcription latency is mostly queueing).
 // Raw results go to bench/out/http-<timestamp>.json. The exit status is 1 on errors, never for a missed target.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { distEntry, ensureDist, median, root } from './lib.mjs';
+import { benchArgs, distEntry, ensureDist, flag, median, root, sharedDir as shared, writeResults } from './lib.mjs';
 
-const args = process.argv.slice(2);
-const quick = args.includes('--quick');
-const asJson = args.includes('--json');
+const { settings } = benchArgs('npm run bench:http [-- options]', {
+  quick: flag.boolean('fewer requests (CI smoke, about 40 s)'),
+  json: flag.boolean('print the results as one JSON document instead of tables'),
+});
+const { quick, json: asJson } = settings;
 const runs = {
   speech: quick ? 15 : 40,
   transcription: quick ? 3 : 8,
@@ -41,7 +41,6 @@ const TARGET_MS = 5;
 ensureDist();
 const { createSpeech, createSpeechHandler } = await import(distEntry);
 const fixtures = join(root, 'test', 'fixtures');
-const shared = join(root, process.env.VOXMILL_TEST_DATA ?? '../shared');
 const tinyEn = join(fixtures, 'models', 'ggml-tiny.en-random.bin');
 const jfkPath = join(shared, 'audio', 'jfk.wav');
 const jfk = readFileSync(jfkPath);
@@ -234,6 +233,5 @@ if (asJson) {
     );
   }
 }
-mkdirSync(join(root, 'bench', 'out'), { recursive: true });
-writeFileSync(join(root, 'bench', 'out', `http-${Date.now()}.json`), JSON.stringify(results, null, 2));
+writeResults('http', results);
 process.exit(failed ? 1 : 0);

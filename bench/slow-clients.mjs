@@ -1,10 +1,7 @@
 #!/usr/bin/env node
 // Slow-client benchmark: do slow or hostile clients lock normal ones out of `voxmill serve`?
 //
-//   npm run bench:slow-clients [-- options]
-//     --keys shared|distinct   the 64 slow clients share one API key (default: the attack as found), or each has its
-//                              own (then the per-client cap cannot help; only the body deadlines free the slots)
-//     --json                   print the results as one JSON document instead of text
+//   npm run bench:slow-clients [-- options]     (the flags: `node bench/slow-clients.mjs --help`)
 //
 // Setup: createSpeechServer() with its default limits (and headersTimeoutMs), on 127.0.0.1 only, with the real
 // engine: createSpeech() with the fixture voices (test/fixtures/voices, `npm run fixtures`) and no speech-to-text
@@ -19,19 +16,22 @@
 // and probes, what they got (status, code) and when (time to the answer, and to the close).
 // Raw results go to bench/out/slow-clients-<timestamp>.json. Everything stops by itself; the exit status is 1 only on
 // errors of the benchmark itself.
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { distEntry, ensureDist, root } from './lib.mjs';
+import { benchArgs, distEntry, ensureDist, flag, root, writeResults } from './lib.mjs';
 
-const args = process.argv.slice(2);
-const asJson = args.includes('--json');
-const keysIndex = args.indexOf('--keys');
-const keysMode = keysIndex >= 0 ? args[keysIndex + 1] : 'shared';
-if (keysMode !== 'shared' && keysMode !== 'distinct')
-  throw new Error(`--keys needs shared or distinct, got "${keysMode}"`);
+const { settings } = benchArgs('npm run bench:slow-clients [-- options]', {
+  keys: flag.choice(
+    'the 64 slow clients share one API key (shared: the attack as found), or each has its\n' +
+      'own (distinct: then the per-client cap cannot help; only the body deadlines free the slots)',
+    ['shared', 'distinct'],
+    'shared',
+  ),
+  json: flag.boolean('print the results as one JSON document instead of text'),
+});
+const { keys: keysMode, json: asJson } = settings;
 
 const SLOW_CLIENTS = 64;
 const SLOW_EVERY_MS = 2000;
@@ -257,9 +257,7 @@ const results = {
   ),
 };
 
-mkdirSync(join(root, 'bench', 'out'), { recursive: true });
-const file = join(root, 'bench', 'out', `slow-clients-${new Date().toISOString().replaceAll(':', '-')}.json`);
-writeFileSync(file, `${JSON.stringify({ results, normal, slow: slowResults }, null, 2)}\n`);
+const file = writeResults('slow-clients', { results, normal, slow: slowResults });
 if (asJson) {
   process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
 } else {

@@ -3,16 +3,7 @@
 // ggml file; bench/build-whisper-cli.mjs) and against faster-whisper 1.2.1 (CTranslate2 on the CPU, on the
 // CTranslate2 directory that ggml file was converted from) with compute_type int8 and float32.
 //
-//   npm run bench:stt-real [-- options]
-//     --repeats N        repeats (default 3); each starts one fresh process per engine and case
-//     --quick            1 repeat
-//     --threads N        threads on every side (default 1: voxmill's default on this 2-core machine, see below)
-//     --models LIST      tiny.en,base (default both)
-//     --audio LIST       gb0,librispeech (default both)
-//     --beam-size N      beam size on every side (default 5; best-of is 5 everywhere)
-//     --no-fallback      no temperature fallback (default: fallback steps of 0.2, as the accuracy test and
-//                        whisper-cli and faster-whisper by default; on these clips no engine falls back)
-//     --python PATH      the peers' Python (default: the last line `bash scripts/peers-setup.sh` prints)
+//   npm run bench:stt-real [-- options]     (the flags: FLAGS below, or `node bench/stt-real.mjs --help`)
 //
 // Needs `npm run models:test` (test/fixtures/real/models.json: whisper-tiny.en, whisper-base and their ct2-*
 // sources) and `bash scripts/peers-setup.sh`.
@@ -43,18 +34,30 @@
 //
 // Raw results go to bench/out/stt-real-<timestamp>.json. The exit status is 1 on errors, when voxmill and whisper-cli
 // transcribe different texts, or when a model file changed during the run; never for a ratio.
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import { ensureDist, integerArg, machineFacts, median, root } from './lib.mjs';
-import { hasGnuTime, measureProcess, runCli, runVoxmill, sharedAudio } from './stt.mjs';
+import {
+  benchArgs,
+  ensureDist,
+  flag,
+  gitCommit,
+  hasGnuTime,
+  loadAverageText,
+  machineFacts,
+  measureProcess,
+  median,
+  peersPython,
+  realModels,
+  root,
+  runMain,
+  sharedAudio,
+  writeResults,
+} from './lib.mjs';
+import { decodingText, runCli, runVoxmill } from './stt.mjs';
 
-const self = fileURLToPath(import.meta.url);
-const modelsFile = join(root, 'test', 'fixtures', 'real', 'models.json');
 const peerScript = join(root, 'scripts', 'peers', 'faster_whisper_peer.py');
 
 const MODELS = {
@@ -65,62 +68,22 @@ const AUDIO = { gb0: 'gb0.wav', librispeech: '1089-134686-0000.flac' };
 const ENGINES = ['voxmill', 'whisper-cli', 'fw-int8', 'fw-float32'];
 const OTHERS = ENGINES.slice(1);
 
-function parseArgs(argv) {
-  const options = {
-    repeats: 3,
-    threads: 1,
-    models: Object.keys(MODELS),
-    audio: Object.keys(AUDIO),
-    beamSize: 5,
-    fallback: true,
-    python: undefined,
-    quick: false,
-  };
-  const list = (value, known, name) => {
-    const items = value.split(',').map((s) => s.trim());
-    for (const item of items) {
-      if (!(item in known)) throw new Error(`--${name}: unknown "${item}" (known: ${Object.keys(known).join(', ')})`);
-    }
-    return items;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const next = () => {
-      if (i + 1 >= argv.length) throw new Error(`${arg} needs a value`);
-      return argv[++i];
-    };
-    if (arg === '--quick') options.quick = true;
-    else if (arg === '--repeats') options.repeats = integerArg(next(), 'repeats', 1);
-    else if (arg === '--threads') options.threads = integerArg(next(), 'threads', 1);
-    else if (arg === '--models') options.models = list(next(), MODELS, 'models');
-    else if (arg === '--audio') options.audio = list(next(), AUDIO, 'audio');
-    else if (arg === '--beam-size') options.beamSize = integerArg(next(), 'beam-size', 1);
-    else if (arg === '--no-fallback') options.fallback = false;
-    else if (arg === '--python') options.python = next();
-    else if (arg === '--help' || arg === '-h') {
-      process.stdout.write(`${readFileSync(self, 'utf8').split('\n').slice(1, 18).join('\n')}\n`);
-      process.exit(0);
-    } else throw new Error(`unknown argument ${arg} (see --help)`);
-  }
-  if (options.quick) options.repeats = 1;
-  return options;
-}
-
-function realModels(names) {
-  const models = existsSync(modelsFile) ? JSON.parse(readFileSync(modelsFile, 'utf8')) : {};
-  const missing = names.filter((n) => !models[n] || !existsSync(models[n]));
-  if (missing.length > 0) throw new Error(`real models missing (${missing.join(', ')}): run npm run models:test`);
-  return models;
-}
-
-function peersPython() {
-  const result = spawnSync('bash', [join(root, 'scripts', 'peers-setup.sh')], { cwd: root, encoding: 'utf8' });
-  const python = result.stdout?.trim().split('\n').pop();
-  if (result.status !== 0 || !python) {
-    throw new Error(`bash scripts/peers-setup.sh failed:\n${(result.stderr ?? '').slice(-2000)}`);
-  }
-  return python;
-}
+const FLAGS = {
+  repeats: flag.integer('repeats; each starts one fresh process per engine and case', 3),
+  quick: flag.boolean('1 repeat'),
+  threads: flag.integer("threads on every side; 1 is voxmill's default on a 2-core machine (see the file's header)", 1),
+  models: flag.list('real models (`npm run models:test`)', MODELS),
+  audio: flag.list('files in the shared test data', AUDIO),
+  'beam-size': flag.integer('beam size on every side (best-of is 5 everywhere)', 5),
+  'no-fallback': flag.boolean(
+    'no temperature fallback (default: fallback steps of 0.2, as the accuracy test and\n' +
+      'whisper-cli and faster-whisper by default; on these clips no engine falls back)',
+  ),
+  python: flag.string("the peers' Python", {
+    value: 'PATH',
+    defaultText: 'the last line `bash scripts/peers-setup.sh` prints',
+  }),
+};
 
 /** Size, mtime and sha256 of a file, or of a CTranslate2 directory's model.bin: the run checks them again at its end. */
 function identity(path) {
@@ -299,18 +262,16 @@ function ratioTable(summaries) {
   return lines.join('\n');
 }
 
-const load = () =>
-  loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
-
 async function main() {
-  const settings = parseArgs(process.argv.slice(2));
+  const { noFallback, ...flags } = benchArgs('npm run bench:stt-real [-- options]', FLAGS, {
+    quick: { repeats: 1 },
+  }).settings;
+  const settings = { ...flags, fallback: !noFallback };
   const benchStarted = performance.now();
   ensureDist();
   const names = settings.models.flatMap((m) => [MODELS[m].ggml, MODELS[m].ct2]);
   const models = realModels(names);
-  const python = settings.python ?? peersPython();
+  const python = peersPython(settings.python);
   const { ensureWhisperCli } = await import('./build-whisper-cli.mjs');
   const cli = ensureWhisperCli();
   const gnuTime = hasGnuTime();
@@ -336,9 +297,7 @@ async function main() {
     ...machineFacts(),
     loadAverageAtStart: loadavg(),
   };
-  const decoding =
-    `threads ${settings.threads}, ${settings.beamSize > 1 ? `beam ${settings.beamSize}` : 'greedy'}, best-of 5, ` +
-    `${settings.fallback ? 'temperature fallback 0.2' : 'no temperature fallback'}, language en`;
+  const decoding = decodingText(settings);
   process.stdout.write(
     `voxmill STT bench, real weights: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}\n` +
       `whisper-cli: ${cli}\nfaster-whisper: ${python} ${peerScript}\n` +
@@ -346,7 +305,7 @@ async function main() {
       `${gnuTime ? 'GNU time %M' : 'VmHWM polled every 5 ms'} (whisper-cli)\n` +
       `decoding: ${decoding}\n` +
       `${settings.repeats} repeat(s) of ${cases.length} case(s) x ${ENGINES.length} engines, order rotating\n` +
-      `load average at start: ${load()}\n\n`,
+      `load average at start: ${loadAverageText()}\n\n`,
   );
 
   const runs = new Map(cases.map((c) => [c, []]));
@@ -363,7 +322,7 @@ async function main() {
         return `${engine} ${sec(r.processWallMs)} s${warm}, ${mb(r.peakRssKb)} MB`;
       });
       process.stdout.write(
-        `[${repeat + 1}/${settings.repeats}] ${c.model} ${c.audio} (${order.join(' > ')}; load ${load()}): ` +
+        `[${repeat + 1}/${settings.repeats}] ${c.model} ${c.audio} (${order.join(' > ')}; load ${loadAverageText()}): ` +
           `${parts.join(' | ')}${result['whisper-cli'].text === v.text ? '' : ' — voxmill/whisper-cli TEXT DIFFERS'}\n`,
       );
     }
@@ -378,50 +337,35 @@ async function main() {
       `RTF = warm call / audio s):\n${engineTable(summaries)}\n\n` +
       `Ratios voxmill / other, median of per-repeat ratios (< 1: voxmill faster or smaller):\n` +
       `${ratioTable(summaries)}\n\n` +
-      `load average at end: ${load()}\n` +
+      `load average at end: ${loadAverageText()}\n` +
       (changed.length > 0 ? `MODEL FILES CHANGED DURING THE RUN: ${changed.join(', ')}\n` : '') +
       `Bench time: ${(benchMs / 60000).toFixed(1)} min\n`,
   );
 
-  const outDir = join(root, 'bench', 'out');
-  mkdirSync(outDir, { recursive: true });
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const outFile = join(outDir, `stt-real-${stamp}.json`);
-  const commit = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' }).stdout?.trim() || null;
   const first = runs.get(cases[0])[0];
-  writeFileSync(
-    outFile,
-    `${JSON.stringify(
-      {
-        date: new Date().toISOString(),
-        commit,
-        machine: { ...machine, loadAverageAtEnd: loadavg() },
-        whisperCli: cli,
-        python,
-        fasterWhisper: first['fw-int8'].versions,
-        peakRssMethod: {
-          voxmill: 'vmhwm-after-first-call',
-          fasterWhisper: 'vmhwm-after-first-call',
-          whisperCli: gnuTime ? 'gnu-time-maxrss' : 'vmhwm-poll-5ms',
-        },
-        settings,
-        decoding,
-        models: identities,
-        modelsChangedDuringRun: changed,
-        benchMs,
-        summaries,
-        runs: cases.map((c) => ({ ...c, runs: runs.get(c) })),
-      },
-      null,
-      2,
-    )}\n`,
-  );
+  const outFile = writeResults('stt-real', {
+    date: new Date().toISOString(),
+    commit: gitCommit(),
+    machine: { ...machine, loadAverageAtEnd: loadavg() },
+    whisperCli: cli,
+    python,
+    fasterWhisper: first['fw-int8'].versions,
+    peakRssMethod: {
+      voxmill: 'vmhwm-after-first-call',
+      fasterWhisper: 'vmhwm-after-first-call',
+      whisperCli: gnuTime ? 'gnu-time-maxrss' : 'vmhwm-poll-5ms',
+    },
+    settings,
+    decoding,
+    models: identities,
+    modelsChangedDuringRun: changed,
+    benchMs,
+    summaries,
+    runs: cases.map((c) => ({ ...c, runs: runs.get(c) })),
+  });
   process.stdout.write(`Raw results: ${outFile}\n`);
   const cliDiffers = summaries.some((s) => !s.engines['whisper-cli'].sameTextAsVoxmillEveryRepeat);
   if (cliDiffers || changed.length > 0) process.exitCode = 1;
 }
 
-main().catch((error) => {
-  process.stderr.write(`bench:stt-real: ${error instanceof Error ? error.message : String(error)}\n`);
-  process.exit(1);
-});
+runMain('stt-real', main);

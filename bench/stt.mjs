@@ -4,17 +4,7 @@
 // same decoding parameters. Results are ratios taken in one run (../shared/DESIGN.md): CLI and voxmill runs are
 // interleaved, their order alternating per repeat, and each ratio is the median of the per-pair ratios.
 //
-//   npm run bench:stt [-- options]
-//     --quick            1 repeat, jfk only
-//     --repeats N        repeats per case (default 3)
-//     --models LIST      tiny.en,base.en (default both; random-weight fixtures from `npm run fixtures`)
-//     --audio LIST       jfk,gb0 (default both; files in the shared test data)
-//     --threads N        threads on both sides (default 2)
-//     --beam-size N      1 = greedy (default 5, whisper-cli's default)
-//     --fallback         keep temperature fallback (default off on both sides: -nf / temperatureIncrement 0)
-//     --defaults-all     run the "defaults" configuration on every audio file, not only jfk
-//     --calls N          transcriptions in the memory-stability run (default 20)
-//     --memory-only      only the memory-stability run
+//   npm run bench:stt [-- options]     (the flags: FLAGS below, or `node bench/stt.mjs --help`)
 //
 // What one measurement is:
 // - whisper-cli: one process per run, `-m M -f F -t T -l en -bs B -bo 5 -nf -oj`: wall time from spawn to exit,
@@ -45,13 +35,34 @@
 //
 // bench/stt-real.mjs (real weights, with faster-whisper as a third side) reuses this file's voxmill child and
 // whisper-cli runner: the functions it needs are exported, and main() runs only when this file is the entry point.
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { collectOutput, distEntry, ensureDist, integerArg, machineFacts, median, ownMemory, root } from './lib.mjs';
+import {
+  benchArgs,
+  childResult,
+  distEntry,
+  ensureDist,
+  ensureFixtures,
+  flag,
+  gitCommit,
+  hasGnuTime,
+  isEntry,
+  machineFacts,
+  measureProcess,
+  median,
+  ownMemory,
+  printChildResult,
+  root,
+  rssDrift,
+  runMain,
+  runNodeChild,
+  SETTLED_AFTER_CALL,
+  sharedAudio,
+  writeResults,
+} from './lib.mjs';
 
 const self = fileURLToPath(import.meta.url);
 
@@ -60,10 +71,6 @@ const MODELS = {
   'base.en': { file: 'ggml-base.en-random.bin', dtw: 'base.en' },
 };
 const AUDIO = { jfk: 'jfk.wav', gb0: 'gb0.wav' };
-// Memory stability: RSS after the last call may differ from RSS after this call by at most the tolerance.
-const SETTLED_AFTER_CALL = 5;
-const RSS_TOLERANCE_KB = 10 * 1024;
-const RSS_TOLERANCE_FRACTION = 0.05;
 const WALL_RATIO_TARGET = 1.05;
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -133,124 +140,20 @@ async function child(task) {
 // ---------------------------------------------------------------------------------------------------------------
 // Parent side.
 
-function parseArgs(argv) {
-  const options = {
-    repeats: 3,
-    models: Object.keys(MODELS),
-    audio: Object.keys(AUDIO),
-    threads: 2,
-    beamSize: 5,
-    fallback: false,
-    defaultsAll: false,
-    calls: 20,
-    quick: false,
-    memoryOnly: false,
-  };
-  const list = (value, known, name) => {
-    const items = value.split(',').map((s) => s.trim());
-    for (const item of items) {
-      if (!(item in known)) throw new Error(`--${name}: unknown "${item}" (known: ${Object.keys(known).join(', ')})`);
-    }
-    return items;
-  };
-  const int = integerArg;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const next = () => {
-      if (i + 1 >= argv.length) throw new Error(`${arg} needs a value`);
-      return argv[++i];
-    };
-    if (arg === '--quick') options.quick = true;
-    else if (arg === '--repeats') options.repeats = int(next(), 'repeats', 1);
-    else if (arg === '--models') options.models = list(next(), MODELS, 'models');
-    else if (arg === '--audio') options.audio = list(next(), AUDIO, 'audio');
-    else if (arg === '--threads') options.threads = int(next(), 'threads', 1);
-    else if (arg === '--beam-size') options.beamSize = int(next(), 'beam-size', 1);
-    else if (arg === '--fallback') options.fallback = true;
-    else if (arg === '--defaults-all') options.defaultsAll = true;
-    else if (arg === '--calls') options.calls = int(next(), 'calls', SETTLED_AFTER_CALL + 1);
-    else if (arg === '--memory-only') options.memoryOnly = true;
-    else if (arg === '--help' || arg === '-h') {
-      process.stdout.write(`${readFileSync(self, 'utf8').split('\n').slice(1, 18).join('\n')}\n`);
-      process.exit(0);
-    } else throw new Error(`unknown argument ${arg} (see --help)`);
-  }
-  if (options.quick) {
-    options.repeats = 1;
-    options.audio = ['jfk'];
-  }
-  return options;
-}
-
-function ensureFixtures(models) {
-  const missing = models.filter((m) => !existsSync(fixturePath(m)));
-  if (missing.length === 0) return;
-  process.stderr.write(`fixture models missing (${missing.join(', ')}): npm run fixtures\n`);
-  const result = spawnSync(process.execPath, [join(root, 'scripts', 'make-fixtures.mjs')], {
-    cwd: root,
-    stdio: 'inherit',
-  });
-  if (result.status !== 0) throw new Error('npm run fixtures failed');
-}
+const FLAGS = {
+  quick: flag.boolean('1 repeat, jfk only'),
+  repeats: flag.integer('repeats per case', 3),
+  models: flag.list('random-weight fixtures from `npm run fixtures`', MODELS),
+  audio: flag.list('files in the shared test data', AUDIO),
+  threads: flag.integer('threads on both sides', 2),
+  'beam-size': flag.integer("beam size; 1 = greedy, 5 is whisper-cli's default", 5),
+  fallback: flag.boolean('keep temperature fallback (default off on both sides: -nf / temperatureIncrement 0)'),
+  'defaults-all': flag.boolean('run the "defaults" configuration on every audio file, not only jfk'),
+  calls: flag.integer('transcriptions in the memory-stability run', 20, { min: SETTLED_AFTER_CALL + 1 }),
+  'memory-only': flag.boolean('only the memory-stability run'),
+};
 
 export const fixturePath = (model) => join(root, 'test', 'fixtures', 'models', MODELS[model].file);
-
-export function sharedAudio(name) {
-  const dir = resolve(root, process.env.VOXMILL_TEST_DATA ?? '../shared');
-  const path = join(dir, 'audio', name);
-  if (!existsSync(path)) throw new Error(`${path} not found; set VOXMILL_TEST_DATA to the shared test-data folder`);
-  return path;
-}
-
-export function hasGnuTime() {
-  const probe = spawnSync('/usr/bin/time', ['-f', '%M', 'true'], { encoding: 'utf8' });
-  return probe.status === 0 && /^\d+\s*$/.test(probe.stderr.trim().split('\n').pop() ?? '');
-}
-
-/**
- * Runs one process to its end: wall time from spawn to exit and its peak RSS. With GNU time the peak is the
- * kernel's ru_maxrss of the measured process (time itself is a separate, tiny process), and `cpuMs` its user +
- * system CPU time (null without GNU time). `input`, when given, is written to the process's stdin (GNU time passes
- * its stdin on).
- */
-export function measureProcess(command, args, { gnuTime, scratch, input }) {
-  return new Promise((resolvePromise, reject) => {
-    const rssFile = join(scratch, `rss-${process.hrtime.bigint()}`);
-    const [file, argv] = gnuTime
-      ? ['/usr/bin/time', ['-f', '%M %U %S', '-o', rssFile, command, ...args]]
-      : [command, args];
-    const started = performance.now();
-    const proc = spawn(file, argv, { cwd: root, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
-    const output = collectOutput(proc);
-    if (input !== undefined) proc.stdin.end(input);
-    let polledKb = 0;
-    const poll = gnuTime
-      ? undefined
-      : setInterval(() => {
-          try {
-            const status = readFileSync(`/proc/${proc.pid}/status`, 'utf8');
-            polledKb = Math.max(polledKb, Number(/^VmHWM:\s+(\d+)/m.exec(status)?.[1] ?? 0));
-          } catch {
-            // The process has just exited.
-          }
-        }, 5);
-    proc.on('error', reject);
-    proc.on('close', (code) => {
-      const wallMs = performance.now() - started;
-      if (poll) clearInterval(poll);
-      if (code !== 0) {
-        reject(new Error(`${command} exited with ${code}:\n${output.stderr.slice(-3000)}`));
-        return;
-      }
-      const [maxRss, user, system] = gnuTime
-        ? readFileSync(rssFile, 'utf8').trim().split('\n').pop().split(' ').map(Number)
-        : [polledKb, Number.NaN, Number.NaN];
-      rmSync(rssFile, { force: true });
-      const cpuMs = gnuTime ? (user + system) * 1000 : null;
-      resolvePromise({ wallMs, peakRssKb: maxRss, cpuMs, stdout: output.stdout, stderr: output.stderr });
-    });
-  });
-}
 
 /** whisper-cli's -oj escapes only `"` and `\`: read the texts from the bytes (see test/native/parity.test.ts). */
 function cliText(jsonPath) {
@@ -301,6 +204,20 @@ export async function runCli(cli, c, settings, ctx) {
   };
 }
 
+/** The decoding parameters every side uses, as voxmill's transcribe options. */
+const voxmillOptions = (settings) => ({
+  threads: settings.threads,
+  beamSize: settings.beamSize,
+  bestOf: 5,
+  temperatureIncrement: settings.fallback ? 0.2 : 0,
+  language: 'en',
+});
+
+/** The decoding parameters as a line of the report; `noFallback` says how no temperature fallback is asked for. */
+export const decodingText = (settings, noFallback = '') =>
+  `threads ${settings.threads}, ${settings.beamSize > 1 ? `beam ${settings.beamSize}` : 'greedy'}, best-of 5, ` +
+  `${settings.fallback ? 'temperature fallback 0.2' : `no temperature fallback${noFallback}`}, language en`;
+
 /** One fresh voxmill process on case `c` (see casePaths): load, transcribe, transcribe again on the warm model. */
 export async function runVoxmill(c, settings, ctx) {
   const paths = casePaths(c);
@@ -309,20 +226,12 @@ export async function runVoxmill(c, settings, ctx) {
     model: paths.model,
     audio: paths.audio,
     load: c.config === 'parity' ? { dtw: false, flashAttention: true } : {},
-    options: {
-      threads: settings.threads,
-      beamSize: settings.beamSize,
-      bestOf: 5,
-      temperatureIncrement: settings.fallback ? 0.2 : 0,
-      language: 'en',
-      timestamps: 'segment',
-    },
+    options: { ...voxmillOptions(settings), timestamps: 'segment' },
     steady: true,
   };
   const run = await measureProcess(process.execPath, [self, '--child', JSON.stringify(task)], ctx);
-  const line = run.stdout.split('\n').find((l) => l.startsWith('@@result '));
-  if (!line) throw new Error(`the voxmill child printed no result:\n${run.stderr.slice(-3000)}`);
-  const result = JSON.parse(line.slice('@@result '.length));
+  const result = childResult(run.stdout);
+  if (!result) throw new Error(`the voxmill child printed no result:\n${run.stderr.slice(-3000)}`);
   const wantPreset = c.config === 'defaults' ? paths.dtw : null;
   if (result.info.dtwPreset !== wantPreset || result.info.flashAttention !== (c.config === 'parity')) {
     throw new Error(`voxmill loaded ${c.model} with ${JSON.stringify(result.info)}, not the ${c.config} configuration`);
@@ -403,38 +312,12 @@ async function memoryStability(settings, env = {}) {
     model: fixturePath('tiny.en'),
     audio: sharedAudio(AUDIO.jfk),
     load: { dtw: false, flashAttention: true },
-    options: {
-      threads: settings.threads,
-      beamSize: settings.beamSize,
-      bestOf: 5,
-      temperatureIncrement: settings.fallback ? 0.2 : 0,
-      language: 'en',
-    },
+    options: voxmillOptions(settings),
     calls: settings.calls,
   };
-  const proc = spawn(process.execPath, ['--expose-gc', self, '--child', JSON.stringify(task)], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output = collectOutput(proc);
-  const code = await new Promise((done) => proc.on('close', done));
-  const line = output.stdout.split('\n').find((l) => l.startsWith('@@result '));
-  if (code !== 0 || !line) throw new Error(`the memory run failed (exit ${code}):\n${output.stderr.slice(-3000)}`);
-  const { calls } = JSON.parse(line.slice('@@result '.length));
-  const settled = calls[SETTLED_AFTER_CALL - 1].rssKb;
-  const last = calls[calls.length - 1].rssKb;
-  const toleranceKb = Math.max(RSS_TOLERANCE_KB, settled * RSS_TOLERANCE_FRACTION);
-  return {
-    env,
-    calls,
-    settledCall: SETTLED_AFTER_CALL,
-    settledRssKb: settled,
-    lastRssKb: last,
-    growthKb: last - settled,
-    toleranceKb,
-    pass: Math.abs(last - settled) <= toleranceKb,
-  };
+  const { calls } = await runNodeChild(self, task, { nodeArgs: ['--expose-gc'], env, what: 'the memory run' });
+  const { within, ...drift } = rssDrift(calls);
+  return { env, calls, ...drift, pass: within };
 }
 
 function printCalls(memory) {
@@ -457,16 +340,10 @@ function memoryVerdict(label, memory) {
 }
 
 async function main() {
-  const settings = parseArgs(process.argv.slice(2));
+  const { settings } = benchArgs('npm run bench:stt [-- options]', FLAGS, { quick: { repeats: 1, audio: ['jfk'] } });
   const benchStarted = performance.now();
   ensureDist();
-  ensureFixtures(settings.models);
-  const { ensureWhisperCli } = await import('./build-whisper-cli.mjs');
-  const cli = ensureWhisperCli();
-  const gnuTime = hasGnuTime();
-  const scratch = mkdtempSync(join(tmpdir(), 'voxmill-bench-'));
-  const ctx = { gnuTime, scratch };
-
+  ensureFixtures(settings.models.map(fixturePath), 'fixture models');
   const cases = [];
   for (const config of ['parity', 'defaults']) {
     for (const model of settings.models) {
@@ -476,16 +353,20 @@ async function main() {
       }
     }
   }
+  // The memory-stability run alone does not need whisper-cli: no build for --memory-only.
+  const { ensureWhisperCli } = await import('./build-whisper-cli.mjs');
+  const cli = cases.length > 0 ? ensureWhisperCli() : null;
+  const gnuTime = hasGnuTime();
+  const scratch = mkdtempSync(join(tmpdir(), 'voxmill-bench-'));
+  const ctx = { gnuTime, scratch };
   const machine = {
     ...machineFacts(),
     loadAverageAtStart: loadavg(),
   };
-  const decoding =
-    `threads ${settings.threads}, ${settings.beamSize > 1 ? `beam ${settings.beamSize}` : 'greedy'}, best-of 5, ` +
-    `${settings.fallback ? 'temperature fallback 0.2' : 'no temperature fallback (-nf / temperatureIncrement 0)'}, language en`;
+  const decoding = decodingText(settings, ' (-nf / temperatureIncrement 0)');
   process.stdout.write(
     `voxmill STT bench: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}\n` +
-      `whisper-cli: ${cli}\npeak RSS: ${gnuTime ? 'GNU time %M (ru_maxrss)' : 'VmHWM polled every 5 ms'}\n` +
+      `whisper-cli: ${cli ?? 'not needed (--memory-only)'}\npeak RSS: ${gnuTime ? 'GNU time %M (ru_maxrss)' : 'VmHWM polled every 5 ms'}\n` +
       `decoding: ${decoding}\n${settings.repeats} repeat(s) of ${cases.length} case(s), CLI and voxmill interleaved\n\n`,
   );
 
@@ -539,44 +420,25 @@ async function main() {
       `Bench time: ${(benchMs / 60000).toFixed(1)} min\n`,
   );
 
-  const outDir = join(root, 'bench', 'out');
-  mkdirSync(outDir, { recursive: true });
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const outFile = join(outDir, `stt-${stamp}.json`);
-  const commit = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' }).stdout?.trim() || null;
-  writeFileSync(
-    outFile,
-    `${JSON.stringify(
-      {
-        date: new Date().toISOString(),
-        commit,
-        machine: { ...machine, loadAverageAtEnd: loadavg() },
-        whisperCli: cli,
-        peakRssMethod: gnuTime ? 'gnu-time-maxrss' : 'vmhwm-poll-5ms',
-        settings,
-        decoding,
-        benchMs,
-        summaries,
-        memory,
-        allocatorDiagnostic,
-        runs: cases.map((c) => ({ ...c, runs: runs.get(c) })),
-      },
-      null,
-      2,
-    )}\n`,
-  );
+  const outFile = writeResults('stt', {
+    date: new Date().toISOString(),
+    commit: gitCommit(),
+    machine: { ...machine, loadAverageAtEnd: loadavg() },
+    whisperCli: cli,
+    peakRssMethod: gnuTime ? 'gnu-time-maxrss' : 'vmhwm-poll-5ms',
+    settings,
+    decoding,
+    benchMs,
+    summaries,
+    memory,
+    allocatorDiagnostic,
+    runs: cases.map((c) => ({ ...c, runs: runs.get(c) })),
+  });
   process.stdout.write(`Raw results: ${outFile}\n`);
   if (!memory.pass || summaries.some((s) => !s.sameText)) process.exitCode = 1;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  if (process.argv[2] === '--child') {
-    const result = await child(JSON.parse(process.argv[3]));
-    process.stdout.write(`\n@@result ${JSON.stringify(result)}\n`);
-  } else {
-    main().catch((error) => {
-      process.stderr.write(`bench:stt: ${error instanceof Error ? error.message : String(error)}\n`);
-      process.exit(1);
-    });
-  }
+if (isEntry(import.meta.url)) {
+  if (process.argv[2] === '--child') printChildResult(await child(JSON.parse(process.argv[3])));
+  else runMain('stt', main);
 }

@@ -2,13 +2,7 @@
 // Text-to-speech benchmark with a real Piper voice, en_US-joe-medium: voxmill against piper-tts 1.8.0 (Piper's own
 // Python runtime, scripts/peers/piper_peer.py --serve) and against the bare ONNX Runtime loop of bench/tts.mjs.
 //
-//   npm run bench:tts-real [-- options]
-//     --repeats N        repeats (default 5): each starts three fresh processes, one per side
-//     --rounds N         rounds of the timed cases per repeat (default 2)
-//     --threads N        ONNX Runtime intra-op threads on every side (default 1, voxmill's default on 2 cores)
-//     --quick            1 repeat, 1 round
-//     --python PATH      the peers' Python (default: the last line `bash scripts/peers-setup.sh` prints)
-//     --json             print the results as one JSON document instead of tables (progress goes to stderr)
+//   npm run bench:tts-real [-- options]     (the flags: FLAGS below, or `node bench/tts-real.mjs --help`)
 //
 // Needs `npm run models:test` (test/fixtures/real/models.json: piper-joe-medium) and `bash scripts/peers-setup.sh`.
 //
@@ -37,32 +31,36 @@
 //    sentence's session.run().
 // 4. Peak RSS of each process at its end (VmHWM for Node, the worker thread included; ru_maxrss for Python).
 // Raw results go to bench/out/tts-real-<timestamp>.json. The exit status is 1 on errors, never for a ratio.
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { ensureDist, integerArg, machineFacts, median, ownMemory, root } from './lib.mjs';
 import {
-  bareSynthesis,
-  loadDist,
-  PARAGRAPH,
-  PARAGRAPHS,
-  phonemeIds,
+  benchArgs,
+  ensureDist,
+  flag,
+  gitCommit,
+  machineFacts,
+  median,
+  ownMemory,
+  peersPython,
+  realModels,
+  root,
   rotate,
-  sessionOptions,
+  runMain,
   spread,
-  WARM_TEXT,
-} from './tts.mjs';
+  writeResults,
+} from './lib.mjs';
+import { bareSynthesis, loadDist, PARAGRAPH, PARAGRAPHS, phonemeIds, sessionOptions, WARM_TEXT } from './tts.mjs';
 
 const self = fileURLToPath(import.meta.url);
 const require = createRequire(import.meta.url);
 
 const JOE = { voice: 'en_US-joe', variant: 'en_US-joe-medium' };
-const modelsFile = join(root, 'test', 'fixtures', 'real', 'models.json');
 const peerScript = join(root, 'scripts', 'peers', 'piper_peer.py');
 /** The first three sentences of bench/tts.mjs's walking paragraph (317 characters). */
 const TTFA_TEXT = PARAGRAPHS[3]
@@ -169,54 +167,23 @@ const CHILDREN = { bare: childBare, voxmill: childVoxmill };
 // ---------------------------------------------------------------------------------------------------------------
 // Parent side.
 
-function parseArgs(argv) {
-  const options = { repeats: 5, rounds: 2, threads: 1, quick: false, json: false, python: undefined };
-  const given = new Set();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const next = () => {
-      if (i + 1 >= argv.length) throw new Error(`${arg} needs a value`);
-      return argv[++i];
-    };
-    if (arg === '--quick') options.quick = true;
-    else if (arg === '--repeats' || arg === '--rounds' || arg === '--threads') {
-      const name = arg.slice(2);
-      options[name] = integerArg(next(), name, 1);
-      given.add(name);
-    } else if (arg === '--python') options.python = next();
-    else if (arg === '--json') options.json = true;
-    else if (arg === '--help' || arg === '-h') {
-      process.stdout.write(`${readFileSync(self, 'utf8').split('\n').slice(1, 14).join('\n')}\n`);
-      process.exit(0);
-    } else throw new Error(`unknown argument ${arg} (see --help)`);
-  }
-  if (options.quick) {
-    if (!given.has('repeats')) options.repeats = 1;
-    if (!given.has('rounds')) options.rounds = 1;
-  }
-  return options;
-}
+const FLAGS = {
+  repeats: flag.integer('repeats: each starts three fresh processes, one per side', 5),
+  rounds: flag.integer('rounds of the timed cases per repeat', 2),
+  threads: flag.integer("ONNX Runtime intra-op threads on every side; 1 is voxmill's default on 2 cores", 1),
+  quick: flag.boolean('1 repeat, 1 round'),
+  python: flag.string("the peers' Python", {
+    value: 'PATH',
+    defaultText: 'the last line `bash scripts/peers-setup.sh` prints',
+  }),
+  json: flag.boolean('print the results as one JSON document instead of tables (progress goes to stderr)'),
+};
 
 function joeModel() {
-  const models = existsSync(modelsFile) ? JSON.parse(readFileSync(modelsFile, 'utf8')) : {};
-  const path = models['piper-joe-medium'];
-  if (!path || !existsSync(path) || !existsSync(`${path}.json`)) {
-    throw new Error(`the real voice piper-joe-medium is missing (${modelsFile}): run npm run models:test`);
-  }
+  const path = realModels(['piper-joe-medium'])['piper-joe-medium'];
+  if (!existsSync(`${path}.json`)) throw new Error(`${path}.json is missing: run npm run models:test`);
   if (basename(path) !== `${JOE.variant}.onnx`) throw new Error(`${path} is not ${JOE.variant}.onnx`);
   return path;
-}
-
-function peersPython(given) {
-  if (given) return given;
-  const result = spawnSync('bash', [join(root, 'scripts', 'peers-setup.sh')], {
-    cwd: root,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const python = result.stdout?.trim().split('\n').pop();
-  if (result.status !== 0 || !python) throw new Error('bash scripts/peers-setup.sh failed');
-  return python;
 }
 
 /** Phoneme ids as voxmill's worker makes them (piper-phonemize, PhonemeIdEncoder), computed once for the bare side. */
@@ -474,7 +441,7 @@ function report(summary, facts, settings) {
 }
 
 async function main() {
-  const settings = parseArgs(process.argv.slice(2));
+  const { settings } = benchArgs('npm run bench:tts-real [-- options]', FLAGS, { quick: { repeats: 1, rounds: 1 } });
   const log = (text) => (settings.json ? process.stderr : process.stdout).write(text);
   const benchStarted = performance.now();
   ensureDist();
@@ -559,15 +526,10 @@ async function main() {
     loadAverage1m: { min: Math.min(...oneMinute), median: median(oneMinute), max: Math.max(...oneMinute) },
   };
 
-  const outDir = join(root, 'bench', 'out');
-  mkdirSync(outDir, { recursive: true });
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const outFile = join(outDir, `tts-real-${stamp}.json`);
-  const commit = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' }).stdout?.trim() || null;
   const { described } = runs[0].starts.piper;
   const document = {
     date: new Date().toISOString(),
-    commit,
+    commit: gitCommit(),
     machine: {
       ...machine,
       piperTts: described.piper_tts,
@@ -583,7 +545,7 @@ async function main() {
     summary,
     runs,
   };
-  writeFileSync(outFile, `${JSON.stringify(document, null, 2)}\n`);
+  const outFile = writeResults('tts-real', document);
   if (settings.json) process.stdout.write(`${JSON.stringify({ ...document, rawResults: outFile }, null, 2)}\n`);
   else {
     process.stdout.write(report(summary, facts, settings));
@@ -599,9 +561,4 @@ async function main() {
 if (process.argv[2] === '--child') {
   const task = JSON.parse(process.argv[3]);
   await CHILDREN[task.kind](task);
-} else {
-  main().catch((error) => {
-    process.stderr.write(`bench:tts-real: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  });
-}
+} else runMain('tts-real', main);

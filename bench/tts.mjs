@@ -4,12 +4,7 @@
 // sides run in the same child process, one after the other (never at once), their order rotating per repeat, and
 // each ratio is the median of the per-repeat ratios.
 //
-//   npm run bench:tts [-- options]
-//     --quick            1 repeat, 6 calls in the memory run (CI smoke, about 30 s)
-//     --repeats N        repeats of the timed cases (default 5)
-//     --calls N          syntheses in the memory-drift run (default 20)
-//     --threads N        ONNX Runtime intra-op threads on both sides (default 1, voxmill's default on 2 cores)
-//     --json             print the results as one JSON document instead of tables (progress goes to stderr)
+//   npm run bench:tts [-- options]     (the flags: FLAGS below, or `node bench/tts.mjs --help`)
 //
 // The voice is test/fixtures/bench-voices/en_US-fixture_heavy-medium (`npm run fixtures`): the medium fixture's
 // 22050 Hz tone, computed alongside an MLP that costs what a real Piper medium voice costs on a CPU
@@ -32,23 +27,32 @@
 //
 // The exit status is 1 on errors (a child failed, or the two sides made different amounts of audio), never for a
 // missed target. Raw results go to bench/out/tts-<timestamp>.json.
-import { spawn, spawnSync } from 'node:child_process';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { collectOutput, ensureDist, integerArg, machineFacts, median, ownMemory, root } from './lib.mjs';
+import {
+  benchArgs,
+  ensureDist,
+  ensureFixtures,
+  flag,
+  gitCommit,
+  isEntry,
+  machineFacts,
+  median,
+  ownMemory,
+  printChildResult,
+  root,
+  rotate,
+  rssDrift,
+  runMain,
+  runNodeChild,
+  SETTLED_AFTER_CALL,
+  spread,
+  writeResults,
+} from './lib.mjs';
 
 const distDir = join(root, 'dist');
 const self = fileURLToPath(import.meta.url);
@@ -72,10 +76,6 @@ const ENCODINGS = [
   ['pcm16', null],
   ['pcm16', 48000],
 ];
-// Memory drift: RSS after the last call may differ from RSS after this call by at most the tolerance.
-const SETTLED_AFTER_CALL = 5;
-const RSS_TOLERANCE_KB = 10 * 1024;
-const RSS_TOLERANCE_FRACTION = 0.05;
 
 // English prose: the first paragraph (983 characters) is the 1,000-character input; all of them, then the first
 // again, cut at the last sentence end within 5,000 characters, make the long input.
@@ -214,8 +214,6 @@ async function encodeOnce(dist, chunks, inputSampleRate, format, rate, whole) {
   }
   return { ms: performance.now() - started, bytes };
 }
-
-export const rotate = (items, by) => items.map((_, i) => items[(i + by) % items.length]);
 
 /** Sections 1 and 3: real-time factors of the bare loop and of voxmill, then the encoders on the bare audio. */
 async function childRtf(task) {
@@ -368,68 +366,16 @@ const CHILDREN = { rtf: childRtf, ttfa: childTtfa, memory: childMemory };
 // ---------------------------------------------------------------------------------------------------------------
 // Parent side.
 
-function parseArgs(argv) {
-  const options = { repeats: 5, calls: 20, threads: 1, quick: false, json: false };
-  const int = integerArg;
-  let repeatsGiven = false;
-  let callsGiven = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const next = () => {
-      if (i + 1 >= argv.length) throw new Error(`${arg} needs a value`);
-      return argv[++i];
-    };
-    if (arg === '--quick') options.quick = true;
-    else if (arg === '--repeats') {
-      options.repeats = int(next(), 'repeats', 1);
-      repeatsGiven = true;
-    } else if (arg === '--calls') {
-      options.calls = int(next(), 'calls', SETTLED_AFTER_CALL + 1);
-      callsGiven = true;
-    } else if (arg === '--threads') options.threads = int(next(), 'threads', 1);
-    else if (arg === '--json') options.json = true;
-    else if (arg === '--help' || arg === '-h') {
-      process.stdout.write(`${readFileSync(self, 'utf8').split('\n').slice(1, 13).join('\n')}\n`);
-      process.exit(0);
-    } else throw new Error(`unknown argument ${arg} (see --help)`);
-  }
-  if (options.quick) {
-    if (!repeatsGiven) options.repeats = 1;
-    if (!callsGiven) options.calls = SETTLED_AFTER_CALL + 1;
-  }
-  return options;
-}
+const FLAGS = {
+  quick: flag.boolean('1 repeat, 6 calls in the memory run (CI smoke, about 30 s)'),
+  repeats: flag.integer('repeats of the timed cases', 5),
+  calls: flag.integer('syntheses in the memory-drift run', 20, { min: SETTLED_AFTER_CALL + 1 }),
+  threads: flag.integer("ONNX Runtime intra-op threads on both sides; 1 is voxmill's default on 2 cores", 1),
+  json: flag.boolean('print the results as one JSON document instead of tables (progress goes to stderr)'),
+};
 
-function ensureFixtures() {
-  const needed = [join(benchVoicesDir, `${HEAVY.variant}.onnx`), join(fixtureVoicesDir, `${LIGHT.variant}.onnx`)];
-  if (needed.every((path) => existsSync(path))) return;
-  process.stderr.write('fixture voices missing: npm run fixtures\n');
-  const result = spawnSync(process.execPath, [join(root, 'scripts', 'make-fixtures.mjs')], {
-    cwd: root,
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  if (result.status !== 0) throw new Error('npm run fixtures failed');
-}
-
-/** Accumulates a child's stdout and stderr as text; read the fields once it has closed. */
 /** Runs one measurement in a fresh Node process and returns what it printed after `@@result`. */
-async function runChild(task, nodeArgs = []) {
-  const proc = spawn(process.execPath, [...nodeArgs, self, '--child', JSON.stringify(task)], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output = collectOutput(proc);
-  const code = await new Promise((done, fail) => {
-    proc.on('error', fail);
-    proc.on('close', done);
-  });
-  const line = output.stdout.split('\n').find((l) => l.startsWith('@@result '));
-  if (code !== 0 || !line)
-    throw new Error(`the ${task.kind} child failed (exit ${code}):\n${output.stderr.slice(-3000)}`);
-  return JSON.parse(line.slice('@@result '.length));
-}
-
-export const spread = (values) => [Math.min(...values), Math.max(...values)];
+const runChild = (task, nodeArgs = []) => runNodeChild(self, task, { nodeArgs });
 
 function summarizeRtf(runs) {
   const rtf = (run, side) => run[side].ms / 1000 / run.audioSeconds;
@@ -487,9 +433,7 @@ function summarizeTtfa(runs) {
 function summarizeMemory(memory) {
   const { steps, calls } = memory;
   const at = (i) => steps[i].rssKb;
-  const settled = calls[SETTLED_AFTER_CALL - 1].rssKb;
-  const last = calls[calls.length - 1].rssKb;
-  const toleranceKb = Math.max(RSS_TOLERANCE_KB, settled * RSS_TOLERANCE_FRACTION);
+  const { within, ...drift } = rssDrift(calls);
   return {
     steps,
     fixedCostKb: at(2) - at(1),
@@ -497,12 +441,8 @@ function summarizeMemory(memory) {
     voiceBKb: at(4) - at(3),
     drift: {
       calls: calls.length,
-      settledCall: SETTLED_AFTER_CALL,
-      settledRssKb: settled,
-      lastRssKb: last,
-      growthKb: last - settled,
-      toleranceKb,
-      flat: Math.abs(last - settled) <= toleranceKb,
+      ...drift,
+      flat: within,
       firstRssKb: calls[0].rssKb,
       maxRssKb: Math.max(...calls.map((c) => c.rssKb)),
     },
@@ -580,11 +520,16 @@ function report(summary, settings) {
 }
 
 async function main() {
-  const settings = parseArgs(process.argv.slice(2));
+  const { settings } = benchArgs('npm run bench:tts [-- options]', FLAGS, {
+    quick: { repeats: 1, calls: SETTLED_AFTER_CALL + 1 },
+  });
   const log = (text) => (settings.json ? process.stderr : process.stdout).write(text);
   const benchStarted = performance.now();
   ensureDist();
-  ensureFixtures();
+  ensureFixtures(
+    [join(benchVoicesDir, `${HEAVY.variant}.onnx`), join(fixtureVoicesDir, `${LIGHT.variant}.onnx`)],
+    'fixture voices',
+  );
   const machine = {
     ...machineFacts(),
     onnxruntime: require('onnxruntime-node/package.json').version,
@@ -641,14 +586,9 @@ async function main() {
     timeToFirstAudio: summary.ttfa.ratio.median <= TTFA_RATIO_TARGET,
     memoryFlat: summary.memory.drift.flat,
   };
-  const outDir = join(root, 'bench', 'out');
-  mkdirSync(outDir, { recursive: true });
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const outFile = join(outDir, `tts-${stamp}.json`);
-  const commit = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' }).stdout?.trim() || null;
   const document = {
     date: new Date().toISOString(),
-    commit,
+    commit: gitCommit(),
     machine: { ...machine, loadAverageAtEnd: loadavg() },
     voice: HEAVY.variant,
     settings,
@@ -657,7 +597,7 @@ async function main() {
     summary,
     runs: { rtf: rtfRuns, ttfa: ttfaRuns, memory: memoryRun },
   };
-  writeFileSync(outFile, `${JSON.stringify(document, null, 2)}\n`);
+  const outFile = writeResults('tts', document);
   if (settings.json) process.stdout.write(`${JSON.stringify({ ...document, rawResults: outFile }, null, 2)}\n`);
   else {
     process.stdout.write(report(summary, settings));
@@ -670,14 +610,9 @@ async function main() {
 }
 
 // Only as a program: bench/tts-real.mjs imports this file for its texts and its bare loop.
-const isMain = process.argv[1] !== undefined && realpathSync(process.argv[1]) === self;
-if (isMain && process.argv[2] === '--child') {
-  const task = JSON.parse(process.argv[3]);
-  const result = await CHILDREN[task.kind](task);
-  process.stdout.write(`\n@@result ${JSON.stringify(result)}\n`);
-} else if (isMain) {
-  main().catch((error) => {
-    process.stderr.write(`bench:tts: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
-  });
+if (isEntry(import.meta.url)) {
+  if (process.argv[2] === '--child') {
+    const task = JSON.parse(process.argv[3]);
+    printChildResult(await CHILDREN[task.kind](task));
+  } else runMain('tts', main);
 }
