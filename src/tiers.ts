@@ -39,6 +39,10 @@ export function isSttModelId(id: string): id is SttModelId {
   return (STT_MODEL_IDS as readonly string[]).includes(id);
 }
 
+export function isTtsModelId(id: string): id is TtsModelId {
+  return (TTS_MODEL_IDS as readonly string[]).includes(id);
+}
+
 /** Which installed quality of a voice a text-to-speech id picks. */
 export function voicePreference(model: TtsModelId): 'best' | 'fastest' {
   return model === 'svc-tts-1-flash' ? 'fastest' : 'best';

@@ -5,7 +5,7 @@ import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { SPEECH_FORMATS } from '../../audio/formats.js';
 import { SynthesisError } from '../../errors.js';
-import { TTS_MODEL_IDS, type TtsModelId } from '../../tiers.js';
+import { isTtsModelId, TTS_MODEL_IDS } from '../../tiers.js';
 import type { SpeechStream, SynthesizeOptions } from '../../tts/types.js';
 import { enumOption, numberOption, objectOption, stringOption, unknownKey } from '../../util/validate.js';
 import { HttpError } from '../http-error.js';
@@ -39,7 +39,7 @@ function requestOptions(body: unknown): SynthesizeOptions {
   const model = requiredString(fields, 'model');
   const voice = requiredString(fields, 'voice');
   const input = requiredString(fields, 'input');
-  if (!(TTS_MODEL_IDS as readonly string[]).includes(model)) {
+  if (!isTtsModelId(model)) {
     throw new HttpError(
       400,
       'model_not_found',
@@ -48,7 +48,7 @@ function requestOptions(body: unknown): SynthesizeOptions {
     );
   }
   return {
-    model: model as TtsModelId,
+    model,
     voice,
     input,
     format: enumOption('format', fields.format, SPEECH_FORMATS),
