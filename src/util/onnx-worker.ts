@@ -4,6 +4,8 @@
 // flight in shared memory, and is only terminated when the count is zero; otherwise it is asked to exit after
 // its current call (it handles a `{ type: 'shutdown' }` message). The worker side is `insideOnnxRuntime`.
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { VoxmillError } from '../errors.js';
 
@@ -24,14 +26,12 @@ export const CLOSE_TIMEOUT_MS = 30_000;
 
 /**
  * Starts a worker with the shared in-flight count added to its data. Unreferenced: idle workers never hold the
- * process. A `.ts` script (the library running from its sources, see workerScriptUrl) runs through tsx.
+ * process. A `.ts` script (the library running from its sources, see workerScriptUrl) runs bundled by esbuild.
  */
 export function spawnOnnxWorker<T extends object>(url: URL, data: T): LiveWorker {
   const inOnnxRuntime = new SharedArrayBuffer(4);
   const options = { workerData: { ...data, inOnnxRuntime }, stdout: false, stderr: false };
-  const thread = url.pathname.endsWith('.ts')
-    ? new Worker(fromSource(url), { ...options, eval: true })
-    : new Worker(url, options);
+  const thread = new Worker(url.pathname.endsWith('.ts') ? fromSource(url) : url, options);
   thread.unref();
   return { thread, inOnnxRuntime: new Int32Array(inOnnxRuntime) };
 }
@@ -92,31 +92,55 @@ export function workerScriptUrl(sibling: URL, makeError: (message: string) => Vo
   if (existsSync(sibling)) return sibling;
   const source = new URL(sibling.href.replace(/\.js$/, '.ts'));
   if (source.href !== sibling.href && existsSync(source)) {
-    if (tsxLoader() === undefined) {
-      throw makeError(`the worker runs from its TypeScript source (${source.pathname}), which needs tsx (npm install)`);
+    if (bundler() === undefined) {
+      throw makeError(
+        `the worker runs from its TypeScript source (${source.pathname}), which needs esbuild (npm install)`,
+      );
     }
     return source;
   }
   throw makeError(`the worker script is missing (${sibling.pathname}); build the TypeScript with 'npm run build:ts'`);
 }
 
-/**
- * The bootstrap of a worker run from its TypeScript source. Node 20 cannot strip types, and a worker ignores
- * `--import` in its execArgv, so the worker imports the script through tsx's `tsImport` (the one loader that works
- * inside a worker thread here; it also maps the sources' `.js` imports to their `.ts` files). tsx is a dev
- * dependency: sources only run from a checkout; `dist/` never reaches this code (its `.js` exist), so the published
- * library never loads tsx.
- */
-function fromSource(script: URL): string {
-  const tsx = JSON.stringify(tsxLoader());
-  const href = JSON.stringify(script.href);
-  return `import(${tsx}).then(({ tsImport }) => tsImport(${href}, ${href}));`;
+/** The part of esbuild's API used here (a dev dependency: its types are not part of the library's). */
+interface Bundler {
+  buildSync(options: Record<string, unknown>): { outputFiles: Array<{ text: string }> };
 }
 
-/** tsx's loader API, resolved from this module (not from the cwd); undefined when tsx is not installed. */
-function tsxLoader(): string | undefined {
+const bundles = new Map<string, URL>();
+
+/**
+ * A worker run from its TypeScript source (the library runs from `src/` in tests): esbuild bundles the script and the
+ * modules it imports into one ES module in memory (packages stay imports; `import.meta.url` is the script's own, so
+ * it finds them), which the worker runs from a `data:` URL. Node 20 strips no types, and a worker ignores `--import`
+ * in its execArgv; a loader started inside each worker (tsx's tsImport) worked but added 150-300 ms to every worker
+ * start on this 2-core machine, against 5-20 ms for a bundle, once per script and process (about 80 ms for the
+ * first, which starts esbuild's service). esbuild is a dev dependency: `dist/` never reaches this code.
+ */
+function fromSource(script: URL): URL {
+  const cached = bundles.get(script.href);
+  if (cached) return cached;
+  const { outputFiles } = (bundler() as Bundler).buildSync({
+    entryPoints: [fileURLToPath(script)],
+    bundle: true,
+    packages: 'external',
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    define: { 'import.meta.url': JSON.stringify(script.href) },
+    sourcemap: 'inline',
+    write: false,
+    logLevel: 'silent',
+  });
+  const url = new URL(`data:text/javascript,${encodeURIComponent(outputFiles[0]?.text ?? '')}`);
+  bundles.set(script.href, url);
+  return url;
+}
+
+/** esbuild, when installed (from a checkout with its dev dependencies). */
+function bundler(): Bundler | undefined {
   try {
-    return import.meta.resolve('tsx/esm/api');
+    return createRequire(import.meta.url)('esbuild') as Bundler;
   } catch {
     return undefined;
   }
