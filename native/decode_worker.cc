@@ -13,6 +13,9 @@
 namespace voxmill {
 namespace {
 
+// A bound on what is copied, not policy: no system takes a longer path.
+constexpr size_t kMaxPathBytes = 4096;
+
 class DecodeWorker final : public PromiseWorker {
  public:
   // `input`: the caller's bytes, copied (empty for a path). Compressed audio is small next to what it
@@ -85,40 +88,24 @@ Napi::Float32Array AdoptSamples(Napi::Env env, std::vector<float>&& samples) {
 
 Napi::Value DecodeAudioJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[1].IsObject()) {
-    ThrowCoded(env, "INVALID_ARGUMENT",
-               "decodeAudio(input, options): options must be an object { maxDurationSeconds, minSampleRate, "
-               "maxSampleRate, stereo? }");
-  }
-  Napi::Object o = info[1].As<Napi::Object>();
+  const JsObject o = ReadObjectArg(env, info, 1, "options");
   DecodeRequest request;
   request.maxDurationSeconds = ReadNumber(env, o, "maxDurationSeconds", 1e-3, 1e7);
   request.minSampleRate = static_cast<int>(ReadInteger(env, o, "minSampleRate", 1, kMaxSampleRate));
   request.maxSampleRate = static_cast<int>(ReadInteger(env, o, "maxSampleRate", request.minSampleRate, kMaxSampleRate));
-  Napi::Value stereo = o.Get("stereo");
-  if (!stereo.IsUndefined() && !stereo.IsBoolean()) {
-    ThrowCoded(env, "INVALID_ARGUMENT", "options.stereo must be a boolean; received " + Describe(stereo));
-  }
-  request.stereo = stereo.IsBoolean() && stereo.As<Napi::Boolean>().Value();
+  // Optional in the native API: absent means mono only.
+  request.stereo = OptionalBoolean(env, o, "stereo", false);
+  PathOrBytes source = ReadPathOrBytesArg(env, info, 0, "input", kMaxPathBytes);
+  request.path = std::move(source.path);
   std::vector<uint8_t> input;
-  if (info[0].IsString()) {
-    request.path = info[0].As<Napi::String>().Utf8Value();
-    if (request.path.empty()) throw Napi::TypeError::New(env, "decodeAudio: the path is empty");
-  } else if (info[0].IsTypedArray()) {
-    Napi::TypedArray array = info[0].As<Napi::TypedArray>();
-    if (array.TypedArrayType() != napi_uint8_array) {
-      throw Napi::TypeError::New(env, "decodeAudio: input must be a Uint8Array or a path string");
-    }
-    Napi::Uint8Array bytes = array.As<Napi::Uint8Array>();
-    const uint8_t* data = bytes.Data();
-    const size_t size = bytes.ByteLength();
+  if (request.path.empty()) {
+    const uint8_t* data = source.bytes.Data();
+    const size_t size = source.bytes.ByteLength();
     try {
       if (size > 0) input.assign(data, data + size);
     } catch (const std::bad_alloc&) {
       return RejectedJob(env, "OUT_OF_MEMORY", "out of memory copying " + std::to_string(size) + " bytes of audio");
     }
-  } else {
-    throw Napi::TypeError::New(env, "decodeAudio: input must be a Uint8Array or a path string");
   }
   auto* worker = new DecodeWorker(env, std::move(request), std::move(input));
   return worker->Start();

@@ -123,27 +123,15 @@ Napi::Function AudioEncoderWrap::Init(Napi::Env env) {
 
 AudioEncoderWrap::AudioEncoderWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<AudioEncoderWrap>(info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsObject()) {
-    ThrowCoded(env, "INVALID_ARGUMENT",
-               "new AudioEncoder(options): options must be an object { format, inputSampleRate, "
-               "outputSampleRate, whole, bitRate? }");
-  }
-  Napi::Object o = info[0].As<Napi::Object>();
+  const JsObject o = ReadObjectArg(env, info, 0, "options");
   EncodeOptions options;
-  Napi::Value format = o.Get("format");
-  if (!format.IsString()) {
-    ThrowCoded(env, "INVALID_ARGUMENT",
-               "options.format must be one of mp3, wav, opus, pcm16; received " + Describe(format));
-  }
-  options.format = format.As<Napi::String>().Utf8Value();
+  // The values are checked by ValidateEncodeOptions (the encoder's own limits); here only their types.
+  options.format = ReadString(env, o, "format", 1, 16);
   options.inputSampleRate = static_cast<int>(ReadInteger(env, o, "inputSampleRate", 0, 1e7));
   options.outputSampleRate = static_cast<int>(ReadInteger(env, o, "outputSampleRate", 0, 1e7));
-  Napi::Value whole = o.Get("whole");
-  if (!whole.IsUndefined() && !whole.IsBoolean()) {
-    ThrowCoded(env, "INVALID_ARGUMENT", "options.whole must be a boolean; received " + Describe(whole));
-  }
-  options.whole = whole.IsBoolean() && whole.As<Napi::Boolean>().Value();
-  if (!o.Get("bitRate").IsUndefined()) options.bitRate = ReadInteger(env, o, "bitRate", 0, 1e9);
+  options.whole = ReadBoolean(env, o, "whole");
+  // Optional in the native API: absent means the format's own bit rate (see ValidateEncodeOptions).
+  options.bitRate = OptionalInteger(env, o, "bitRate", 0, 0, 1000000000);
   EncodeFailure failure;
   if (!ValidateEncodeOptions(options, failure)) ThrowCoded(env, failure.code, failure.message);
   encoder_ = std::make_shared<AudioEncoder>(std::move(options));
@@ -159,7 +147,8 @@ Napi::Value AudioEncoderWrap::Encode(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsTypedArray() ||
       info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array) {
-    return RejectedJob(env, "INVALID_ARGUMENT", "encode(samples): samples must be a Float32Array");
+    // Rejected rather than thrown, as every refusal of encode() is.
+    return RejectedJob(env, "INVALID_ARGUMENT", "samples must be a Float32Array; received " + Describe(info[0]));
   }
   if (const char* refusal = Refusal()) {
     return RejectedJob(env, refusal,

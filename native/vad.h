@@ -4,20 +4,30 @@
 // with a map from the cut audio's time to the original's (ExtractSpeech).
 #pragma once
 #include <atomic>
+#include <climits>
 #include <cstddef>
 #include <string>
 #include <vector>
 
 namespace voxmill {
 
+// Bounds that keep the arithmetic safe, not policy (TypeScript owns the ranges, and its own are far inside these):
+// whisper.cpp turns each millisecond setting into samples as `16000 * ms / 1000` in a C int, and ExtractSpeech
+// adds overlapSeconds' samples to a sample index.
+constexpr int kMaxVadMilliseconds = INT_MAX / 16000;             // 134,217 ms
+constexpr double kMaxVadSeconds = kMaxVadMilliseconds / 1000.0;  // overlapSeconds
+
 struct VadOptions {
   std::string modelPath;
-  float threshold = 0.5f;
-  int minSpeechMs = 250;
-  int minSilenceMs = 100;
-  float maxSpeechSeconds = 0;  // 0 = no limit
-  int speechPadMs = 30;
-  float overlapSeconds = 0.1f;  // ExtractSpeech only
+  // Tuning: every value is set by the caller (TypeScript's VAD_DEFAULTS fill in what its caller left out).
+  float threshold = 0;
+  int minSpeechMs = 0;
+  int minSilenceMs = 0;
+  float maxSpeechSeconds = 0;  // 0, or above 100000 as in whisper.cpp: no limit
+  int speechPadMs = 0;
+  float overlapSeconds = 0;  // ExtractSpeech only
+  // Silero is a small recurrent model over 32 ms chunks: measured slower on 2 threads than on 1 (548 vs 440 ms on
+  // gb0.wav), so one unless a caller asks for more.
   int threads = 1;
   // Tests only: let whisper.cpp build the regions itself (whisper_vad_segments_from_samples), in one
   // pass that cannot be cancelled, to check that our segmentation gives the same result.

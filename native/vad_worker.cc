@@ -1,6 +1,7 @@
 #include "vad_worker.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -11,6 +12,10 @@
 
 namespace voxmill {
 namespace {
+
+// Bounds for memory safety (TypeScript never sends threads, and takes no path longer than the system does).
+constexpr int kMaxVadThreads = 64;
+constexpr size_t kMaxPathBytes = 4096;
 
 class VadDetectWorker final : public PromiseWorker {
  public:
@@ -68,31 +73,30 @@ class VadDetectWorker final : public PromiseWorker {
 
 }  // namespace
 
+VadOptions ReadVadOptions(Napi::Env env, const JsObject& params, bool overlap) {
+  // All required: TypeScript fills in every setting (src/audio/vad-settings.ts). The ranges are not TypeScript's
+  // (0-60,000 ms, 0-3,600 s, ...), which it alone enforces, but the bounds the arithmetic needs (vad.h).
+  VadOptions options;
+  options.modelPath = ReadString(env, params, "modelPath", 1, kMaxPathBytes);
+  options.threshold = static_cast<float>(ReadNumber(env, params, "threshold", 0, 1));
+  options.minSpeechMs = static_cast<int>(ReadInteger(env, params, "minSpeechMs", 0, kMaxVadMilliseconds));
+  options.minSilenceMs = static_cast<int>(ReadInteger(env, params, "minSilenceMs", 0, kMaxVadMilliseconds));
+  options.maxSpeechSeconds = static_cast<float>(ReadNumber(env, params, "maxSpeechSeconds", 0, FLT_MAX));
+  options.speechPadMs = static_cast<int>(ReadInteger(env, params, "speechPadMs", 0, kMaxVadMilliseconds));
+  if (overlap)
+    options.overlapSeconds = static_cast<float>(ReadNumber(env, params, "overlapSeconds", 0, kMaxVadSeconds));
+  return options;
+}
+
 Napi::Value DetectSpeechJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsTypedArray() ||
-      info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array || !info[1].IsObject()) {
-    throw Napi::TypeError::New(env, "detectSpeech(samples: Float32Array, params: object)");
-  }
-  Napi::Object params = info[1].As<Napi::Object>();
-  VadOptions options;
-  Napi::Value modelPath = params.Get("modelPath");
-  if (!modelPath.IsString() || modelPath.As<Napi::String>().Utf8Value().empty()) {
-    throw Napi::TypeError::New(env, "detectSpeech: params.modelPath must be a non-empty string");
-  }
-  options.modelPath = modelPath.As<Napi::String>().Utf8Value();
-  options.threshold = static_cast<float>(OptionalNumber(env, params, "threshold", options.threshold, 0, 1));
-  options.minSpeechMs = static_cast<int>(OptionalNumber(env, params, "minSpeechMs", options.minSpeechMs, 0, 3600000));
-  options.minSilenceMs =
-      static_cast<int>(OptionalNumber(env, params, "minSilenceMs", options.minSilenceMs, 0, 3600000));
-  options.maxSpeechSeconds =
-      static_cast<float>(OptionalNumber(env, params, "maxSpeechSeconds", options.maxSpeechSeconds, 0, 100000));
-  options.speechPadMs = static_cast<int>(OptionalNumber(env, params, "speechPadMs", options.speechPadMs, 0, 3600000));
-  // One thread: Silero's graph is too small to split (measured on gb0.wav: 417 ms on 1 thread, 548 ms on 2).
-  options.threads = static_cast<int>(OptionalNumber(env, params, "threads", 1, 1, 64));
-  Napi::Value whisperSegmentation = params.Get("whisperSegmentation");
-  options.whisperSegmentation = whisperSegmentation.IsBoolean() && whisperSegmentation.As<Napi::Boolean>().Value();
-  auto* worker = new VadDetectWorker(env, info[0].As<Napi::Float32Array>(), std::move(options));
+  Napi::Float32Array samples = ReadFloat32ArrayArg(env, info, 0, "samples");
+  const JsObject params = ReadObjectArg(env, info, 1, "params");
+  VadOptions options = ReadVadOptions(env, params, false);
+  // Both off unless asked for: one thread (see VadOptions::threads), our own segmentation.
+  options.threads = OptionalInteger(env, params, "threads", 1, 1, kMaxVadThreads);
+  options.whisperSegmentation = OptionalBoolean(env, params, "whisperSegmentation", false);
+  auto* worker = new VadDetectWorker(env, samples, std::move(options));
   return worker->Start();
 }
 

@@ -1,31 +1,13 @@
-// WhisperModel: one loaded whisper.cpp context (the weights), shared by concurrent transcriptions that
-// each get their own whisper_state. The context is reference-counted: a running job keeps it alive
-// even if the model is disposed or garbage-collected meanwhile.
+// WhisperModel: the JavaScript object of one loaded whisper.cpp context (whisper_core.h does the work). It reads
+// arguments, runs loading and transcription as PromiseWorker jobs, and turns the results into JS values.
+// Concurrent transcriptions share the context, each with its own whisper_state; a running job keeps the context
+// alive even if the model is disposed or garbage-collected meanwhile.
 #pragma once
 #include <napi.h>
 
-#include <memory>
-#include <string>
-
-#include "whisper.h"
+#include "whisper_core.h"
 
 namespace voxmill {
-
-struct ModelFacts {
-  std::string type;  // "tiny", "base", ... as whisper.cpp reads it
-  bool multilingual = false;
-  int vocabSize = 0;
-  int audioLayers = 0;
-  int textLayers = 0;
-  int audioState = 0;
-  int mels = 0;
-  int ftype = 0;
-  std::string dtwPreset;  // "" when DTW is off
-  bool flashAttention = false;
-  bool gpu = false;
-};
-
-using WhisperContextPtr = std::shared_ptr<whisper_context>;
 
 class WhisperModel : public Napi::ObjectWrap<WhisperModel> {
  public:

@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { VadSettings } from './audio/vad-settings.js';
 import { NativeAddonError } from './errors.js';
-import type { VadOptions } from './stt/types.js';
 
 /** A native async job: the promise settles once; abort() asks the worker thread to stop early. */
 export interface NativeJob<T> {
@@ -50,11 +50,12 @@ export interface NativeDecodeOptions {
   stereo?: boolean;
 }
 
+/** All required: the addon takes no default of its own (WhisperModel.load owns them). */
 export interface NativeLoadOptions {
-  gpu?: boolean;
-  flashAttention?: boolean;
-  dtw?: boolean;
-  gpuDevice?: number;
+  gpu: boolean;
+  flashAttention: boolean;
+  dtw: boolean;
+  gpuDevice: number;
 }
 
 export interface NativeModelInfo {
@@ -66,7 +67,7 @@ export interface NativeModelInfo {
   textLayers: number;
   audioState: number;
   mels: number;
-  /** ggml file type: 0 f32, 1 f16, 7 q8_0, 8 q5_0, 9 q5_1, ... */
+  /** ggml file type (ggml.h `enum ggml_ftype`): 0 f32, 1 f16, 7 q8_0, 8 q5_0, 9 q5_1, ... */
   ftype: number;
   /** The DTW alignment-heads preset in use (e.g. `tiny.en`), or null when word times use the token heuristic. */
   dtwPreset: string | null;
@@ -76,15 +77,20 @@ export interface NativeModelInfo {
   disposed: boolean;
 }
 
-/** VAD settings as the addon takes them: the public options with the model resolved to a path. */
-export type NativeVadParams = Omit<VadOptions, 'model'> & { modelPath: string };
-
-/** detectSpeech() settings: `overlapSeconds` is ignored (it only concerns cutting audio for transcription). */
-export type NativeDetectSpeechParams = NativeVadParams & {
+/** detectSpeech() settings: every VAD setting filled in (the addon has no defaults) and the model as a path. */
+export type NativeDetectSpeechParams = VadSettings & {
+  modelPath: string;
   /** CPU threads for Silero, 1–64. Default 1 (its graph is too small to gain from more). */
   threads?: number;
   /** Tests only: whisper.cpp's own segmentation in one pass that abort() cannot interrupt. */
   whisperSegmentation?: boolean;
+};
+
+/** VAD settings of a transcription as the addon takes them: all filled in, with how much audio to keep past speech. */
+export type NativeVadParams = VadSettings & {
+  modelPath: string;
+  /** Seconds of audio kept past each speech end. */
+  overlapSeconds: number;
 };
 
 /** A stretch of speech, in seconds of the input. */
@@ -93,21 +99,28 @@ export interface NativeSpeechRegion {
   end: number;
 }
 
+/**
+ * transcribe() parameters. The required ones are those normalizeTranscribeOptions always sends (the addon takes no
+ * default of its own); an optional one left out turns its feature off.
+ */
 export interface NativeTranscribeParams {
+  /** Left out or '': detect the language. */
   language?: string;
-  translate?: boolean;
-  threads?: number;
-  beamSize?: number;
-  bestOf?: number;
-  temperature?: number;
-  temperatureIncrement?: number;
-  entropyThreshold?: number;
-  logprobThreshold?: number;
-  noSpeechThreshold?: number;
-  initialPrompt?: string;
-  tokenTimestamps?: boolean;
-  tinydiarize?: boolean;
-  suppressNonSpeech?: boolean;
+  translate: boolean;
+  threads: number;
+  /** 0 (or 1): greedy decoding. */
+  beamSize: number;
+  bestOf: number;
+  temperature: number;
+  temperatureIncrement: number;
+  entropyThreshold: number;
+  logprobThreshold: number;
+  noSpeechThreshold: number;
+  /** '': no prompt. */
+  initialPrompt: string;
+  tokenTimestamps: boolean;
+  tinydiarize: boolean;
+  suppressNonSpeech: boolean;
   noContext?: boolean;
   maxSegmentLength?: number;
   splitOnWord?: boolean;
@@ -217,7 +230,10 @@ export interface NativeAddon {
   devices(): NativeDevice[];
 }
 
-/** An Error rejected by a native job. */
+/**
+ * An Error rejected by a native job, or thrown by a native call. Arguments of the wrong type or out of range throw
+ * INVALID_ARGUMENT naming the argument (`params.threads`, `samples`) and the value received.
+ */
 export interface NativeError extends Error {
   code: NativeErrorCode;
 }

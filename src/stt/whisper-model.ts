@@ -1,6 +1,7 @@
 // A loaded whisper.cpp model: the weights once in memory, any number of concurrent transcriptions.
 import { resolve } from 'node:path';
 import { type AudioInput, DEFAULT_MAX_DURATION_SECONDS, decodeAudio } from '../audio/decode.js';
+import { DEFAULT_VAD_OVERLAP_SECONDS, VAD_DEFAULTS } from '../audio/vad-settings.js';
 import { ClosedError, InvalidOptionTypeError } from '../errors.js';
 import { type NativeModelInfo, type NativeVadParams, type NativeWhisperModel, native } from '../native.js';
 import { runJob } from '../util/job.js';
@@ -41,7 +42,8 @@ export function nativeVadParams(
     throw new InvalidOptionTypeError('vad.model', 'a path to a ggml Silero VAD model (none is configured)', undefined);
   }
   const { model: _model, ...settings } = vad;
-  return { modelPath: resolve(modelPath), ...settings };
+  // Every value filled in here: the addon applies no defaults of its own.
+  return { modelPath: resolve(modelPath), ...VAD_DEFAULTS, overlapSeconds: DEFAULT_VAD_OVERLAP_SECONDS, ...settings };
 }
 
 /**

@@ -1,0 +1,321 @@
+#include "whisper_core.h"
+
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ggml-backend.h"
+#include "whisper_log.h"
+
+namespace voxmill {
+namespace {
+
+// ---------------------------------------------------------------------------------------------------
+// Loading
+
+struct Header {
+  int32_t vocab, audioCtx, audioState, audioHead, audioLayers, textCtx, textState, textHead, textLayers, mels, ftype;
+};
+
+// Reads the ggml header before whisper.cpp sees the file: a wrong file fails with a clear message,
+// and the header decides the DTW alignment-heads preset, which must be fixed at load time.
+bool ReadHeader(const std::string& path, Header& header, std::string& error) {
+  FILE* file = std::fopen(path.c_str(), "rb");
+  if (file == nullptr) {
+    error = "cannot open " + path;
+    return false;
+  }
+  uint32_t magic = 0;
+  const bool ok = std::fread(&magic, sizeof(magic), 1, file) == 1 && std::fread(&header, sizeof(header), 1, file) == 1;
+  std::fclose(file);
+  if (!ok || magic != 0x67676d6c) {
+    error = path + " is not a whisper.cpp ggml model (bad magic or too short)";
+    return false;
+  }
+  return true;
+}
+
+whisper_alignment_heads_preset DtwPreset(const Header& h, std::string& name) {
+  const bool english = h.vocab == 51864;
+  switch (h.audioLayers) {
+    case 4:
+      name = english ? "tiny.en" : "tiny";
+      return english ? WHISPER_AHEADS_TINY_EN : WHISPER_AHEADS_TINY;
+    case 6:
+      name = english ? "base.en" : "base";
+      return english ? WHISPER_AHEADS_BASE_EN : WHISPER_AHEADS_BASE;
+    case 12:
+      name = english ? "small.en" : "small";
+      return english ? WHISPER_AHEADS_SMALL_EN : WHISPER_AHEADS_SMALL;
+    case 24:
+      name = english ? "medium.en" : "medium";
+      return english ? WHISPER_AHEADS_MEDIUM_EN : WHISPER_AHEADS_MEDIUM;
+    case 32:
+      // large-v1 and v2 share every shape, so only v3 (128 mels) and v3-turbo (4 text layers) are known.
+      if (h.mels == 128) {
+        name = h.textLayers == 4 ? "large-v3-turbo" : "large-v3";
+        return h.textLayers == 4 ? WHISPER_AHEADS_LARGE_V3_TURBO : WHISPER_AHEADS_LARGE_V3;
+      }
+      break;
+    default:
+      break;
+  }
+  name.clear();
+  return WHISPER_AHEADS_NONE;
+}
+
+bool HasGpuDevice() {
+  for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
+    const auto type = ggml_backend_dev_type(ggml_backend_dev_get(i));
+    if (type == GGML_BACKEND_DEVICE_TYPE_GPU || type == GGML_BACKEND_DEVICE_TYPE_IGPU) return true;
+  }
+  return false;
+}
+
+bool IsSet(const std::atomic<bool>* flag) { return flag != nullptr && flag->load(std::memory_order_relaxed); }
+
+// ---------------------------------------------------------------------------------------------------
+// Transcription
+
+double Centiseconds(int64_t t) { return static_cast<double>(t) / 100.0; }
+
+// One call of TranscribeWhisper: what whisper.cpp's callbacks need to reach.
+class Transcription {
+ public:
+  Transcription(whisper_context* context, const TranscribeParams& params, const std::atomic<bool>* cancel,
+                const TranscribeCallbacks& callbacks, TranscriptionOut& out, WhisperFailure& failure)
+      : context_(context), params_(params), cancel_(cancel), callbacks_(callbacks), out_(out), failure_(failure) {}
+
+  bool Run(const float* samples, size_t count) {
+    if (count > static_cast<size_t>(INT_MAX)) return Fail("AUDIO_TOO_LONG", "too many samples for whisper.cpp");
+    // The decoder and the TypeScript layer hand over finite samples only; a direct caller that does not is refused
+    // here rather than letting NaN reach whisper.cpp (whose DTW timestamps crash on it). About 0.1 ms per minute.
+    for (size_t i = 0; i < count; i++) {
+      if (!std::isfinite(samples[i])) {
+        return Fail("INVALID_ARGUMENT", "samples[" + std::to_string(i) + "] is not finite (NaN or Infinity)");
+      }
+    }
+    const float* audio = samples;
+    size_t audioCount = count;
+    std::vector<float> speech;
+    if (params_.vad) {
+      std::string error;
+      if (!ExtractSpeech(samples, count, params_.vadOptions, speech, out_.speech, error, cancel_)) {
+        return Cancelled() ? Fail("ABORTED", "aborted") : Fail("VAD_FAILED", error);
+      }
+      out_.vad = true;
+      // Segment events carry times of the cut audio; the listener needs the map first (events stay in order).
+      if (callbacks_.speech) callbacks_.speech(out_.speech);
+      // No speech: the decoder is not run at all, so it cannot hallucinate on silence.
+      if (speech.empty()) return true;
+      audio = speech.data();
+      audioCount = speech.size();
+    }
+    if (Cancelled()) return Fail("ABORTED", "transcription was aborted");
+
+    ResetThreadLog();
+    std::unique_ptr<whisper_state, void (*)(whisper_state*)> state(whisper_init_state(context_), whisper_free_state);
+    if (!state) return Fail("OUT_OF_MEMORY", "cannot allocate a whisper state: " + ThreadLog());
+
+    const whisper_full_params wp = FullParams();
+    const int rc = whisper_full_with_state(context_, state.get(), wp, audio, static_cast<int>(audioCount));
+    if (Cancelled()) return Fail("ABORTED", "transcription was aborted");
+    if (nonFiniteOutput_.load()) {
+      return Fail("TRANSCRIPTION_FAILED",
+                  "the model produced non-finite values (NaN or Infinity); its weights may be damaged. Stopped before "
+                  "computing timestamps");
+    }
+    if (rc != 0) {
+      const std::string log = ThreadLog();
+      return Fail("TRANSCRIPTION_FAILED",
+                  "whisper.cpp failed with code " + std::to_string(rc) + (log.empty() ? "" : ": " + log));
+    }
+    Collect(state.get());
+    return true;
+  }
+
+ private:
+  bool Fail(const char* code, const std::string& message) {
+    failure_ = {code, message};
+    return false;
+  }
+
+  bool Cancelled() const { return IsSet(cancel_); }
+
+  whisper_full_params FullParams() {
+    whisper_full_params wp =
+        whisper_full_default_params(params_.beamSize > 1 ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);
+    wp.n_threads = params_.threads;
+    wp.translate = params_.translate;
+    wp.language = params_.language.empty() ? "auto" : params_.language.c_str();
+    wp.detect_language = false;
+    wp.print_progress = false;
+    wp.print_realtime = false;
+    wp.print_timestamps = false;
+    wp.print_special = false;
+    wp.token_timestamps = params_.tokenTimestamps;
+    wp.temperature = params_.temperature;
+    wp.temperature_inc = params_.temperatureIncrement;
+    wp.entropy_thold = params_.entropyThreshold;
+    wp.logprob_thold = params_.logprobThreshold;
+    wp.no_speech_thold = params_.noSpeechThreshold;
+    wp.greedy.best_of = params_.bestOf;
+    wp.beam_search.beam_size = params_.beamSize > 1 ? params_.beamSize : wp.beam_search.beam_size;
+    wp.initial_prompt = params_.initialPrompt.empty() ? nullptr : params_.initialPrompt.c_str();
+    wp.tdrz_enable = params_.tinydiarize;
+    wp.suppress_nst = params_.suppressNonSpeech;
+    wp.no_context = params_.noContext;
+    wp.max_len = params_.maxSegmentLength;
+    wp.split_on_word = params_.splitOnWord;
+    wp.abort_callback = [](void* self) {
+      auto* run = static_cast<Transcription*>(self);
+      return run->Cancelled() || run->nonFiniteOutput_.load(std::memory_order_relaxed);
+    };
+    wp.abort_callback_user_data = this;
+    // Guards whisper.cpp's DTW timestamps independently of the samples. They backtrack through the cross-attention
+    // of the finished segment; when that is NaN no cost comparison holds, the path never steps diagonally, is one
+    // step longer than the buffer whisper.cpp allots (N + M - 1), writes before it, and the token walk runs past the
+    // last segment: SIGSEGV. NaN attention means a NaN decoder state, so every logit is NaN too: seeing one here,
+    // the step is steered away from ending the segment (end-of-text ruled out, the rest made finite) and the next
+    // graph pass aborts, so no segment decoded from NaN ever reaches DTW.
+    wp.logits_filter_callback = [](whisper_context* ctx, whisper_state*, const whisper_token_data*, int, float* logits,
+                                   void* self) {
+      const int n = whisper_n_vocab(ctx);
+      bool finite = true;
+      for (int i = 0; i < n && finite; i++) finite = std::isfinite(logits[i]) || logits[i] == -INFINITY;
+      if (finite) return;
+      static_cast<Transcription*>(self)->nonFiniteOutput_.store(true, std::memory_order_relaxed);
+      for (int i = 0; i < n; i++) logits[i] = 0.0f;
+      logits[whisper_token_eot(ctx)] = -INFINITY;
+    };
+    wp.logits_filter_callback_user_data = this;
+    wp.encoder_begin_callback = [](whisper_context*, whisper_state*, void* self) {
+      const std::atomic<bool>* cancel = static_cast<Transcription*>(self)->cancel_;
+      return cancel == nullptr || !cancel->load();
+    };
+    wp.encoder_begin_callback_user_data = this;
+    if (callbacks_.progress) {
+      wp.progress_callback = [](whisper_context*, whisper_state*, int progress, void* self) {
+        static_cast<Transcription*>(self)->callbacks_.progress(progress);
+      };
+      wp.progress_callback_user_data = this;
+    }
+    if (callbacks_.segment) {
+      // whisper.cpp's n_new is wrong when DTW is on, so count what was reported ourselves.
+      wp.new_segment_callback = [](whisper_context*, whisper_state* st, int, void* self) {
+        static_cast<Transcription*>(self)->ReportSegments(st);
+      };
+      wp.new_segment_callback_user_data = this;
+    }
+    return wp;
+  }
+
+  void ReportSegments(whisper_state* state) {
+    const int total = whisper_full_n_segments_from_state(state);
+    for (; reported_ < total; reported_++) {
+      const char* text = whisper_full_get_segment_text_from_state(state, reported_);
+      callbacks_.segment(reported_, Centiseconds(whisper_full_get_segment_t0_from_state(state, reported_)),
+                         Centiseconds(whisper_full_get_segment_t1_from_state(state, reported_)),
+                         text != nullptr ? text : "");
+    }
+  }
+
+  void Collect(whisper_state* state) {
+    const int langId = whisper_full_lang_id_from_state(state);
+    const char* lang = langId >= 0 ? whisper_lang_str(langId) : nullptr;
+    out_.language = lang != nullptr ? lang : params_.language;
+    const whisper_token eot = whisper_token_eot(context_);
+    const int n = whisper_full_n_segments_from_state(state);
+    out_.segments.reserve(static_cast<size_t>(n));
+    for (int i = 0; i < n; i++) {
+      SegmentOut segment;
+      segment.t0 = Centiseconds(whisper_full_get_segment_t0_from_state(state, i));
+      segment.t1 = Centiseconds(whisper_full_get_segment_t1_from_state(state, i));
+      const char* text = whisper_full_get_segment_text_from_state(state, i);
+      segment.text = text != nullptr ? text : "";
+      segment.speakerTurnNext = whisper_full_get_segment_speaker_turn_next_from_state(state, i);
+      segment.noSpeechProb = whisper_full_get_segment_no_speech_prob_from_state(state, i);
+      const int tokens = whisper_full_n_tokens_from_state(state, i);
+      segment.tokens.reserve(static_cast<size_t>(tokens));
+      for (int j = 0; j < tokens; j++) {
+        const whisper_token_data data = whisper_full_get_token_data_from_state(state, i, j);
+        const char* piece = whisper_full_get_token_text_from_state(context_, state, i, j);
+        const std::string bytes = piece != nullptr ? piece : "";
+        segment.tokenBytes += bytes;
+        segment.tokens.push_back({data.id, data.p, Centiseconds(data.t0), Centiseconds(data.t1),
+                                  data.t_dtw >= 0 ? Centiseconds(data.t_dtw) : -1.0, data.id >= eot,
+                                  static_cast<uint32_t>(bytes.size())});
+      }
+      out_.segments.push_back(std::move(segment));
+    }
+  }
+
+  whisper_context* context_;
+  const TranscribeParams& params_;
+  const std::atomic<bool>* cancel_;
+  const TranscribeCallbacks& callbacks_;
+  TranscriptionOut& out_;
+  WhisperFailure& failure_;
+  int reported_ = 0;
+  std::atomic<bool> nonFiniteOutput_{false};
+};
+
+}  // namespace
+
+WhisperContextPtr LoadWhisperModel(const LoadOptions& options, const std::atomic<bool>* cancel, ModelFacts& facts,
+                                   WhisperFailure& failure) {
+  Header header{};
+  std::string error;
+  if (!ReadHeader(options.path, header, error)) {
+    failure = {"MODEL_LOAD_FAILED", error};
+    return nullptr;
+  }
+  whisper_context_params params = whisper_context_default_params();
+  params.use_gpu = options.gpu;
+  params.gpu_device = options.gpuDevice;
+  params.flash_attn = options.flashAttention;
+  if (options.dtw) {
+    params.dtw_aheads_preset = DtwPreset(header, facts.dtwPreset);
+    params.dtw_token_timestamps = params.dtw_aheads_preset != WHISPER_AHEADS_NONE;
+    // whisper.cpp computes DTW only without flash attention.
+    if (params.dtw_token_timestamps) params.flash_attn = false;
+  }
+  if (IsSet(cancel)) {
+    failure = {"ABORTED", "model loading was aborted"};
+    return nullptr;
+  }
+  ResetThreadLog();
+  whisper_context* ctx = whisper_init_from_file_with_params_no_state(options.path.c_str(), params);
+  if (ctx == nullptr) {
+    const std::string log = ThreadLog();
+    failure = {"MODEL_LOAD_FAILED", "whisper.cpp could not load " + options.path + (log.empty() ? "" : ": " + log)};
+    return nullptr;
+  }
+  WhisperContextPtr context(ctx, whisper_free);
+  facts.type = whisper_model_type_readable(ctx);
+  facts.multilingual = whisper_is_multilingual(ctx) != 0;
+  facts.vocabSize = whisper_model_n_vocab(ctx);
+  facts.audioLayers = whisper_model_n_audio_layer(ctx);
+  facts.textLayers = whisper_model_n_text_layer(ctx);
+  facts.audioState = whisper_model_n_audio_state(ctx);
+  facts.mels = whisper_model_n_mels(ctx);
+  facts.ftype = whisper_model_ftype(ctx);
+  facts.flashAttention = params.flash_attn;
+  facts.gpu = params.use_gpu && HasGpuDevice();
+  if (!params.dtw_token_timestamps) facts.dtwPreset.clear();
+  return context;
+}
+
+bool TranscribeWhisper(whisper_context* context, const float* samples, size_t count, const TranscribeParams& params,
+                       const std::atomic<bool>* cancel, const TranscribeCallbacks& callbacks, TranscriptionOut& out,
+                       WhisperFailure& failure) {
+  Transcription transcription(context, params, cancel, callbacks, out, failure);
+  return transcription.Run(samples, count);
+}
+
+}  // namespace voxmill

@@ -1,0 +1,123 @@
+// whisper.cpp loading and transcription, pure C++ (no N-API): it runs on a worker thread and reports
+// through plain structs and callbacks. whisper_model.cc wraps it for JavaScript.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vad.h"
+#include "whisper.h"
+
+namespace voxmill {
+
+// A loaded context (the weights). Shared: a running job keeps it alive even if the model is disposed meanwhile.
+using WhisperContextPtr = std::shared_ptr<whisper_context>;
+
+// Why a load or a transcription failed: a stable code (MODEL_LOAD_FAILED, ABORTED, AUDIO_TOO_LONG,
+// INVALID_ARGUMENT, VAD_FAILED, OUT_OF_MEMORY, TRANSCRIPTION_FAILED) and a message.
+struct WhisperFailure {
+  std::string code;
+  std::string message;
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Loading
+
+// Every field is set by the caller (TypeScript owns the defaults).
+struct LoadOptions {
+  std::string path;
+  bool gpu = false;
+  bool flashAttention = false;
+  bool dtw = false;  // use DTW token timestamps when a preset matches the model
+  int gpuDevice = 0;
+};
+
+struct ModelFacts {
+  std::string type;  // "tiny", "base", ... as whisper.cpp reads it
+  bool multilingual = false;
+  int vocabSize = 0;
+  int audioLayers = 0;
+  int textLayers = 0;
+  int audioState = 0;
+  int mels = 0;
+  int ftype = 0;          // ggml_ftype of the weights, as the file says
+  std::string dtwPreset;  // "" when DTW is off
+  bool flashAttention = false;
+  bool gpu = false;
+};
+
+// Reads the file's header, then loads it. `cancel` (may be null) is checked once, before the weights are read.
+// Returns null with `failure` set (MODEL_LOAD_FAILED or ABORTED) when it cannot.
+WhisperContextPtr LoadWhisperModel(const LoadOptions& options, const std::atomic<bool>* cancel, ModelFacts& facts,
+                                   WhisperFailure& failure);
+
+// ---------------------------------------------------------------------------------------------------
+// Transcription
+
+// Every field the TypeScript layer always sends is set by the caller; the rest are off unless set.
+struct TranscribeParams {
+  std::string language;  // "" = auto-detect
+  bool translate = false;
+  int threads = 1;
+  int beamSize = 0;  // 0 or 1 = greedy
+  int bestOf = 1;
+  float temperature = 0.0f;
+  float temperatureIncrement = 0.0f;  // 0 = no fallback
+  float entropyThreshold = 0.0f;
+  float logprobThreshold = 0.0f;
+  float noSpeechThreshold = 0.0f;
+  std::string initialPrompt;  // "" = none
+  bool tokenTimestamps = false;
+  bool tinydiarize = false;
+  bool suppressNonSpeech = false;
+  bool noContext = false;
+  int maxSegmentLength = 0;  // 0 = no limit
+  bool splitOnWord = false;
+  bool vad = false;  // cut the audio to the speech vadOptions finds first
+  VadOptions vadOptions;
+};
+
+struct TokenOut {
+  int id;
+  float p;
+  double t0, t1, tDtw;  // seconds; tDtw < 0 when unavailable
+  bool special;
+  uint32_t byteLength;
+};
+
+struct SegmentOut {
+  double t0, t1;  // seconds of the audio whisper.cpp saw (the cut audio with VAD)
+  std::string text;
+  bool speakerTurnNext;
+  float noSpeechProb;
+  std::vector<TokenOut> tokens;
+  std::string tokenBytes;  // every token's text back to back (UTF-8 may split across tokens)
+};
+
+struct TranscriptionOut {
+  std::string language;  // detected or asked for; "" when VAD found no speech
+  bool vad = false;      // VAD ran, and `speech` maps the cut audio's times to the input's
+  std::vector<SpeechSpan> speech;
+  std::vector<SegmentOut> segments;
+};
+
+// Observers, called on the transcribing thread, in this order: speech once (with VAD), then progress and segment
+// as whisper.cpp goes. An unset one is not called, and whisper.cpp is not asked for what it would receive.
+struct TranscribeCallbacks {
+  std::function<void(const std::vector<SpeechSpan>& spans)> speech;
+  std::function<void(int percent)> progress;
+  std::function<void(int index, double t0, double t1, const std::string& text)> segment;
+};
+
+// Transcribes 16 kHz mono `samples` (read in place) with a whisper_state of its own, so calls on one context may
+// run at once. `cancel` (may be null) is honoured between whisper.cpp's graph passes and during VAD. Returns false
+// with `failure` set; `out` is then incomplete.
+bool TranscribeWhisper(whisper_context* context, const float* samples, size_t count, const TranscribeParams& params,
+                       const std::atomic<bool>* cancel, const TranscribeCallbacks& callbacks, TranscriptionOut& out,
+                       WhisperFailure& failure);
+
+}  // namespace voxmill
