@@ -23,12 +23,68 @@ export interface WhisperLoadOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * ggml's file types (ggml.h `enum ggml_ftype`, the `GGML_FTYPE_ALL_F32` / `GGML_FTYPE_MOSTLY_*` names lowercased, as
+ * whisper.cpp's quantize tool spells them) and their numbers in a model file's header.
+ */
+const GGML_FTYPES = {
+  f32: 0,
+  f16: 1,
+  q4_0: 2,
+  q4_1: 3,
+  q4_1_some_f16: 4,
+  q8_0: 7,
+  q5_0: 8,
+  q5_1: 9,
+  q2_k: 10,
+  q3_k: 11,
+  q4_k: 12,
+  q5_k: 13,
+  q6_k: 14,
+  iq2_xxs: 15,
+  iq2_xs: 16,
+  iq3_xxs: 17,
+  iq1_s: 18,
+  iq4_nl: 19,
+  iq3_s: 20,
+  iq2_s: 21,
+  iq4_xs: 22,
+  iq1_m: 23,
+  bf16: 24,
+  mxfp4: 25,
+  nvfp4: 26,
+  q1_0: 27,
+} as const;
+
+/**
+ * How a model's weights are stored: `f32`, `f16`, `bf16`, or a ggml quantization (`q5_0`, `q8_0`, `q4_k`, ...).
+ * `unknown` for a file type this version does not name.
+ */
+export type WhisperQuantization = keyof typeof GGML_FTYPES | 'unknown';
+
+const QUANTIZATION_BY_FTYPE = new Map<number, WhisperQuantization>(
+  Object.entries(GGML_FTYPES).map(([name, ftype]) => [ftype, name as WhisperQuantization]),
+);
+
+/** @internal The name of a ggml file type number; `unknown` for one ggml does not define. */
+export function quantizationOf(ftype: number): WhisperQuantization {
+  return QUANTIZATION_BY_FTYPE.get(ftype) ?? 'unknown';
+}
+
 /** Facts read from a loaded model (see NativeModelInfo for each field). */
-export type WhisperModelInfo = Omit<NativeModelInfo, 'disposed'>;
+export interface WhisperModelInfo extends Omit<NativeModelInfo, 'disposed' | 'ftype'> {
+  /** How the weights are stored, e.g. `f16` or `q5_0`. */
+  quantization: WhisperQuantization;
+  /**
+   * The raw ggml file type number behind `quantization` (0 f32, 1 f16, 8 q5_0, ...).
+   * @deprecated Use `quantization`.
+   */
+  ftype: number;
+}
 
 function publicInfo(info: NativeModelInfo): WhisperModelInfo {
   const { disposed: _disposed, ...rest } = info;
-  return rest;
+  return { ...rest, quantization: quantizationOf(info.ftype) };
 }
 
 /** Resolves a per-call VAD request into native parameters. */
