@@ -5,12 +5,25 @@ import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 import { integerOption, numberOption, objectOption, rejectUnknownKeys } from '../util/validate.js';
 import type { DiarizeSettings, SpeakerCounts } from './types.js';
 
+/**
+ * The stall timeout per hour of audio. The worker answers a job only at its end (minutes on hours of audio), so it
+ * also sends a heartbeat (`progress`) at the pipeline's checkpoints, at most once a second, and the timeout bounds
+ * the gap between two messages, not the job. That gap still grows with the audio: after the last checkpoint the
+ * pipeline clusters, resegments and cuts turns over every speech frame in one synchronous stretch (and one long
+ * speech region's features are another). Measured with the real worker on a shared 2-core x86 machine at load 5:
+ * 5.5 s for 30 minutes, 50 s for 3 hours (1,542 regions). So the timeout scales with the audio: 5 minutes per hour,
+ * 15 minutes for 3 hours, 18 times the measured gap (room for an ARM board several times slower, and busy), while
+ * a worker that hangs on a short clip is still replaced within 5 minutes.
+ */
+export const DEFAULT_DIARIZATION_STALL_TIMEOUT_MS = 300_000;
+
 export interface ResolvedDiarizationConfig {
   embeddingModel: string | null;
   base: Omit<DiarizeSettings, keyof SpeakerCounts>;
   channels: 'auto' | 'never';
   maxQueue: number;
   intraOpThreads: number;
+  stallTimeoutMs: number;
 }
 
 const CONFIG_KEYS = [
@@ -23,6 +36,7 @@ const CONFIG_KEYS = [
   'channels',
   'maxQueue',
   'intraOpThreads',
+  'stallTimeoutMs',
 ] as const;
 
 export function resolveDiarizationConfig(value: unknown): ResolvedDiarizationConfig {
@@ -48,6 +62,9 @@ export function resolveDiarizationConfig(value: unknown): ResolvedDiarizationCon
     channels,
     maxQueue: integerOption('diarization.maxQueue', raw.maxQueue, 0, 100_000) ?? 16,
     intraOpThreads: integerOption('diarization.intraOpThreads', raw.intraOpThreads, 1, 64) ?? 1,
+    stallTimeoutMs:
+      integerOption('diarization.stallTimeoutMs', raw.stallTimeoutMs, 100, 2 ** 31 - 1) ??
+      DEFAULT_DIARIZATION_STALL_TIMEOUT_MS,
     base: {
       // Embedding models give tighter speaker clusters than spectral statistics: a lower merge threshold.
       threshold: numberOption('diarization.threshold', raw.threshold, 0, 2) ?? (embeddingModel ? 0.6 : 1.15),

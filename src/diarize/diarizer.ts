@@ -7,6 +7,7 @@ import { untilAborted } from '../util/job.js';
 import { workerScriptUrl } from '../util/onnx-worker.js';
 import { WorkQueue } from '../util/queue.js';
 import { WorkerClient, type WorkerErrors } from '../util/worker-client.js';
+import { DEFAULT_DIARIZATION_STALL_TIMEOUT_MS } from './config.js';
 import { SAMPLE_RATE } from './features.js';
 import type { SpeakerTurn } from './turn.js';
 import type { DiarizeSettings } from './types.js';
@@ -17,23 +18,11 @@ export interface DiarizerOptions {
   maxQueue: number;
   /**
    * A job that gets no message from the worker for this long per hour of audio (an hour at least) fails with
-   * DIARIZATION_WORKER_STALLED. Default DIARIZATION_STALL_TIMEOUT_MS.
+   * DIARIZATION_WORKER_STALLED. Default DEFAULT_DIARIZATION_STALL_TIMEOUT_MS (diarization config).
    */
   stallTimeoutMs?: number;
   workerUrl?: URL;
 }
-
-/**
- * The stall timeout per hour of audio. The worker answers a job only at its end (minutes on hours of audio), so it
- * also sends a heartbeat (`progress`) at the pipeline's checkpoints, at most once a second, and the timeout bounds
- * the gap between two messages, not the job. That gap still grows with the audio: after the last checkpoint the
- * pipeline clusters, resegments and cuts turns over every speech frame in one synchronous stretch (and one long
- * speech region's features are another). Measured with the real worker on a shared 2-core x86 machine at load 5:
- * 5.5 s for 30 minutes, 50 s for 3 hours (1,542 regions). So the timeout scales with the audio: 5 minutes per hour,
- * 15 minutes for 3 hours, 18 times the measured gap (room for an ARM board several times slower, and busy), while
- * a worker that hangs on a short clip is still replaced within 5 minutes.
- */
-export const DIARIZATION_STALL_TIMEOUT_MS = 300_000;
 
 const diarizationWorkerErrors: WorkerErrors = {
   died: (message) => new DiarizationError(message, { code: 'DIARIZATION_WORKER_DIED' }),
@@ -63,7 +52,7 @@ export class Diarizer {
   private readonly stallPerHourMs: number;
 
   constructor(options: DiarizerOptions) {
-    this.stallPerHourMs = options.stallTimeoutMs ?? DIARIZATION_STALL_TIMEOUT_MS;
+    this.stallPerHourMs = options.stallTimeoutMs ?? DEFAULT_DIARIZATION_STALL_TIMEOUT_MS;
     this.queue = new WorkQueue('diarization', { concurrency: 1, maxQueue: options.maxQueue });
     this.client = new WorkerClient({
       script: () =>

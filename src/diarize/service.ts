@@ -35,7 +35,7 @@ export interface DiarizationServiceOptions {
   /** Speech regions of 16 kHz mono PCM, which it may overwrite (`detectSpeechRegionsInPlace`, or a fake). */
   detectSpeechRegions: (samples: Float32Array, options: SpeechRegionOptions) => Promise<SpeechRegion[]>;
   /** Makes the speaker worker pool on first use. */
-  createSpeakerWorker: (options: { maxQueue: number; intraOpThreads: number }) => SpeakerWorker;
+  createSpeakerWorker: (options: { maxQueue: number; intraOpThreads: number; stallTimeoutMs: number }) => SpeakerWorker;
 }
 
 export class DiarizationService {
@@ -109,8 +109,8 @@ export class DiarizationService {
 
   #speakerWorker(): SpeakerWorker {
     if (this.#closed) throw new ClosedError();
-    const { maxQueue, intraOpThreads } = this.#options.config;
-    this.#worker ??= this.#options.createSpeakerWorker({ maxQueue, intraOpThreads });
+    const { maxQueue, intraOpThreads, stallTimeoutMs } = this.#options.config;
+    this.#worker ??= this.#options.createSpeakerWorker({ maxQueue, intraOpThreads, stallTimeoutMs });
     return this.#worker;
   }
 

@@ -35,6 +35,11 @@ export interface DiarizationConfig {
   maxQueue?: number;
   /** ONNX Runtime threads for the embedding model. Default 1. */
   intraOpThreads?: number;
+  /**
+   * A diarization whose worker sends nothing (not even its heartbeat) for this many ms per hour of audio (an hour at
+   * least) fails with DiarizationError `DIARIZATION_WORKER_STALLED`, and the worker is replaced. Default 300000.
+   */
+  stallTimeoutMs?: number;
 }
 
 /** The speaker counts of one call, checked (`minSpeakers` <= `numSpeakers` <= `maxSpeakers`). */
