@@ -62,7 +62,8 @@ export default defineConfig({
         },
       },
       {
-        // Long runs against `voxmill serve` (`npm run test:soak`); not part of `npm test`, CI runs it on its own.
+        // Memory (RSS over hundreds of calls), long audio, 1,000-cycle loops, output parity with whisper-cli and
+        // thousands of requests against `voxmill serve` (`npm run test:soak`); not part of `npm test`, CI runs it.
         test: {
           name: 'soak',
           include: ['test/soak/**/*.test.ts'],

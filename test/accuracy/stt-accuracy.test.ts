@@ -17,7 +17,7 @@
 // Decoding parameters, the same on all three sides: beam 5, best of 5, temperature 0 with fallback steps of 0.2,
 // voxmill's thresholds, language `en`, voxmill's default thread count on every side. voxmill loads with its defaults (DTW word
 // timestamps, which turn flash attention off), so whisper-cli runs with `-nfa -dtw tiny.en` to do the same work
-// (test/native/parity.test.ts). What faster-whisper can and cannot match is written in
+// (test/soak/parity.test.ts). What faster-whisper can and cannot match is written in
 // scripts/peers/faster_whisper_peer.py. whisper-cli reads files with miniaudio (wav, mp3, flac, vorbis; its own
 // resampler and downmix): a clip it cannot read (Ogg/Opus) gets voxmill's decoded samples as a float WAV instead, and
 // every clip is also run that way ("cli on voxmill's PCM"), which tells decoding differences from model differences.
@@ -154,7 +154,7 @@ const missing = [tinyEn, ct2TinyEn, python].find((r) => r.skip);
 
 // --- whisper-cli ---------------------------------------------------------------------------------------------------
 
-/** whisper-cli's -oj file escapes only `"` and `\` (see test/native/parity.test.ts): read the texts from the bytes. */
+/** whisper-cli's -oj file escapes only `"` and `\` (see test/soak/parity.test.ts): read the texts from the bytes. */
 function cliText(jsonPath: string): string {
   const raw = readFileSync(jsonPath).toString('latin1');
   const pattern = /"offsets": \{\n\t*"from": \d+,\n\t*"to": \d+\n\t*\},\n\t*"text": "((?:[^"\\]|\\.)*)"\n/g;

@@ -1,5 +1,6 @@
-// `voxmill serve` as a process: startup checks, probes, logs, load (50 concurrent mixed requests, memory
-// afterwards), and a SIGTERM that finishes in-flight requests and exits 0.
+// `voxmill serve` as a process: startup checks, probes, logs, load (50 concurrent mixed requests; the memory
+// afterwards is the soak tier's, test/soak/serve-burst.test.ts), and a SIGTERM that finishes in-flight requests and
+// exits 0.
 import { type ChildProcessWithoutNullStreams, execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +10,7 @@ import request from 'supertest';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { documented } from '../helpers/openapi.js';
 import { fixture, repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js';
-import { type Served, settledRss, startServe } from '../helpers/serve-process.js';
+import { type Served, startServe } from '../helpers/serve-process.js';
 
 const cli = join(repoRoot, 'dist', 'cli', 'main.js');
 const run = promisify(execFile);
@@ -125,7 +126,7 @@ describe('voxmill serve', () => {
     expect(served.lines.filter((line) => 'notJson' in line)).toEqual([]);
   });
 
-  it('answers 50 concurrent mixed requests with 200 or 429, and memory returns to where it was', async () => {
+  it('answers 50 concurrent mixed requests with 200 or 429', async () => {
     // One key is one client: its share of the slots (an eighth by default) is raised to all of them, since this
     // measures the load of 50 requests, not the fairness between clients.
     const config = { ...baseConfig, http: { limits: { maxConcurrentRequestsPerClient: 64 } } };
@@ -151,17 +152,12 @@ describe('voxmill serve', () => {
           }),
         );
       });
-    // Warm-up: workers started, models loaded, allocator pools grown.
-    await Promise.all(mixed());
-    const before = await settledRss(served);
     const responses = await Promise.all(mixed());
     const statuses = responses.map((res) => res.status);
     expect(statuses).toHaveLength(50);
     expect(statuses.every((status) => status === 200 || status === 429)).toBe(true);
     expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(40);
     for (const res of responses.filter((r) => r.status === 429)) expect(res.headers['retry-after']).toBe('1');
-    const after = await settledRss(served);
-    expect(Math.abs(after - before) / before).toBeLessThan(0.1);
   });
 
   it('on SIGTERM stops accepting, finishes in-flight requests and exits 0', async () => {

@@ -1,0 +1,68 @@
+// `voxmill serve` after bursts of 50 concurrent mixed requests: its memory returns to where it was. The answers
+// themselves are checked in `npm test` (test/http/serve.test.ts); the RSS reading is here, where nothing else runs.
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { documented } from '../helpers/openapi.js';
+import { fixture, sharedAudio, sharedModel } from '../helpers/paths.js';
+import { settledRss, startServe } from '../helpers/serve-process.js';
+
+const KEY = 'sk-burst';
+const tinyEn = fixture('models/ggml-tiny.en-random.bin');
+const temp = mkdtempSync(join(tmpdir(), 'voxmill-burst-'));
+const children: ChildProcessWithoutNullStreams[] = [];
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(temp, { recursive: true, force: true });
+});
+
+describe('voxmill serve under bursts', () => {
+  it('after a second burst of 50 concurrent mixed requests, RSS is within 10 % of where it was before it', async () => {
+    const config = join(temp, 'burst.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        apiKeys: [KEY],
+        models: { 'svc-stt-1': tinyEn, 'svc-stt-1-flash': { model: tinyEn, maxQueue: 3 } },
+        vadModel: sharedModel('whisper/ggml-silero-v6.2.0.bin'),
+        voiceDirs: [fixture('voices')],
+        tts: { maxQueue: 64 },
+        idleUnloadMs: 0,
+        // One key is one client: its share of the slots is raised to all of them (load, not fairness).
+        http: { limits: { maxConcurrentRequestsPerClient: 64 } },
+      }),
+    );
+    const served = await startServe(['-c', config, '--quiet'], {}, (child) => children.push(child));
+    const agent = request(served.url);
+    const jfk = readFileSync(sharedAudio('jfk.wav'));
+    const formats = ['mp3', 'wav', 'opus', 'pcm16'];
+    const mixed = () =>
+      Array.from({ length: 50 }, (_, i) => {
+        const authed = (test: request.Test) => test.set('Authorization', `Bearer ${KEY}`).timeout(120_000);
+        if (i % 5 === 0) return documented(authed(agent.get('/v1/voices')));
+        if (i % 5 === 1) {
+          return documented(
+            authed(agent.post('/v1/transcriptions')).field('model', 'svc-stt-1-flash').attach('file', jfk, 'jfk.wav'),
+          );
+        }
+        return documented(
+          authed(agent.post('/v1/speech')).send({
+            model: 'svc-tts-1',
+            voice: 'en_US-fixture',
+            input: `Request number ${i}. It has two sentences.`,
+            format: formats[i % formats.length],
+          }),
+        );
+      });
+    // Warm-up: workers started, models loaded, allocator pools grown.
+    await Promise.all(mixed());
+    const before = await settledRss(served);
+    const statuses = (await Promise.all(mixed())).map((res) => res.status);
+    expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(40);
+    const after = await settledRss(served);
+    expect(Math.abs(after - before) / before).toBeLessThan(0.1);
+  });
+});
