@@ -67,20 +67,20 @@ struct FormatSpec {
   const char* encoder;  // name for avcodec_find_encoder_by_name
   const char* muxer;
   AVSampleFormat sampleFormat;
-  int64_t defaultBitRate;  // 0 = not applicable (PCM)
+  bool lossy;  // takes a bit rate (mp3, opus); PCM does not
 };
 
 // The sample formats are the codecs' native float input where they have one (no extra conversion
 // step; lame and libopus quantise themselves) and s16 for PCM.
 bool FindFormat(const std::string& name, FormatSpec& spec) {
   if (name == "mp3") {
-    spec = {"libmp3lame", "mp3", AV_SAMPLE_FMT_FLTP, 64000};
+    spec = {"libmp3lame", "mp3", AV_SAMPLE_FMT_FLTP, true};
   } else if (name == "opus") {
-    spec = {"libopus", "ogg", AV_SAMPLE_FMT_FLT, 32000};
+    spec = {"libopus", "ogg", AV_SAMPLE_FMT_FLT, true};
   } else if (name == "wav") {
-    spec = {"pcm_s16le", "wav", AV_SAMPLE_FMT_S16, 0};
+    spec = {"pcm_s16le", "wav", AV_SAMPLE_FMT_S16, false};
   } else if (name == "pcm16") {
-    spec = {"pcm_s16le", "s16le", AV_SAMPLE_FMT_S16, 0};
+    spec = {"pcm_s16le", "s16le", AV_SAMPLE_FMT_S16, false};
   } else {
     return false;
   }
@@ -229,7 +229,7 @@ bool OpenCodec(AudioEncoder::State& s, const EncodeOptions& o, const FormatSpec&
   c->sample_rate = o.outputSampleRate;
   c->time_base = AVRational{1, o.outputSampleRate};
   c->sample_fmt = spec.sampleFormat;
-  if (spec.defaultBitRate > 0) c->bit_rate = o.bitRate;
+  if (spec.lossy) c->bit_rate = o.bitRate;
   c->thread_count = 1;
 #if VOXMILL_CH_LAYOUT
   SetMono(c->ch_layout);
@@ -454,10 +454,10 @@ bool ValidateEncodeOptions(EncodeOptions& options, EncodeFailure& failure) {
                "outputSampleRate must be one of " + ListOf(kOutputRates) + "; received " + std::to_string(out)};
     return false;
   }
-  if (spec.defaultBitRate == 0) {
+  // The bit rate's default and per-codec range live in TypeScript (src/audio/encode.ts); here only what the codecs
+  // can take at all.
+  if (!spec.lossy) {
     options.bitRate = 0;
-  } else if (options.bitRate == 0) {
-    options.bitRate = spec.defaultBitRate;
   } else if (options.bitRate < kMinBitRate || options.bitRate > kMaxBitRate) {
     failure = {"INVALID_ARGUMENT", "bitRate must be from " + std::to_string(kMinBitRate) + " to " +
                                        std::to_string(kMaxBitRate) + " bits per second; received " +

@@ -17,7 +17,7 @@ struct EncodeOptions {
   // Whole: the output is one finished file returned by Finish() (seekable, so headers carry exact sizes
   // and mp3 gets its Xing/LAME frame). Streaming: bytes come out of every Encode() call.
   bool whole = false;
-  int64_t bitRate = 0;  // mp3/opus bits per second; 0 = the format's default
+  int64_t bitRate = 0;  // mp3/opus bits per second; ignored (set to 0) for PCM
 };
 
 struct EncodeFailure {

@@ -130,8 +130,8 @@ AudioEncoderWrap::AudioEncoderWrap(const Napi::CallbackInfo& info) : Napi::Objec
   options.inputSampleRate = static_cast<int>(ReadInteger(env, o, "inputSampleRate", 0, 1e7));
   options.outputSampleRate = static_cast<int>(ReadInteger(env, o, "outputSampleRate", 0, 1e7));
   options.whole = ReadBoolean(env, o, "whole");
-  // Optional in the native API: absent means the format's own bit rate (see ValidateEncodeOptions).
-  options.bitRate = OptionalInteger(env, o, "bitRate", 0, 0, 1000000000);
+  // Always sent (TypeScript applies the format's default); ignored for PCM.
+  options.bitRate = ReadInteger(env, o, "bitRate", 0, 1e9);
   EncodeFailure failure;
   if (!ValidateEncodeOptions(options, failure)) ThrowCoded(env, failure.code, failure.message);
   encoder_ = std::make_shared<AudioEncoder>(std::move(options));

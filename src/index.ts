@@ -103,7 +103,12 @@ export type {
   VadOptions,
   Word,
 } from './stt/types.js';
-export { type WhisperLoadOptions, WhisperModel, type WhisperModelInfo } from './stt/whisper-model.js';
+export {
+  type WhisperLoadOptions,
+  WhisperModel,
+  type WhisperModelInfo,
+  type WhisperQuantization,
+} from './stt/whisper-model.js';
 export { devices, versions } from './system.js';
 export { STT_MODEL_IDS, TTS_MODEL_IDS, type TtsModelId } from './tiers.js';
 export type { TtsOptions } from './tts/config.js';

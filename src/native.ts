@@ -192,8 +192,8 @@ export interface NativeEncoderOptions {
   outputSampleRate: number;
   /** true: finish() returns one complete file with final headers; false: bytes stream out of every call. */
   whole: boolean;
-  /** mp3/opus bits per second (6000 to 512000); default 64000 for mp3, 32000 for opus. */
-  bitRate?: number;
+  /** mp3/opus bits per second (6000 to 512000); 0 for PCM formats, where it is ignored. */
+  bitRate: number;
 }
 
 /**

@@ -13,6 +13,8 @@ export const MAX_INPUT_SAMPLE_RATE = 192000;
  * channel, and 320 kb/s is MPEG layer III's highest (lame uses the nearest rate the sample rate allows).
  */
 export const BIT_RATE_RANGES = { mp3: [8000, 320000], opus: [6000, 256000] } as const;
+/** The bit rate of each lossy codec unless the caller sets one: clear speech at a small size. */
+export const DEFAULT_BIT_RATES = { mp3: 64000, opus: 32000 } as const;
 
 export interface EncoderOptions {
   format: SpeechFormat;
@@ -110,11 +112,18 @@ export class StreamingEncoder {
     );
     const whole = options.whole ?? false;
     if (typeof whole !== 'boolean') throw new InvalidOptionTypeError('whole', 'a boolean', whole);
-    const range = format === 'mp3' || format === 'opus' ? BIT_RATE_RANGES[format] : undefined;
+    // The addon takes a bit rate always and applies no default of its own; PCM formats have none (0).
+    const lossy = format === 'mp3' || format === 'opus' ? format : undefined;
     const bitRate =
-      options.bitRate === undefined || range === undefined
-        ? undefined
-        : checkInteger('bitRate', options.bitRate, range[0], range[1], 'bits per second');
+      lossy === undefined
+        ? 0
+        : checkInteger(
+            'bitRate',
+            options.bitRate ?? DEFAULT_BIT_RATES[lossy],
+            BIT_RATE_RANGES[lossy][0],
+            BIT_RATE_RANGES[lossy][1],
+            'bits per second',
+          );
     this.format = format;
     this.inputSampleRate = inputSampleRate;
     this.sampleRate = sampleRate;
@@ -127,7 +136,7 @@ export class StreamingEncoder {
         inputSampleRate,
         outputSampleRate: sampleRate,
         whole,
-        ...(bitRate === undefined ? {} : { bitRate }),
+        bitRate,
       });
     } catch (error) {
       // Thrown synchronously, so its stack already leads to the caller.

@@ -294,7 +294,13 @@ describe('encoding: resampling is continuous across calls', () => {
 
 describe('encoding: bad input and misuse', () => {
   const NativeEncoder = () => native().AudioEncoder;
-  const valid: NativeEncoderOptions = { format: 'mp3', inputSampleRate: 22050, outputSampleRate: 22050, whole: false };
+  const valid: NativeEncoderOptions = {
+    format: 'mp3',
+    inputSampleRate: 22050,
+    outputSampleRate: 22050,
+    whole: false,
+    bitRate: 64000,
+  };
   const thrown = (options: unknown): { code?: string; message: string } => {
     try {
       new (NativeEncoder())(options as NativeEncoderOptions);

@@ -292,7 +292,13 @@ describe('a worker thread terminated mid-job', () => {
       const addon = require(${JSON.stringify(addonPath)});
       const samples = new Float32Array(48000 * 600);
       for (let i = 0; i < samples.length; i++) samples[i] = Math.sin(i * 0.05) * 0.3;
-      const encoder = new addon.AudioEncoder({ format: 'pcm16', inputSampleRate: 48000, outputSampleRate: 44100, whole: false });
+      const encoder = new addon.AudioEncoder({
+        format: 'pcm16',
+        inputSampleRate: 48000,
+        outputSampleRate: 44100,
+        whole: false,
+        bitRate: 0,
+      });
       encoder.encode(samples).promise.then(() => {}, () => {});
       parentPort.postMessage('started');
     `;
@@ -313,6 +319,7 @@ describe('a worker thread terminated mid-job', () => {
       inputSampleRate: 16000,
       outputSampleRate: 16000,
       whole: true,
+      bitRate: 0,
     });
     await encoder.encode(new Float32Array(1600)).promise;
     expect((await encoder.finish().promise).length).toBe(44 + 3200);
@@ -424,7 +431,13 @@ describe('every native entry point refuses a wrong-typed argument with INVALID_A
   const vad = { ...VAD_DEFAULTS, modelPath: vadModel };
   const transcribeVad = { ...vad, overlapSeconds: 0.1 };
   const decode = decodeOptions(60);
-  const encoder = { format: 'pcm16', inputSampleRate: 16000, outputSampleRate: 16000, whole: false } as const;
+  const encoder = {
+    format: 'pcm16',
+    inputSampleRate: 16000,
+    outputSampleRate: 16000,
+    whole: false,
+    bitRate: 0,
+  } as const;
   beforeAll(async () => {
     model = await addon().WhisperModel.load(fixture('models/ggml-tiny.en-random.bin'), loadOptions).promise;
   });

@@ -48,7 +48,13 @@ describe('encoders', () => {
       const addon = require(${JSON.stringify(addonPath)});
       const samples = new Float32Array(48000 * 600);
       for (let i = 0; i < samples.length; i++) samples[i] = Math.sin(i * 0.05) * 0.3;
-      const encoder = new addon.AudioEncoder({ format: 'pcm16', inputSampleRate: 48000, outputSampleRate: 44100, whole: false });
+      const encoder = new addon.AudioEncoder({
+        format: 'pcm16',
+        inputSampleRate: 48000,
+        outputSampleRate: 44100,
+        whole: false,
+        bitRate: 0,
+      });
       encoder.encode(samples).promise.then(() => {}, () => {});
       parentPort.postMessage('started');
     `;
