@@ -177,8 +177,13 @@ describe('Speech (fakes)', () => {
     ]);
   });
 
-  it('refuses work beyond concurrency + maxQueue with QueueFullError, and runs it once there is room', async () => {
-    const h = harness({ concurrency: 1, maxQueue: 0 });
+  it.each([
+    // One call at a time, none waiting: the second is refused.
+    ['concurrency + maxQueue', { concurrency: 1, maxQueue: 0 }, 2],
+    // Room to run both, but 1 MiB holds 16 s of 16 kHz float32 and each call decodes 10 s.
+    ['the decoded-audio budget (maxDecodedBytes)', { concurrency: 2, maxDecodedBytes: 1024 * 1024 }, 10],
+  ] as const)('refuses work beyond %s with QueueFullError until the running call ends', async (_, options, seconds) => {
+    const h = harness(options, {}, seconds);
     await h.speech.loadModel('svc-stt-1');
     const model = h.models[0] as FakeModel;
     model.hold();
@@ -188,20 +193,6 @@ describe('Speech (fakes)', () => {
     model.release();
     await first;
     await expect(h.speech.transcribe(new Float32Array(SECOND))).resolves.toMatchObject({ text: ' hello there' });
-  });
-
-  it('holds decoded audio against maxDecodedBytes until the call ends', async () => {
-    // 1 MiB holds 16 s of 16 kHz float32; each call decodes 10 s.
-    const h = harness({ maxDecodedBytes: 1024 * 1024, concurrency: 2 }, {}, 10);
-    await h.speech.loadModel('svc-stt-1');
-    const model = h.models[0] as FakeModel;
-    model.hold();
-    const first = h.speech.transcribe(new Float32Array(SECOND));
-    await vi.waitFor(() => expect(model.calls).toHaveLength(1));
-    await expect(h.speech.transcribe(new Float32Array(SECOND))).rejects.toThrow(QueueFullError);
-    model.release();
-    await first;
-    await expect(h.speech.transcribe(new Float32Array(SECOND))).resolves.toBeDefined();
   });
 
   it('unloads a model after idleUnloadMs without work, and loads it again when used', async () => {
