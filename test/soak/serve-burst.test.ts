@@ -20,7 +20,7 @@ afterAll(() => {
 });
 
 describe('voxmill serve under bursts', () => {
-  it('after a second burst of 50 concurrent mixed requests, RSS is within 10 % of where it was before it', async () => {
+  it('two more bursts of 50 concurrent mixed requests after warming up grow RSS by less than 10 %', async () => {
     const config = join(temp, 'burst.json');
     writeFileSync(
       config,
@@ -57,12 +57,17 @@ describe('voxmill serve under bursts', () => {
           }),
         );
       });
-    // Warm-up: workers started, models loaded, allocator pools grown.
+    // Warm-up, twice: workers started, models loaded, allocator pools grown (one burst left them still growing by
+    // up to 11 % on a loaded 2-core machine).
+    await Promise.all(mixed());
     await Promise.all(mixed());
     const before = await settledRss(served);
-    const statuses = (await Promise.all(mixed())).map((res) => res.status);
-    expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(40);
+    for (let burst = 0; burst < 2; burst++) {
+      const statuses = (await Promise.all(mixed())).map((res) => res.status);
+      expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(40);
+    }
     const after = await settledRss(served);
-    expect(Math.abs(after - before) / before).toBeLessThan(0.1);
+    // Growth is what a leak shows; a process that gives memory back is fine.
+    expect((after - before) / before).toBeLessThan(0.1);
   });
 });
