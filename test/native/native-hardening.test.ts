@@ -7,7 +7,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_SAMPLE_RATE, DEFAULT_MIN_SAMPLE_RATE } from '../../src/audio/decode.js';
 import { VAD_DEFAULTS } from '../../src/audio/vad-settings.js';
@@ -19,6 +18,7 @@ import {
   native,
 } from '../../src/native.js';
 import { fixture, repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js';
+import { terminateEncodingWorker } from '../helpers/terminated-encoder.js';
 import { parseVadModel, type TensorRecord, writeVadModel } from '../helpers/vad-model.js';
 
 setFlagsFromString('--expose-gc');
@@ -285,34 +285,8 @@ describe('the VAD model is checked completely before whisper.cpp loads it', () =
 
 describe('a worker thread terminated mid-job', () => {
   it('a streaming encode whose result cannot be delivered ends with the worker, the process unharmed', async () => {
-    // The worker encodes 10 minutes at 48 kHz to pcm16 at 44.1 kHz (53 MB of output) and is terminated
-    // while that runs; the output used to be lost with the environment, every time.
-    const script = `
-      const { parentPort } = require('node:worker_threads');
-      const addon = require(${JSON.stringify(addonPath)});
-      const samples = new Float32Array(48000 * 600);
-      for (let i = 0; i < samples.length; i++) samples[i] = Math.sin(i * 0.05) * 0.3;
-      const encoder = new addon.AudioEncoder({
-        format: 'pcm16',
-        inputSampleRate: 48000,
-        outputSampleRate: 44100,
-        whole: false,
-        bitRate: 0,
-      });
-      encoder.encode(samples).promise.then(() => {}, () => {});
-      parentPort.postMessage('started');
-    `;
-    const once = async () => {
-      const worker = new Worker(script, { eval: true });
-      await new Promise((resolve, reject) => {
-        worker.once('message', resolve);
-        worker.once('error', reject);
-      });
-      await new Promise((r) => setTimeout(r, 100));
-      await worker.terminate();
-    };
     // That its output is freed (RSS over repeated terminations) is the soak tier's (test/soak/native-memory.test.ts).
-    await once();
+    await terminateEncodingWorker(addonPath);
     // The process is healthy afterwards.
     const encoder = new (native().AudioEncoder)({
       format: 'wav',

@@ -5,7 +5,6 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_SAMPLE_RATE, DEFAULT_MIN_SAMPLE_RATE } from '../../src/audio/decode.js';
 import { createEncoder } from '../../src/audio/encode.js';
@@ -14,6 +13,7 @@ import { WhisperModel } from '../../src/index.js';
 import { native } from '../../src/native.js';
 import { peakRss } from '../helpers/event-loop.js';
 import { fixture, repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js';
+import { terminateEncodingWorker } from '../helpers/terminated-encoder.js';
 import { parseVadModel, writeVadModel } from '../helpers/vad-model.js';
 
 const MiB = 1024 * 1024;
@@ -40,33 +40,8 @@ describe('encoders', () => {
   });
 
   it('a streaming encode in a worker terminated mid-job frees its output (4 terminations)', async () => {
-    // The worker encodes 10 minutes at 48 kHz to pcm16 at 44.1 kHz (53 MB of output) and is terminated while that
-    // runs; the output used to be lost with the environment, every time.
     const addonPath = process.env.VOXMILL_ADDON_PATH ?? join(repoRoot, 'build', 'Release', 'voxmill.node');
-    const script = `
-      const { parentPort } = require('node:worker_threads');
-      const addon = require(${JSON.stringify(addonPath)});
-      const samples = new Float32Array(48000 * 600);
-      for (let i = 0; i < samples.length; i++) samples[i] = Math.sin(i * 0.05) * 0.3;
-      const encoder = new addon.AudioEncoder({
-        format: 'pcm16',
-        inputSampleRate: 48000,
-        outputSampleRate: 44100,
-        whole: false,
-        bitRate: 0,
-      });
-      encoder.encode(samples).promise.then(() => {}, () => {});
-      parentPort.postMessage('started');
-    `;
-    const once = async () => {
-      const worker = new Worker(script, { eval: true });
-      await new Promise((resolve, reject) => {
-        worker.once('message', resolve);
-        worker.once('error', reject);
-      });
-      await new Promise((r) => setTimeout(r, 100));
-      await worker.terminate();
-    };
+    const once = () => terminateEncodingWorker(addonPath);
     await once();
     const before = process.memoryUsage().rss;
     for (let i = 0; i < 3; i++) await once();
