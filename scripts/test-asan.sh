@@ -63,8 +63,8 @@ tests_started=$SECONDS
 #   runtime's own allocations in every process; the decoder's leaks are checked by scripts/fuzz.sh, and the
 #   tests bound native memory by RSS.
 # quarantine_size_mb=16 (default 256): freed memory is held back to catch use-after-free, and 256 MB of it showed
-#   up as RSS growth in the tests that bound memory (native-hardening's 300 rejected VAD loads, speech-regions'
-#   in-place two hours); 16 MB fills before those tests take their baseline and still catches a use soon after free.
+#   up as RSS growth in the tests that bound memory (those moved to the soak tier, which this step does not run;
+#   test/native keeps a few single-call bounds); 16 MB still catches a use soon after free.
 # log_path: each process writes its report to its own file, so a report from any process (a forked vitest
 #   worker, a worker thread's abort) is seen below even where the test itself does not fail on it.
 set +e
