@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { expect } from 'vitest';
-import { repoRoot } from './paths.js';
+import { documented } from './openapi.js';
+import { repoRoot, sharedAudio } from './paths.js';
 
 const cli = join(repoRoot, 'dist', 'cli', 'main.js');
 
@@ -82,4 +83,34 @@ export async function settledRss(served: { url: string; child: { pid?: number } 
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   return readings.at(-1) as number;
+}
+
+/**
+ * 50 concurrent requests against a served `/v1` (every fifth lists voices, every fifth transcribes jfk.wav on
+ * svc-stt-1-flash, the rest speak two sentences in the fixture voice, rotating the four formats), each checked
+ * against openapi.json. Resolves with the responses in request order.
+ */
+export function mixedBurst(url: string, key: string): Promise<request.Response[]> {
+  const agent = request(url);
+  const jfk = readFileSync(sharedAudio('jfk.wav'));
+  const formats = ['mp3', 'wav', 'opus', 'pcm16'];
+  const authed = (test: request.Test) => test.set('Authorization', `Bearer ${key}`).timeout(120_000);
+  return Promise.all(
+    Array.from({ length: 50 }, (_, i) => {
+      if (i % 5 === 0) return documented(authed(agent.get('/v1/voices')));
+      if (i % 5 === 1) {
+        return documented(
+          authed(agent.post('/v1/transcriptions')).field('model', 'svc-stt-1-flash').attach('file', jfk, 'jfk.wav'),
+        );
+      }
+      return documented(
+        authed(agent.post('/v1/speech')).send({
+          model: 'svc-tts-1',
+          voice: 'en_US-fixture',
+          input: `Request number ${i}. It has two sentences.`,
+          format: formats[i % formats.length],
+        }),
+      );
+    }),
+  );
 }

@@ -2,7 +2,7 @@
 // afterwards is the soak tier's, test/soak/serve-burst.test.ts), and a SIGTERM that finishes in-flight requests and
 // exits 0.
 import { type ChildProcessWithoutNullStreams, execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -10,7 +10,7 @@ import request from 'supertest';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { documented } from '../helpers/openapi.js';
 import { fixture, repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js';
-import { type Served, startServe } from '../helpers/serve-process.js';
+import { mixedBurst, type Served, startServe } from '../helpers/serve-process.js';
 
 const cli = join(repoRoot, 'dist', 'cli', 'main.js');
 const run = promisify(execFile);
@@ -131,28 +131,7 @@ describe('voxmill serve', () => {
     // measures the load of 50 requests, not the fairness between clients.
     const config = { ...baseConfig, http: { limits: { maxConcurrentRequestsPerClient: 64 } } };
     const served = await serve(['-c', writeConfig('load.json', config), '--quiet']);
-    const agent = request(served.url);
-    const jfk = readFileSync(sharedAudio('jfk.wav'));
-    const formats = ['mp3', 'wav', 'opus', 'pcm16'];
-    const mixed = () =>
-      Array.from({ length: 50 }, (_, i) => {
-        const authed = (test: request.Test) => test.set('Authorization', `Bearer ${KEY}`).timeout(120_000);
-        if (i % 5 === 0) return documented(authed(agent.get('/v1/voices')));
-        if (i % 5 === 1) {
-          return documented(
-            authed(agent.post('/v1/transcriptions')).field('model', 'svc-stt-1-flash').attach('file', jfk, 'jfk.wav'),
-          );
-        }
-        return documented(
-          authed(agent.post('/v1/speech')).send({
-            model: 'svc-tts-1',
-            voice: 'en_US-fixture',
-            input: `Request number ${i}. It has two sentences.`,
-            format: formats[i % formats.length],
-          }),
-        );
-      });
-    const responses = await Promise.all(mixed());
+    const responses = await mixedBurst(served.url, KEY);
     const statuses = responses.map((res) => res.status);
     expect(statuses).toHaveLength(50);
     expect(statuses.every((status) => status === 200 || status === 429)).toBe(true);

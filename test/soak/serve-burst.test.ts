@@ -1,14 +1,12 @@
 // `voxmill serve` after bursts of 50 concurrent mixed requests: its memory returns to where it was. The answers
 // themselves are checked in `npm test` (test/http/serve.test.ts); the RSS reading is here, where nothing else runs.
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import request from 'supertest';
 import { afterAll, describe, expect, it } from 'vitest';
-import { documented } from '../helpers/openapi.js';
-import { fixture, sharedAudio, sharedModel } from '../helpers/paths.js';
-import { settledRss, startServe } from '../helpers/serve-process.js';
+import { fixture, sharedModel } from '../helpers/paths.js';
+import { mixedBurst, settledRss, startServe } from '../helpers/serve-process.js';
 
 const KEY = 'sk-burst';
 const tinyEn = fixture('models/ggml-tiny.en-random.bin');
@@ -36,34 +34,13 @@ describe('voxmill serve under bursts', () => {
       }),
     );
     const served = await startServe(['-c', config, '--quiet'], {}, (child) => children.push(child));
-    const agent = request(served.url);
-    const jfk = readFileSync(sharedAudio('jfk.wav'));
-    const formats = ['mp3', 'wav', 'opus', 'pcm16'];
-    const mixed = () =>
-      Array.from({ length: 50 }, (_, i) => {
-        const authed = (test: request.Test) => test.set('Authorization', `Bearer ${KEY}`).timeout(120_000);
-        if (i % 5 === 0) return documented(authed(agent.get('/v1/voices')));
-        if (i % 5 === 1) {
-          return documented(
-            authed(agent.post('/v1/transcriptions')).field('model', 'svc-stt-1-flash').attach('file', jfk, 'jfk.wav'),
-          );
-        }
-        return documented(
-          authed(agent.post('/v1/speech')).send({
-            model: 'svc-tts-1',
-            voice: 'en_US-fixture',
-            input: `Request number ${i}. It has two sentences.`,
-            format: formats[i % formats.length],
-          }),
-        );
-      });
     // Warm-up, twice: workers started, models loaded, allocator pools grown (one burst left them still growing by
     // up to 11 % on a loaded 2-core machine).
-    await Promise.all(mixed());
-    await Promise.all(mixed());
+    await mixedBurst(served.url, KEY);
+    await mixedBurst(served.url, KEY);
     const before = await settledRss(served);
     for (let burst = 0; burst < 2; burst++) {
-      const statuses = (await Promise.all(mixed())).map((res) => res.status);
+      const statuses = (await mixedBurst(served.url, KEY)).map((res) => res.status);
       expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(40);
     }
     const after = await settledRss(served);
