@@ -398,3 +398,24 @@ export function machineFacts() {
     node: process.version,
   };
 }
+
+/** Words of a transcript for comparing engines: lower case, letters, digits and apostrophes. */
+export const transcriptWords = (text) =>
+  text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}' ]+/gu, ' ')
+    .split(/\s+/)
+    .filter(Boolean);
+
+/** Word-level edit distance (substitutions, insertions, deletions). */
+export function wordEdits(a, b) {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = row;
+  }
+  return previous[b.length];
+}

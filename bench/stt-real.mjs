@@ -54,6 +54,8 @@ import {
   root,
   runMain,
   sharedAudio,
+  transcriptWords,
+  wordEdits,
   writeResults,
 } from './lib.mjs';
 import { decodingText, runCli, runVoxmill } from './stt.mjs';
@@ -155,27 +157,6 @@ async function runEngine(engine, c, settings, ctx) {
   return runFasterWhisper(ctx.python, c, engine === 'fw-int8' ? 'int8' : 'float32', settings, ctx);
 }
 
-/** Words of a transcript for comparing engines: lower case, letters, digits and apostrophes. */
-const words = (text) =>
-  text
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}' ]+/gu, ' ')
-    .split(/\s+/)
-    .filter(Boolean);
-
-/** Word-level edit distance (substitutions, insertions, deletions). */
-function wordEdits(a, b) {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = row;
-  }
-  return previous[b.length];
-}
-
 /** In-process warm-call time of an engine; whisper-cli's only call stands in for it. */
 const warmOrOnly = (r) => r.warmMs ?? r.transcribeMs;
 
@@ -184,7 +165,7 @@ function summarize(c, runs) {
   const engines = {};
   for (const engine of ENGINES) {
     const of = (key) => median(runs.map((r) => r[engine][key]));
-    const voxWords = words(runs[0].voxmill.text);
+    const voxWords = transcriptWords(runs[0].voxmill.text);
     engines[engine] = {
       processWallMs: of('processWallMs'),
       processCpuMs: of('processCpuMs'),
@@ -195,9 +176,9 @@ function summarize(c, runs) {
       rtf: median(runs.map((r) => warmOrOnly(r[engine]))) / 1000 / audioSeconds,
       peakRssKb: of('peakRssKb'),
       segments: of('segments'),
-      words: words(runs[0][engine].text).length,
+      words: transcriptWords(runs[0][engine].text).length,
       // Against voxmill's first repeat; every repeat's texts are in the JSON.
-      wordEditsVsVoxmill: wordEdits(voxWords, words(runs[0][engine].text)),
+      wordEditsVsVoxmill: wordEdits(voxWords, transcriptWords(runs[0][engine].text)),
       sameTextAsVoxmillEveryRepeat: runs.every((r) => r[engine].text === r.voxmill.text),
       ...(engine.startsWith('fw') ? { maxTemperature: Math.max(...runs.map((r) => r[engine].maxTemperature)) } : {}),
     };

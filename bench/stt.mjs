@@ -156,7 +156,7 @@ const FLAGS = {
 export const fixturePath = (model) => join(root, 'test', 'fixtures', 'models', MODELS[model].file);
 
 /** whisper-cli's -oj escapes only `"` and `\`: read the texts from the bytes (see test/soak/parity.test.ts). */
-function cliText(jsonPath) {
+export function cliText(jsonPath) {
   const raw = readFileSync(jsonPath).toString('latin1');
   const texts = [
     ...raw.matchAll(/"offsets": \{\n\t*"from": \d+,\n\t*"to": \d+\n\t*\},\n\t*"text": "((?:[^"\\]|\\.)*)"\n/g),

@@ -12,6 +12,9 @@ request.json: {"model": "/abs/ct2-dir", "files": ["/abs/a.wav", ...],
                "language": "en",                (null: detect, and report what was detected)
                "word_timestamps": true,
                "suppress_non_speech": false,
+               "vad_filter": false,             (faster-whisper's Silero VAD filter, its default settings)
+               "library_defaults": false,       (true: faster-whisper's own defaults, only language, word
+                                                 timestamps and vad_filter set; the other fields are ignored)
                "warmup": true}                  (transcribe the first file once before timing, untimed)
 
 stdout carries one JSON document:
@@ -50,7 +53,7 @@ whisper_full_params) and whisper-cli's (examples/cli/cli.cpp):
   timestamps                 without_timestamps false, max_initial_timestamp 1.0: both decode timestamp tokens
   length penalty             faster-whisper's length_penalty 1 divides the beam score by the length, as whisper.cpp
                              does with length_penalty -1
-  VAD                        off (vad_filter false), as voxmill without `vad`
+  VAD                        off (vad_filter false), as voxmill without `vad`; "vad_filter": true turns it on
 """
 
 import json
@@ -91,6 +94,14 @@ def temperatures(start: float, increment: float) -> list:
 
 
 def transcribe_options(request: dict) -> dict:
+    if request.get("library_defaults", False):
+        # faster-whisper as its users get it: its own defaults (suppress_tokens [-1], compression ratio 2.4, ...), only
+        # the language, word times and the VAD filter set.
+        return {
+            "language": request.get("language", "en"),
+            "word_timestamps": bool(request.get("word_timestamps", True)),
+            "vad_filter": bool(request.get("vad_filter", False)),
+        }
     return {
         "language": request.get("language", "en"),
         "beam_size": int(request.get("beam_size", 5)),
@@ -110,7 +121,7 @@ def transcribe_options(request: dict) -> dict:
         "without_timestamps": False,
         "max_initial_timestamp": 1.0,
         "word_timestamps": bool(request.get("word_timestamps", True)),
-        "vad_filter": False,
+        "vad_filter": bool(request.get("vad_filter", False)),
     }
 
 

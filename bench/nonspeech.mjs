@@ -1,0 +1,187 @@
+#!/usr/bin/env node
+// Invented words (issue 20): what voxmill, whisper-cli and faster-whisper transcribe from audio with no speech in it,
+// and how well they transcribe speech islands inside silence, room tone, noise and music, with real weights.
+//
+//   node bench/nonspeech.mjs [--models tiny.en,base] [--engines voxmill,whisper-cli,fw] [--only NAME,...]
+//
+// The set comes from scripts/nonspeech/make-set.mjs (made here when missing). Every engine runs as its users get it,
+// once with its VAD off and once on:
+// - voxmill: createSpeech with the model as svc-stt-1 (its tier defaults: beam 5, DTW word times), vad false / true
+//   (the Silero v6.2.0 model from ../shared).
+// - whisper-cli (bench/build-whisper-cli.mjs, the same whisper.cpp tree): its defaults, `-l en -oj`, and
+//   `--vad -vm <silero>` for VAD on.
+// - faster-whisper 1.2.1 (the peers venv): its library defaults, language en, vad_filter false / true.
+// Per file: the words emitted (for pure non-speech every word is invented), and for islands the word error rate
+// against the islands' reference texts in order (words lower-cased, letters, digits and apostrophes).
+// Results: bench/out/nonspeech-<time>.json and a markdown table on stdout.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  benchArgs,
+  ensureDist,
+  flag,
+  gitCommit,
+  machineFacts,
+  peersPython,
+  realModels,
+  root,
+  runMain,
+  sharedDir,
+  transcriptWords,
+  wordEdits,
+  writeResults,
+} from './lib.mjs';
+
+const MODELS = {
+  'tiny.en': { ggml: 'whisper-tiny.en', ct2: 'ct2-whisper-tiny.en' },
+  base: { ggml: 'whisper-base', ct2: 'ct2-whisper-base' },
+};
+const ENGINES = { voxmill: 'voxmill', 'whisper-cli': 'whisper-cli', fw: 'faster-whisper' };
+const setDir = join(root, 'test', 'fixtures', 'nonspeech');
+const sileroModel = join(sharedDir, 'models', 'whisper', 'ggml-silero-v6.2.0.bin');
+
+const { settings } = benchArgs('node bench/nonspeech.mjs [flags]', {
+  models: flag.list('real models', MODELS, ['tiny.en']),
+  engines: flag.list('engines', ENGINES),
+  only: flag.string('only these files of the set (comma-separated names without .wav)', { defaultText: 'all' }),
+  threads: flag.integer('threads per transcription', 2),
+  python: flag.string('the peers venv python', { defaultText: 'bash scripts/peers-setup.sh' }),
+});
+
+function ensureSet() {
+  if (existsSync(join(setDir, 'manifest.json'))) return;
+  const made = spawnSync(process.execPath, [join(root, 'scripts', 'nonspeech', 'make-set.mjs')], { stdio: 'inherit' });
+  if (made.status !== 0) throw new Error('scripts/nonspeech/make-set.mjs failed');
+}
+
+async function voxmill(modelPath, files) {
+  const { createSpeech } = await import(join(root, 'dist', 'index.js'));
+  const speech = createSpeech({
+    models: { 'svc-stt-1': { model: modelPath, threads: settings.threads } },
+    vadModel: sileroModel,
+  });
+  const results = { off: [], on: [] };
+  try {
+    for (const vad of ['off', 'on']) {
+      for (const file of files) {
+        const result = await speech.transcribe(file, { language: 'en', timestamps: 'word', vad: vad === 'on' });
+        results[vad].push({ text: result.text, words: result.words ?? [] });
+      }
+    }
+  } finally {
+    await speech.close();
+  }
+  return results;
+}
+
+async function whisperCli(modelPath, files) {
+  const { ensureWhisperCli } = await import('./build-whisper-cli.mjs');
+  const { cliText } = await import('./stt.mjs');
+  const cli = ensureWhisperCli();
+  const scratch = mkdtempSync(join(tmpdir(), 'voxmill-nonspeech-'));
+  const results = { off: [], on: [] };
+  try {
+    for (const vad of ['off', 'on']) {
+      for (const file of files) {
+        const out = join(scratch, 'out');
+        const args = ['-m', modelPath, '-f', file, '-t', String(settings.threads), '-l', 'en', '-oj', '-of', out];
+        if (vad === 'on') args.push('--vad', '-vm', sileroModel);
+        const run = spawnSync(cli, args, { encoding: 'utf8' });
+        if (run.status !== 0) throw new Error(`whisper-cli failed on ${file}: ${run.stderr.slice(-500)}`);
+        results[vad].push({ text: cliText(`${out}.json`).text, words: null });
+      }
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  return results;
+}
+
+function fasterWhisper(ct2Dir, files) {
+  const python = peersPython(settings.python);
+  const results = {};
+  for (const vad of ['off', 'on']) {
+    const request = {
+      model: ct2Dir,
+      files,
+      compute_type: 'float32',
+      threads: settings.threads,
+      language: 'en',
+      word_timestamps: true,
+      library_defaults: true,
+      vad_filter: vad === 'on',
+      warmup: false,
+    };
+    const run = spawnSync(python, [join(root, 'scripts', 'peers', 'faster_whisper_peer.py')], {
+      input: JSON.stringify(request),
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    });
+    if (run.status !== 0) throw new Error(`faster_whisper_peer.py failed: ${run.stderr.slice(-1000)}`);
+    results[vad] = JSON.parse(run.stdout).results.map((r) => ({ text: r.text, words: r.words }));
+  }
+  return results;
+}
+
+function score(entry, result) {
+  const hypothesis = transcriptWords(result.text);
+  if (entry.islands.length === 0) return { words: hypothesis.length, text: result.text.slice(0, 120) };
+  const reference = transcriptWords(entry.islands.map((island) => island.text).join(' '));
+  return {
+    words: hypothesis.length,
+    wer: wordEdits(reference, hypothesis) / reference.length,
+    text: result.text.slice(0, 120),
+  };
+}
+
+async function main() {
+  ensureDist();
+  ensureSet();
+  const manifest = JSON.parse(readFileSync(join(setDir, 'manifest.json'), 'utf8'));
+  const only = new Set((settings.only ?? '').split(',').filter(Boolean));
+  const entries = manifest.files.filter((entry) => only.size === 0 || only.has(entry.file.replace(/\.wav$/, '')));
+  const files = entries.map((entry) => join(setDir, entry.file));
+  const real = realModels(settings.models.flatMap((m) => [MODELS[m].ggml, MODELS[m].ct2]));
+  const document = { bench: 'nonspeech', commit: gitCommit(), machine: machineFacts(), settings, results: [] };
+  for (const model of settings.models) {
+    const byEngine = {};
+    for (const engine of settings.engines) {
+      process.stderr.write(`${model}: ${engine}\n`);
+      if (engine === 'voxmill') byEngine[engine] = await voxmill(real[MODELS[model].ggml], files);
+      if (engine === 'whisper-cli') byEngine[engine] = await whisperCli(real[MODELS[model].ggml], files);
+      if (engine === 'fw') byEngine[engine] = fasterWhisper(real[MODELS[model].ct2], files);
+    }
+    entries.forEach((entry, i) => {
+      const row = { model, file: entry.file, kind: entry.kind, engines: {} };
+      for (const [engine, results] of Object.entries(byEngine)) {
+        row.engines[engine] = { off: score(entry, results.off[i]), on: score(entry, results.on[i]) };
+      }
+      document.results.push(row);
+    });
+  }
+  const outFile = writeResults('nonspeech', document);
+  const engines = settings.engines;
+  const cell = (r) => (r.wer === undefined ? String(r.words) : `${(r.wer * 100).toFixed(1)} %`);
+  const lines = [
+    `| model | file | ${engines.map((e) => `${e} VAD off | ${e} VAD on`).join(' | ')} |`,
+    `| --- | --- | ${engines.map(() => '--- | ---').join(' | ')} |`,
+    ...document.results.map(
+      (row) =>
+        `| ${row.model} | ${row.file} | ${engines.map((e) => `${cell(row.engines[e].off)} | ${cell(row.engines[e].on)}`).join(' | ')} |`,
+    ),
+  ];
+  const totals = settings.models.map((model) => {
+    const rows = document.results.filter((r) => r.model === model && r.kind === 'nonspeech');
+    const sum = (engine, vad) => rows.reduce((total, r) => total + r.engines[engine][vad].words, 0);
+    return `${model}: words invented on ${rows.length} non-speech files: ${engines
+      .map((e) => `${e} ${sum(e, 'off')} (VAD on: ${sum(e, 'on')})`)
+      .join(', ')}`;
+  });
+  process.stdout.write(
+    `${lines.join('\n')}\n\nnon-speech cells: words emitted; islands: WER\n${totals.join('\n')}\n${outFile}\n`,
+  );
+}
+
+runMain('nonspeech', main);
