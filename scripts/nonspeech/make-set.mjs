@@ -206,6 +206,8 @@ function wav(samples) {
   header.writeUInt32LE(RATE * 2, 28);
   header.writeUInt16LE(2, 32);
   header.writeUInt16LE(16, 34);
+  header.write('data', 36);
+  header.writeUInt32LE(data.length, 40);
   return Buffer.concat([header, data]);
 }
 
