@@ -12,7 +12,8 @@
 //   `--vad -vm <silero>` for VAD on.
 // - faster-whisper 1.2.1 (the peers venv): its library defaults, language en, vad_filter false / true.
 // Per file: the words emitted (for pure non-speech every word is invented), and for islands the word error rate
-// against the islands' reference texts in order (words lower-cased, letters, digits and apostrophes).
+// against the islands' reference texts in order (words lower-cased, letters, digits and apostrophes); whisper's
+// bracketed annotations ([BLANK_AUDIO], (music)) are counted apart.
 // Results: bench/out/nonspeech-<time>.json and a markdown table on stdout.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -125,15 +126,17 @@ function fasterWhisper(ct2Dir, files) {
   return results;
 }
 
+// whisper's non-speech annotations ("[BLANK_AUDIO]", "(music)", "[Applause]"): counted apart from words, since an
+// API user sees them in the text all the same.
+const ANNOTATION = /\[[^\]]*\]|\([^)]*\)|\*[^*]*\*/g;
+
 function score(entry, result) {
-  const hypothesis = transcriptWords(result.text);
-  if (entry.islands.length === 0) return { words: hypothesis.length, text: result.text.slice(0, 120) };
+  const annotations = (result.text.match(ANNOTATION) ?? []).length;
+  const hypothesis = transcriptWords(result.text.replace(ANNOTATION, ' '));
+  const text = result.text.slice(0, 160);
+  if (entry.islands.length === 0) return { words: hypothesis.length, annotations, text };
   const reference = transcriptWords(entry.islands.map((island) => island.text).join(' '));
-  return {
-    words: hypothesis.length,
-    wer: wordEdits(reference, hypothesis) / reference.length,
-    text: result.text.slice(0, 120),
-  };
+  return { words: hypothesis.length, annotations, wer: wordEdits(reference, hypothesis) / reference.length, text };
 }
 
 async function main() {
@@ -163,7 +166,8 @@ async function main() {
   }
   const outFile = writeResults('nonspeech', document);
   const engines = settings.engines;
-  const cell = (r) => (r.wer === undefined ? String(r.words) : `${(r.wer * 100).toFixed(1)} %`);
+  const tags = (r) => (r.annotations > 0 ? ` +${r.annotations} tag` : '');
+  const cell = (r) => (r.wer === undefined ? String(r.words) : `${(r.wer * 100).toFixed(1)} %`) + tags(r);
   const lines = [
     `| model | file | ${engines.map((e) => `${e} VAD off | ${e} VAD on`).join(' | ')} |`,
     `| --- | --- | ${engines.map(() => '--- | ---').join(' | ')} |`,
@@ -174,13 +178,14 @@ async function main() {
   ];
   const totals = settings.models.map((model) => {
     const rows = document.results.filter((r) => r.model === model && r.kind === 'nonspeech');
-    const sum = (engine, vad) => rows.reduce((total, r) => total + r.engines[engine][vad].words, 0);
-    return `${model}: words invented on ${rows.length} non-speech files: ${engines
-      .map((e) => `${e} ${sum(e, 'off')} (VAD on: ${sum(e, 'on')})`)
-      .join(', ')}`;
+    const sum = (engine, vad, key) => rows.reduce((total, r) => total + r.engines[engine][vad][key], 0);
+    const both = (engine, vad) => `${sum(engine, vad, 'words')} words, ${sum(engine, vad, 'annotations')} tags`;
+    return `${model}: invented on ${rows.length} non-speech files: ${engines
+      .map((e) => `${e} ${both(e, 'off')} (VAD on: ${both(e, 'on')})`)
+      .join('; ')}`;
   });
   process.stdout.write(
-    `${lines.join('\n')}\n\nnon-speech cells: words emitted; islands: WER\n${totals.join('\n')}\n${outFile}\n`,
+    `${lines.join('\n')}\n\nnon-speech cells: words emitted (+N tag: bracketed annotations such as [BLANK_AUDIO]); islands: WER\n${totals.join('\n')}\n${outFile}\n`,
   );
 }
 
