@@ -13,12 +13,14 @@
 // - faster-whisper 1.2.1 (the peers venv): its library defaults, language en, vad_filter false / true.
 // Per file: the words emitted (for pure non-speech every word is invented), and for islands the word error rate
 // against the islands' reference texts in order (words lower-cased, letters, digits and apostrophes); whisper's
-// bracketed annotations ([BLANK_AUDIO], (music)) are counted apart.
+// bracketed annotations ([BLANK_AUDIO], (music)) are counted apart, and a whisper-cli run still decoding after
+// --timeout-seconds is stopped and reported as a loop.
 // Results: bench/out/nonspeech-<time>.json and a markdown table on stdout.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import {
   benchArgs,
   ensureDist,
@@ -48,6 +50,7 @@ const { settings } = benchArgs('node bench/nonspeech.mjs [flags]', {
   engines: flag.list('engines', ENGINES),
   only: flag.string('only these files of the set (comma-separated names without .wav)', { defaultText: 'all' }),
   threads: flag.integer('threads per transcription', 2),
+  'timeout-seconds': flag.integer('give up on one whisper-cli run (a repeat loop) after this long', 120),
   python: flag.string('the peers venv python', { defaultText: 'bash scripts/peers-setup.sh' }),
 });
 
@@ -67,8 +70,10 @@ async function voxmill(modelPath, files) {
   try {
     for (const vad of ['off', 'on']) {
       for (const file of files) {
+        const started = performance.now();
         const result = await speech.transcribe(file, { language: 'en', timestamps: 'word', vad: vad === 'on' });
-        results[vad].push({ text: result.text, words: result.words ?? [] });
+        const seconds = (performance.now() - started) / 1000;
+        results[vad].push({ text: result.text, words: result.words ?? [], seconds });
       }
     }
   } finally {
@@ -89,9 +94,16 @@ async function whisperCli(modelPath, files) {
         const out = join(scratch, 'out');
         const args = ['-m', modelPath, '-f', file, '-t', String(settings.threads), '-l', 'en', '-oj', '-of', out];
         if (vad === 'on') args.push('--vad', '-vm', sileroModel);
-        const run = spawnSync(cli, args, { encoding: 'utf8' });
+        const started = performance.now();
+        const run = spawnSync(cli, args, { encoding: 'utf8', timeout: settings.timeoutSeconds * 1000 });
+        const seconds = (performance.now() - started) / 1000;
+        if (run.error?.code === 'ETIMEDOUT') {
+          // Still decoding when given up on: a loop of invented text, counted as such.
+          results[vad].push({ text: '', words: null, seconds, timedOut: true });
+          continue;
+        }
         if (run.status !== 0) throw new Error(`whisper-cli failed on ${file}: ${run.stderr.slice(-500)}`);
-        results[vad].push({ text: cliText(`${out}.json`).text, words: null });
+        results[vad].push({ text: cliText(`${out}.json`).text, words: null, seconds });
       }
     }
   } finally {
@@ -121,7 +133,11 @@ function fasterWhisper(ct2Dir, files) {
       maxBuffer: 256 * 1024 * 1024,
     });
     if (run.status !== 0) throw new Error(`faster_whisper_peer.py failed: ${run.stderr.slice(-1000)}`);
-    results[vad] = JSON.parse(run.stdout).results.map((r) => ({ text: r.text, words: r.words }));
+    results[vad] = JSON.parse(run.stdout).results.map((r) => ({
+      text: r.text,
+      words: r.words,
+      seconds: r.transcribe_ms / 1000,
+    }));
   }
   return results;
 }
@@ -133,10 +149,16 @@ const ANNOTATION = /\[[^\]]*\]|\([^)]*\)|\*[^*]*\*/g;
 function score(entry, result) {
   const annotations = (result.text.match(ANNOTATION) ?? []).length;
   const hypothesis = transcriptWords(result.text.replace(ANNOTATION, ' '));
-  const text = result.text.slice(0, 160);
-  if (entry.islands.length === 0) return { words: hypothesis.length, annotations, text };
+  const facts = {
+    words: hypothesis.length,
+    annotations,
+    seconds: Number(result.seconds.toFixed(2)),
+    ...(result.timedOut ? { timedOut: true } : {}),
+    text: result.text.slice(0, 160),
+  };
+  if (entry.islands.length === 0) return facts;
   const reference = transcriptWords(entry.islands.map((island) => island.text).join(' '));
-  return { words: hypothesis.length, annotations, wer: wordEdits(reference, hypothesis) / reference.length, text };
+  return { ...facts, wer: wordEdits(reference, hypothesis) / reference.length };
 }
 
 async function main() {
@@ -167,7 +189,10 @@ async function main() {
   const outFile = writeResults('nonspeech', document);
   const engines = settings.engines;
   const tags = (r) => (r.annotations > 0 ? ` +${r.annotations} tag` : '');
-  const cell = (r) => (r.wer === undefined ? String(r.words) : `${(r.wer * 100).toFixed(1)} %`) + tags(r);
+  const cell = (r) =>
+    r.timedOut
+      ? `loop (> ${settings.timeoutSeconds} s)`
+      : (r.wer === undefined ? String(r.words) : `${(r.wer * 100).toFixed(1)} %`) + tags(r);
   const lines = [
     `| model | file | ${engines.map((e) => `${e} VAD off | ${e} VAD on`).join(' | ')} |`,
     `| --- | --- | ${engines.map(() => '--- | ---').join(' | ')} |`,
@@ -179,7 +204,9 @@ async function main() {
   const totals = settings.models.map((model) => {
     const rows = document.results.filter((r) => r.model === model && r.kind === 'nonspeech');
     const sum = (engine, vad, key) => rows.reduce((total, r) => total + r.engines[engine][vad][key], 0);
-    const both = (engine, vad) => `${sum(engine, vad, 'words')} words, ${sum(engine, vad, 'annotations')} tags`;
+    const loops = (engine, vad) => rows.filter((r) => r.engines[engine][vad].timedOut).length;
+    const both = (engine, vad) =>
+      `${sum(engine, vad, 'words')} words, ${sum(engine, vad, 'annotations')} tags, ${loops(engine, vad)} loops`;
     return `${model}: invented on ${rows.length} non-speech files: ${engines
       .map((e) => `${e} ${both(e, 'off')} (VAD on: ${both(e, 'on')})`)
       .join('; ')}`;
