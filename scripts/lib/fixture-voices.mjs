@@ -95,8 +95,11 @@ export const VOICES = [
 /** Directory under test/fixtures of a voice's files. */
 export const voiceDir = (voice) => voice.dir ?? 'voices';
 
-/** Seeded uniform numbers in [0, 1) (mulberry32), so the heavy voice's weights are the same on every machine. */
-function uniform(seed) {
+/**
+ * Seeded uniform numbers in [0, 1) (mulberry32), so generated test data (the heavy voice's weights, the non-speech
+ * set) is the same on every machine.
+ */
+export function uniform(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

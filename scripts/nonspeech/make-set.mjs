@@ -17,6 +17,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { uniform } from '../lib/fixture-voices.mjs';
 
 const RATE = 16_000;
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -35,21 +36,9 @@ const sharedDir = resolve(root, process.env.VOXMILL_TEST_DATA ?? '../shared');
 
 // --- deterministic sources --------------------------------------------------------------------------------
 
-/** mulberry32: a small seeded generator; uniform in [0, 1). */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Standard normal samples (Box-Muller). */
 function gaussian(seed) {
-  const next = random(seed);
+  const next = uniform(seed);
   return () => Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next());
 }
 
@@ -140,7 +129,7 @@ function chords(seconds) {
 
 function melody(seconds, seed) {
   const out = new Float32Array(seconds * RATE);
-  const next = random(seed);
+  const next = uniform(seed);
   const scale = [60, 62, 64, 65, 67, 69, 71, 72];
   let note = 4;
   for (let beat = 0; beat * 0.25 < seconds; beat++) {
@@ -172,7 +161,7 @@ function rhythm(seconds, seed) {
 /** Clicks: single-sample impulses and short crackles at random times (vinyl, a bad cable). */
 function clicks(seconds, seed) {
   const out = new Float32Array(seconds * RATE);
-  const next = random(seed);
+  const next = uniform(seed);
   for (let i = 0; i < seconds * 8; i++) {
     const at = Math.floor(next() * out.length);
     const length = 1 + Math.floor(next() * 40);
@@ -301,7 +290,7 @@ async function main() {
     // 60 minutes: the four clips in turn, each followed by 2-6 s of room tone, until an hour is full.
     const total = 3600 * RATE;
     const out = roomTone(3600, 31);
-    const next = random(32);
+    const next = uniform(32);
     const islands = [];
     let at = 1;
     for (let i = 0; ; i++) {
