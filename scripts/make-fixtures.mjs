@@ -48,6 +48,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixtureEmbeddingFiles } from './lib/fixture-embedding.mjs';
 import { fixtureVoiceFiles, VOICES, voiceDir } from './lib/fixture-voices.mjs';
+import { pcm16MonoWav } from './lib/wav.mjs';
 import {
   elementCount,
   float32ToFloat16Bits,
@@ -358,22 +359,7 @@ function writeModel(plan, base) {
 // --- audio ------------------------------------------------------------------------------------------------
 
 function silenceWav(seconds, rate) {
-  const dataBytes = seconds * rate * 2;
-  const wav = Buffer.alloc(44 + dataBytes);
-  wav.write('RIFF', 0, 'ascii');
-  wav.writeUInt32LE(36 + dataBytes, 4);
-  wav.write('WAVE', 8, 'ascii');
-  wav.write('fmt ', 12, 'ascii');
-  wav.writeUInt32LE(16, 16);
-  wav.writeUInt16LE(1, 20); // PCM
-  wav.writeUInt16LE(1, 22); // mono
-  wav.writeUInt32LE(rate, 24);
-  wav.writeUInt32LE(rate * 2, 28); // byte rate
-  wav.writeUInt16LE(2, 32); // block align
-  wav.writeUInt16LE(16, 34); // bits per sample
-  wav.write('data', 36, 'ascii');
-  wav.writeUInt32LE(dataBytes, 40);
-  return wav;
+  return pcm16MonoWav(new Float32Array(seconds * rate), rate);
 }
 
 /** Top-level MP4 box types in file order. */

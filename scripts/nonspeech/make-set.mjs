@@ -18,6 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { uniform } from '../lib/fixture-voices.mjs';
+import { pcm16MonoWav } from '../lib/wav.mjs';
 
 const RATE = 16_000;
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -179,27 +180,6 @@ function roomTone(seconds, seed) {
 
 // --- files ------------------------------------------------------------------------------------------------
 
-function wav(samples) {
-  const data = Buffer.alloc(samples.length * 2);
-  for (let i = 0; i < samples.length; i++) {
-    data.writeInt16LE(Math.round(Math.max(-1, Math.min(1, samples[i])) * 32767), i * 2);
-  }
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0);
-  header.writeUInt32LE(36 + data.length, 4);
-  header.write('WAVEfmt ', 8);
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(RATE, 24);
-  header.writeUInt32LE(RATE * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36);
-  header.writeUInt32LE(data.length, 40);
-  return Buffer.concat([header, data]);
-}
-
 const SECONDS = 30;
 const nonSpeech = [
   ['silence-digital', 'digital silence (all zeros)', () => new Float32Array(SECONDS * RATE)],
@@ -247,7 +227,7 @@ async function main() {
   mkdirSync(values.out, { recursive: true });
   const manifest = { files: [] };
   const write = (file, samples, entry) => {
-    writeFileSync(join(values.out, file), wav(samples));
+    writeFileSync(join(values.out, file), pcm16MonoWav(samples, RATE));
     manifest.files.push({ file, seconds: samples.length / RATE, ...entry });
   };
   for (const [name, description, make] of nonSpeech) {
