@@ -169,7 +169,14 @@ class Transcription {
     wp.initial_prompt = params_.initialPrompt.empty() ? nullptr : params_.initialPrompt.c_str();
     wp.tdrz_enable = params_.tinydiarize;
     wp.suppress_nst = params_.suppressNonSpeech;
-    wp.no_context = params_.noContext;
+    wp.no_context = true;  // a fresh state per call has no past; nothing to clear
+    if (!params_.conditionOnPreviousText) {
+      // whisper.cpp has no switch for this: the rolling context is capped at 0 tokens, and a prompt, if any, is
+      // carried into every window with exactly the room it needs (its tokens and the "previous" marker).
+      wp.carry_initial_prompt = !params_.initialPrompt.empty();
+      wp.n_max_text_ctx =
+          wp.carry_initial_prompt ? whisper_token_count(context_, params_.initialPrompt.c_str()) + 1 : 0;
+    }
     wp.max_len = params_.maxSegmentLength;
     wp.split_on_word = params_.splitOnWord;
     wp.abort_callback = [](void* self) {

@@ -74,7 +74,9 @@ struct TranscribeParams {
   bool tokenTimestamps = false;
   bool tinydiarize = false;
   bool suppressNonSpeech = false;
-  bool noContext = false;
+  // Decode each 30 s window with the text of the windows before it as the prompt (whisper's rolling context). Off,
+  // only `initialPrompt` is given, to every window: a window that went wrong cannot pass its mistake on.
+  bool conditionOnPreviousText = true;
   int maxSegmentLength = 0;  // 0 = no limit
   bool splitOnWord = false;
   bool vad = false;  // cut the audio to the speech vadOptions finds first

@@ -278,10 +278,10 @@ TranscribeRequest ReadTranscribeRequest(Napi::Env env, const JsObject& o) {
   p.tokenTimestamps = ReadBoolean(env, o, "tokenTimestamps");
   p.tinydiarize = ReadBoolean(env, o, "tinydiarize");
   p.suppressNonSpeech = ReadBoolean(env, o, "suppressNonSpeech");
+  p.conditionOnPreviousText = ReadBoolean(env, o, "conditionOnPreviousText");
   // Optional in the native API; absent means off (auto-detected language, whisper's plain segmentation, no VAD,
   // no events).
   p.language = OptionalString(env, o, "language", "", kMaxLanguageBytes);
-  p.noContext = OptionalBoolean(env, o, "noContext", false);
   p.maxSegmentLength = OptionalInteger(env, o, "maxSegmentLength", 0, 0, kMaxSegmentLength);
   p.splitOnWord = OptionalBoolean(env, o, "splitOnWord", false);
   if (const std::optional<JsObject> vad = OptionalObject(env, o, "vad")) {

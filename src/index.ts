@@ -94,6 +94,7 @@ export {
 export { createSpeech, Speech } from './speech.js';
 export { whisperLanguages } from './stt/languages.js';
 export type {
+  AnnotationPolicy,
   Segment,
   SpeechTranscribeOptions,
   SttModelConfig,

@@ -121,7 +121,8 @@ export interface NativeTranscribeParams {
   tokenTimestamps: boolean;
   tinydiarize: boolean;
   suppressNonSpeech: boolean;
-  noContext?: boolean;
+  /** false: no window sees the text before it (the prompt, if any, goes to every window). */
+  conditionOnPreviousText: boolean;
   maxSegmentLength?: number;
   splitOnWord?: boolean;
   vad?: NativeVadParams;

@@ -19,16 +19,25 @@ export interface SttTierDefaults {
   beamSize: number;
   /** DTW word timestamps (about 30% slower; see `SttModelConfig.dtw`). */
   dtw: boolean;
+  /** Suppress whisper's non-speech tokens (`[BLANK_AUDIO]`, `(music)`, ♪). */
+  suppressNonSpeech: boolean;
+  /** Each 30 s window sees the text of the windows before it. */
+  conditionOnPreviousText: boolean;
+  /** Re-decode a stretch whose text loops, without the text before it. */
+  repetitionGuard: boolean;
 }
+
+// Against invented text, the same on every tier; each measured in BENCHMARKS.md "Invented words".
+const GUARDS = { suppressNonSpeech: false, conditionOnPreviousText: true, repetitionGuard: true } as const;
 
 const STT_TIERS: Record<SttModelId, SttTierDefaults> = {
   // Accuracy: beam search and DTW word times.
-  'svc-stt-1': { beamSize: 5, dtw: true },
+  'svc-stt-1': { beamSize: 5, dtw: true, ...GUARDS },
   // Speed: greedy decoding, token-timestamp word times (and flash attention, which DTW turns off).
-  'svc-stt-1-flash': { beamSize: 1, dtw: false },
+  'svc-stt-1-flash': { beamSize: 1, dtw: false, ...GUARDS },
 };
-// Ids the host adds: greedy (the cheaper default) with accurate word times.
-const CUSTOM_STT_TIER: SttTierDefaults = { beamSize: 1, dtw: true };
+/** Ids the host adds and `WhisperModel` used alone: greedy (the cheaper default) with accurate word times. */
+export const CUSTOM_STT_TIER: Readonly<SttTierDefaults> = { beamSize: 1, dtw: true, ...GUARDS };
 
 /** The defaults of a configured speech-to-text id: its tier's, or those of a custom id. */
 export function sttTierDefaults(id: string): SttTierDefaults {

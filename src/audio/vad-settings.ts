@@ -26,6 +26,13 @@ export const VAD_DEFAULTS: Readonly<VadSettings> = {
   speechPadMs: 30,
 };
 
+/**
+ * A transcription's VAD: whisper.cpp's defaults with 200 ms of padding instead of 30, so no word is clipped. With
+ * 30 ms, real base weights lost both short islands in room tone (31.3 % WER, 0.0 % with 200; BENCHMARKS.md
+ * "Invented words"); 400 ms cost tiny.en a word in pink noise.
+ */
+export const TRANSCRIPTION_VAD_DEFAULTS: Readonly<VadSettings> = { ...VAD_DEFAULTS, speechPadMs: 200 };
+
 /** Transcription only: audio kept past each speech end, in seconds (whisper.cpp's `samples_overlap`). */
 export const DEFAULT_VAD_OVERLAP_SECONDS = 0.1;
 

@@ -32,8 +32,12 @@ export interface SpeechOptions {
   models?: Record<string, string | SttModelConfig>;
   /** Silero VAD model: a catalog id or a file path. Default the catalog's (`silero-v6.2.0`); null for none. */
   vadModel?: string | null;
-  /** VAD for calls that do not say: false (default), true, or settings. Needs a VAD model. */
-  vad?: boolean | VadOptions;
+  /**
+   * VAD for calls that do not say. `'auto'` (default): on, with the transcription defaults, when the `vadModel` is
+   * installed (`voxmill models pull silero-v6.2.0`), off when it is not; true or settings: on, and a missing model
+   * is an error; false: off.
+   */
+  vad?: boolean | VadOptions | 'auto';
   /** Transcriptions running at once per model. Default 1 (whisper already uses several threads per call). */
   concurrency?: number;
   /** Transcriptions waiting per model before QueueFullError. Default 16. */
@@ -81,6 +85,9 @@ export interface ResolvedSttModel {
   beamSize: number;
   threads: number;
   dtw: boolean;
+  suppressNonSpeech: boolean;
+  conditionOnPreviousText: boolean;
+  repetitionGuard: boolean;
   concurrency: number;
   maxQueue: number;
 }
@@ -96,7 +103,8 @@ export interface ResolvedSpeechConfig {
   maxDecodedBytes: number;
   gpu: boolean;
   vadModel: string | null;
-  vad: VadOptions | undefined;
+  /** 'auto': on when the VAD model is installed. */
+  vad: VadOptions | 'auto' | undefined;
   voiceDirs: string[];
   tts: ResolvedTtsOptions;
   diarization: ResolvedDiarizationConfig;
@@ -122,7 +130,17 @@ const SPEECH_KEYS = [
   'diarization',
 ] as const;
 
-const STT_MODEL_KEYS = ['model', 'beamSize', 'threads', 'concurrency', 'maxQueue', 'dtw'] as const;
+const STT_MODEL_KEYS = [
+  'model',
+  'beamSize',
+  'threads',
+  'concurrency',
+  'maxQueue',
+  'dtw',
+  'suppressNonSpeech',
+  'conditionOnPreviousText',
+  'repetitionGuard',
+] as const;
 
 /** What a model id inherits from the engine-wide options. */
 type SttEngineDefaults = Pick<ResolvedSttModel, 'threads' | 'concurrency' | 'maxQueue'>;
@@ -156,7 +174,7 @@ export function resolveSpeechConfig(options: unknown): ResolvedSpeechConfig {
       DEFAULT_MAX_DECODED_BYTES,
     gpu: booleanOption('gpu', raw.gpu) ?? true,
     vadModel: vadModel === undefined ? (catalogDefaults().vad ?? null) : vadModel,
-    vad: normalizeVadOptions('vad', raw.vad),
+    vad: raw.vad === undefined || raw.vad === 'auto' ? 'auto' : normalizeVadOptions('vad', raw.vad),
     voiceDirs: voiceDirsOption(raw.voiceDirs) ?? [modelsDir],
     tts: resolveTtsOptions(raw.tts),
     diarization: resolveDiarizationConfig(raw.diarization),
@@ -194,6 +212,10 @@ function sttModel(id: string, value: unknown, engine: SttEngineDefaults): Resolv
     beamSize: integerOption(`${param}.beamSize`, config.beamSize, 1, 16) ?? tier.beamSize,
     threads: integerOption(`${param}.threads`, config.threads, 1, 64) ?? engine.threads,
     dtw: booleanOption(`${param}.dtw`, config.dtw) ?? tier.dtw,
+    suppressNonSpeech: booleanOption(`${param}.suppressNonSpeech`, config.suppressNonSpeech) ?? tier.suppressNonSpeech,
+    conditionOnPreviousText:
+      booleanOption(`${param}.conditionOnPreviousText`, config.conditionOnPreviousText) ?? tier.conditionOnPreviousText,
+    repetitionGuard: booleanOption(`${param}.repetitionGuard`, config.repetitionGuard) ?? tier.repetitionGuard,
     concurrency: integerOption(`${param}.concurrency`, config.concurrency, 1, 64) ?? engine.concurrency,
     maxQueue: integerOption(`${param}.maxQueue`, config.maxQueue, 0, 100_000) ?? engine.maxQueue,
   };

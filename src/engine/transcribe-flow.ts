@@ -33,11 +33,15 @@ export async function transcribeInput(
   const { config, locator, registry, admission } = context;
   const raw = objectOption('options', options);
   const slot = registry.slot(raw.model ?? DEFAULT_STT_MODEL);
-  const normalized = normalizeTranscribeOptions(raw, { beamSize: slot.config.beamSize, threads: slot.config.threads });
+  const normalized = normalizeTranscribeOptions(raw, slot.config);
   // No call may decode more than the engine allows.
   normalized.maxDurationSeconds = Math.min(normalized.maxDurationSeconds ?? Infinity, config.maxDurationSeconds);
-  // A call that says nothing about VAD gets the engine's default.
-  if (raw.vad === undefined && config.vad) normalized.vad = config.vad;
+  // A call that says nothing about VAD gets the engine's default: 'auto' is on when the VAD model is installed.
+  if (raw.vad === undefined) {
+    if (config.vad === 'auto') {
+      if (config.vadModel !== null && locator.isInstalled(config.vadModel)) normalized.vad = {};
+    } else if (config.vad) normalized.vad = config.vad;
+  }
   const vadModelPath =
     normalized.vad && normalized.vad.model === undefined && config.vadModel !== null
       ? locator.requireInstalled('vad', config.vadModel)

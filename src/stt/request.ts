@@ -18,9 +18,10 @@ import {
   stringOption,
 } from '../util/validate.js';
 import { isWhisperLanguage } from './languages.js';
-import type { Segment, TimestampGranularity, VadOptions } from './types.js';
+import type { AnnotationPolicy, Segment, TimestampGranularity, VadOptions } from './types.js';
 
 export const TIMESTAMP_GRANULARITIES: readonly TimestampGranularity[] = ['none', 'segment', 'word'];
+export const ANNOTATION_POLICIES: readonly AnnotationPolicy[] = ['drop', 'keep'];
 export const MAX_PROMPT_LENGTH = 2000;
 
 const TRANSCRIBE_KEYS = [
@@ -41,6 +42,9 @@ const TRANSCRIBE_KEYS = [
   'vad',
   'tinydiarize',
   'suppressNonSpeech',
+  'conditionOnPreviousText',
+  'repetitionGuard',
+  'annotations',
   'maxDurationSeconds',
   'signal',
   'onProgress',
@@ -68,6 +72,10 @@ export interface NormalizedTranscribeOptions {
   params: NativeTranscribeParams;
   /** undefined = VAD off; otherwise the per-call settings (model may still be missing). */
   vad: VadOptions | undefined;
+  /** Re-decode looping stretches (stt/repetition.ts). */
+  repetitionGuard: boolean;
+  /** What happens to segments that are only non-speech annotations. */
+  annotations: AnnotationPolicy;
   maxDurationSeconds: number | undefined;
   signal: AbortSignal | undefined;
   onProgress: ((fraction: number) => void) | undefined;
@@ -99,9 +107,13 @@ export function normalizeVadOptions(param: string, value: unknown): VadOptions |
   return vad;
 }
 
+/** What the model id defaults to (its tier's values, or its configuration's). */
 export interface TranscribeDefaults {
   beamSize: number;
   threads: number;
+  suppressNonSpeech: boolean;
+  conditionOnPreviousText: boolean;
+  repetitionGuard: boolean;
 }
 
 /** Validates `options` (throws InvalidOptionTypeError / InvalidOptionValueError naming the option). */
@@ -132,7 +144,9 @@ export function normalizeTranscribeOptions(
     // Diarization places speakers word by word, so it needs word times even when they are not returned.
     tokenTimestamps: timestamps === 'word' || diarize,
     tinydiarize: booleanOption('tinydiarize', raw.tinydiarize) ?? false,
-    suppressNonSpeech: booleanOption('suppressNonSpeech', raw.suppressNonSpeech) ?? false,
+    suppressNonSpeech: booleanOption('suppressNonSpeech', raw.suppressNonSpeech) ?? defaults.suppressNonSpeech,
+    conditionOnPreviousText:
+      booleanOption('conditionOnPreviousText', raw.conditionOnPreviousText) ?? defaults.conditionOnPreviousText,
   };
   if (language !== undefined) params.language = language;
   return {
@@ -142,6 +156,8 @@ export function normalizeTranscribeOptions(
     speakers,
     params,
     vad: normalizeVadOptions('vad', raw.vad),
+    repetitionGuard: booleanOption('repetitionGuard', raw.repetitionGuard) ?? defaults.repetitionGuard,
+    annotations: enumOption('annotations', raw.annotations, ANNOTATION_POLICIES) ?? 'drop',
     maxDurationSeconds: numberOption('maxDurationSeconds', raw.maxDurationSeconds, 0.001, 1e7),
     signal: signalOption('signal', raw.signal),
     onProgress: functionOption('onProgress', raw.onProgress),

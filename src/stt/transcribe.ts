@@ -6,11 +6,15 @@ import type {
   NativeModelInfo,
   NativeSegment,
   NativeTranscribeEvent,
+  NativeTranscribeParams,
+  NativeTranscription,
   NativeVadParams,
   NativeWhisperModel,
 } from '../native.js';
 import { runJob } from '../util/job.js';
+import { isAnnotationOnly } from './annotations.js';
 import { UNDETERMINED_LANGUAGE } from './languages.js';
+import { collapseLoops, findLoops } from './repetition.js';
 import type { NormalizedTranscribeOptions } from './request.js';
 import { identityTimeMap, type TimeMap, timeMapFromSpans } from './time-map.js';
 import type { Segment, Transcription } from './types.js';
@@ -63,6 +67,67 @@ export interface RunTranscriptionInput {
   track?: ((settled: Promise<void>) => void) | undefined;
 }
 
+/** `segment` with its times (and its tokens') moved through `map` (times of -1, "none", stay). */
+function remapSegment(segment: NativeSegment, map: TimeMap): NativeSegment {
+  const at = (t: number) => (t < 0 ? t : map(t));
+  return {
+    ...segment,
+    start: map(segment.start),
+    end: map(segment.end),
+    tokens: segment.tokens.map((token) => ({
+      ...token,
+      start: at(token.start),
+      end: at(token.end),
+      dtw: at(token.dtw),
+    })),
+  };
+}
+
+const SAMPLE_RATE = 16_000;
+/** Audio taken on each side of a looping stretch when it is decoded again (whisper's segment times can be late). */
+const LOOP_MARGIN_SECONDS = 0.5;
+/** whisper.cpp skips input under 100 ms; a window is padded with silence to at least this long. */
+const MIN_WINDOW_SECONDS = 1;
+
+type Decode = (samples: Float32Array, params: NativeTranscribeParams) => Promise<NativeTranscription>;
+
+/**
+ * Decodes each looping stretch again on its own, without the text before it (where loops come from), and keeps that
+ * instead; a loop still there is cut back to its first occurrence. Segments are on the input's timeline.
+ */
+async function repairLoops(
+  segments: NativeSegment[],
+  samples: Float32Array,
+  params: NativeTranscribeParams,
+  decode: Decode,
+): Promise<NativeSegment[]> {
+  const loops = findLoops(segments);
+  if (loops.length === 0) return segments;
+  const duration = samples.length / SAMPLE_RATE;
+  const out: NativeSegment[] = [];
+  let next = 0;
+  for (const { first, last } of loops) {
+    out.push(...segments.slice(next, first));
+    next = last + 1;
+    const from = Math.max(segments[first - 1]?.end ?? 0, segments[first]!.start - LOOP_MARGIN_SECONDS, 0);
+    const to = Math.min(segments[last + 1]?.start ?? duration, segments[last]!.end + LOOP_MARGIN_SECONDS, duration);
+    const window = samples.subarray(Math.floor(from * SAMPLE_RATE), Math.ceil(to * SAMPLE_RATE));
+    const padded = new Float32Array(Math.max(window.length, MIN_WINDOW_SECONDS * SAMPLE_RATE));
+    padded.set(window);
+    const again = await decode(padded, {
+      ...params,
+      conditionOnPreviousText: false,
+      progressEvents: false,
+      segmentEvents: false,
+    });
+    const shift = (t: number) => Math.min(to, from + t);
+    const redecoded = again.segments.map((segment) => remapSegment(segment, shift));
+    out.push(...(findLoops(redecoded).length > 0 ? collapseLoops(redecoded) : redecoded));
+  }
+  out.push(...segments.slice(next));
+  return out;
+}
+
 export async function runTranscription(input: RunTranscriptionInput): Promise<Transcription> {
   const { model, info, audio, options, vad } = input;
   const language = effectiveLanguage(info, options.language, input.modelName);
@@ -80,6 +145,7 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
           else if (event[0] === 'speech') eventMap = timeMapFromSpans(event[1].spans);
           else {
             const { index, start, end, text } = event[1];
+            if (options.annotations === 'drop' && isAnnotationOnly(text)) return;
             const [segment] = normaliseTimes(
               [{ id: index, start: eventMap(start), end: eventMap(end), text: text.trim() }],
               audio.duration,
@@ -93,11 +159,20 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
     signal: options.signal,
     track: input.track,
   });
+  // From here on every time is on the input's timeline (with VAD, whisper saw the speech stretches joined).
   const map = result.vad ? timeMapFromSpans(result.speech) : identityTimeMap;
-  const segments = shapeSegments(result.segments, map, audio.duration, options.params.tinydiarize === true);
+  let raw = result.vad ? result.segments.map((segment) => remapSegment(segment, map)) : result.segments;
+  if (options.repetitionGuard) {
+    const { vad: _vad, ...withoutVad } = params;
+    raw = await repairLoops(raw, audio.samples, withoutVad, (samples, withParams) =>
+      runJob(() => model.transcribe(samples, withParams), { signal: options.signal, track: input.track }),
+    );
+  }
+  if (options.annotations === 'drop') raw = raw.filter((segment) => !isAnnotationOnly(segment.text));
+  const segments = shapeSegments(raw, identityTimeMap, audio.duration, options.params.tinydiarize === true);
   const transcription: Transcription = {
     // Raw texts carry their own spacing (none between CJK segments), so join them as whisper wrote them.
-    text: result.segments
+    text: raw
       .map((s) => s.text)
       .join('')
       .trim(),
@@ -106,7 +181,7 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
   };
   // Diarization needs the words to split segments; the caller removes them unless they were asked for.
   if (options.timestamps === 'word' || options.diarize) {
-    transcription.words = wordsFromSegments(result.segments, map, audio.duration);
+    transcription.words = wordsFromSegments(raw, identityTimeMap, audio.duration);
   }
   if (options.timestamps === 'segment' || options.diarize) transcription.segments = segments;
   return transcription;

@@ -42,6 +42,9 @@ export interface Transcription {
   segments?: Segment[];
 }
 
+/** Segments that are only whisper's non-speech annotations (`[BLANK_AUDIO]`, `(upbeat music)`): dropped or kept. */
+export type AnnotationPolicy = 'drop' | 'keep';
+
 /** Voice activity detection settings (Silero VAD). Speech is cut out before decoding; silence is never decoded. */
 export interface VadOptions {
   /** Path to a ggml Silero VAD model. Optional where the engine has one configured. */
@@ -54,7 +57,7 @@ export interface VadOptions {
   minSilenceMs?: number;
   /** Longer speech is split, in seconds. Default: no limit. */
   maxSpeechSeconds?: number;
-  /** Padding around speech, in ms. Default 30. */
+  /** Padding around speech, in ms. Default 200 (so no word is clipped). */
   speechPadMs?: number;
   /** Audio kept past each speech end, in seconds. Default 0.1. */
   overlapSeconds?: number;
@@ -91,12 +94,36 @@ export interface TranscribeOptions {
   entropyThreshold?: number;
   /** Average log probability below which decoding falls back. Default -1. */
   logprobThreshold?: number;
-  /** Voice activity detection: true uses the configured VAD model and defaults. */
+  /**
+   * Voice activity detection: only the speech it finds is decoded, and times still refer to the input. true uses
+   * the configured VAD model with the transcription defaults (see {@link VadOptions}); false decodes everything.
+   * Default: the engine's `vad` (on when the VAD model is installed).
+   */
   vad?: boolean | VadOptions;
   /** tinydiarize speaker-turn detection (only models trained for it, e.g. small.en-tdrz). Default false. */
   tinydiarize?: boolean;
-  /** Suppress non-speech tokens (music notes, sound descriptions). Default false. */
+  /**
+   * Suppress whisper's non-speech tokens: sound descriptions such as `[BLANK_AUDIO]` or `(upbeat music)`, music
+   * notes, and the brackets and symbols they start with. Default: the model id's (true).
+   */
   suppressNonSpeech?: boolean;
+  /**
+   * Give each 30 s window the text of the windows before it as context (better continuity, but a window that went
+   * wrong can pass its mistake on). false: each window gets only `prompt`. Default: the model id's (true).
+   */
+  conditionOnPreviousText?: boolean;
+  /**
+   * Find text that loops (a phrase repeated over and over, a segment repeating the one before it) and decode that
+   * stretch again without the text before it; a loop that survives is cut to its first occurrence.
+   * Default: the model id's (true).
+   */
+  repetitionGuard?: boolean;
+  /**
+   * Segments made only of non-speech annotations (`[BLANK_AUDIO]`, `(upbeat music)`, `*sigh*`, ♪): `drop`
+   * (default) leaves them out of `text`, `segments`, `words` and `onSegment`; `keep` returns them. An annotation
+   * inside a segment with speech in it stays either way.
+   */
+  annotations?: AnnotationPolicy;
   /** Reject longer audio with AudioTooLongError; checked while decoding. Default: the engine's (3 hours). */
   maxDurationSeconds?: number;
   /** Cancels decoding, waiting, and a running transcription (promptly, via whisper's abort callback). */
@@ -125,6 +152,12 @@ export interface SttModelConfig {
    * Default: true for svc-stt-1 and custom ids (accuracy), false for svc-stt-1-flash (speed).
    */
   dtw?: boolean;
+  /** Default of {@link TranscribeOptions.suppressNonSpeech} for this id. Default true. */
+  suppressNonSpeech?: boolean;
+  /** Default of {@link TranscribeOptions.conditionOnPreviousText} for this id. Default true. */
+  conditionOnPreviousText?: boolean;
+  /** Default of {@link TranscribeOptions.repetitionGuard} for this id. Default true. */
+  repetitionGuard?: boolean;
 }
 
 /** A transcription request to the engine: {@link TranscribeOptions} plus the model id. */

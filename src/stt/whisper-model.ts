@@ -1,9 +1,10 @@
 // A loaded whisper.cpp model: the weights once in memory, any number of concurrent transcriptions.
 import { resolve } from 'node:path';
 import { type AudioInput, DEFAULT_MAX_DURATION_SECONDS, decodeAudio } from '../audio/decode.js';
-import { DEFAULT_VAD_OVERLAP_SECONDS, VAD_DEFAULTS } from '../audio/vad-settings.js';
+import { DEFAULT_VAD_OVERLAP_SECONDS, TRANSCRIPTION_VAD_DEFAULTS } from '../audio/vad-settings.js';
 import { ClosedError, InvalidOptionTypeError } from '../errors.js';
 import { type NativeModelInfo, type NativeVadParams, type NativeWhisperModel, native } from '../native.js';
+import { CUSTOM_STT_TIER } from '../tiers.js';
 import { runJob } from '../util/job.js';
 import { booleanOption, integerOption, objectOption, rejectUnknownKeys, signalOption } from '../util/validate.js';
 import { defaultThreads, type NormalizedTranscribeOptions, normalizeTranscribeOptions } from './request.js';
@@ -99,7 +100,12 @@ export function nativeVadParams(
   }
   const { model: _model, ...settings } = vad;
   // Every value filled in here: the addon applies no defaults of its own.
-  return { modelPath: resolve(modelPath), ...VAD_DEFAULTS, overlapSeconds: DEFAULT_VAD_OVERLAP_SECONDS, ...settings };
+  return {
+    modelPath: resolve(modelPath),
+    ...TRANSCRIPTION_VAD_DEFAULTS,
+    overlapSeconds: DEFAULT_VAD_OVERLAP_SECONDS,
+    ...settings,
+  };
 }
 
 /**
@@ -148,7 +154,7 @@ export class WhisperModel {
    * in its configured VAD model).
    */
   async transcribe(input: AudioInput, options: TranscribeOptions = {}): Promise<Transcription> {
-    const normalized = normalizeTranscribeOptions(options, { beamSize: 1, threads: defaultThreads() });
+    const normalized = normalizeTranscribeOptions(options, { ...CUSTOM_STT_TIER, threads: defaultThreads() });
     const result = await this.transcribeWith(input, normalized, undefined);
     // Speaker labels need the engine's VAD and diarizer (Speech.transcribe); here diarize only keeps segments.
     if (normalized.timestamps !== 'word') delete result.words;

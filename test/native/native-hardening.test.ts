@@ -50,6 +50,7 @@ const transcribeParams: NativeTranscribeParams = {
   tokenTimestamps: false,
   tinydiarize: false,
   suppressNonSpeech: false,
+  conditionOnPreviousText: true,
 };
 
 async function failure(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
@@ -445,7 +446,7 @@ describe('every native entry point refuses a wrong-typed argument with INVALID_A
       temperature: '0',
       initialPrompt: 7,
       language: 42,
-      noContext: 'no',
+      conditionOnPreviousText: 'no',
       maxSegmentLength: -1,
       splitOnWord: 0,
       progressEvents: 1,

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../../src/errors.js';
 import { defaultThreads, normalizeTranscribeOptions } from '../../src/stt/request.js';
 
-const defaults = { beamSize: 5, threads: 3 };
+const defaults = {
+  beamSize: 5,
+  threads: 3,
+  suppressNonSpeech: true,
+  conditionOnPreviousText: false,
+  repetitionGuard: true,
+};
 
 function rejects(options: unknown): InvalidOptionTypeError | InvalidOptionValueError {
   try {

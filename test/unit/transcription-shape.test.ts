@@ -6,6 +6,7 @@ import type { NativeModelInfo, NativeTranscription, NativeWhisperModel } from '.
 import { normalizeTranscribeOptions } from '../../src/stt/request.js';
 import { runTranscription } from '../../src/stt/transcribe.js';
 import type { TranscribeOptions } from '../../src/stt/types.js';
+import { CUSTOM_STT_TIER } from '../../src/tiers.js';
 import { segment } from '../helpers/fake-native.js';
 
 const info = (multilingual: boolean): NativeModelInfo => ({
@@ -64,7 +65,7 @@ async function run(options: TranscribeOptions, multilingual = true, result = det
     info: info(multilingual),
     modelName: 'fake',
     audio,
-    options: normalizeTranscribeOptions(options, { beamSize: 1, threads: 1 }),
+    options: normalizeTranscribeOptions(options, { ...CUSTOM_STT_TIER, threads: 1 }),
     vad: undefined,
   });
   return { transcription, params: seen.params as Record<string, unknown> };

@@ -1,0 +1,198 @@
+// Repeat loops: whisper's decoder, conditioned on its own output, can fall into saying one phrase over and over
+// ("I'm fine, I'm fine, I'm fine, ...") or into writing the segment before again. Found here on the words of the
+// segments (as whisper's tokens form them), so a loop can be decoded again (stt/transcribe.ts) or, if it survives
+// that, cut back to its first occurrence.
+import type { NativeSegment } from '../native.js';
+
+/** A run of segments (indexes, inclusive) that holds a loop. */
+export interface LoopWindow {
+  first: number;
+  last: number;
+}
+
+/** Longest phrase, in words, looked for as a repeat. */
+const MAX_PHRASE_WORDS = 12;
+
+/**
+ * Times a phrase must follow itself to count as a loop: one word 6 times ("no no no no" is speech), two or three
+ * words 4 times ("thank you thank you thank you" is too), longer phrases 3 times.
+ */
+export function minRepeats(phraseWords: number): number {
+  if (phraseWords === 1) return 6;
+  return phraseWords <= 3 ? 4 : 3;
+}
+
+/** Segments written twice in a row count as a loop from this many words (shorter ones, "Yes." "Yes.", are speech). */
+const MIN_REPEATED_SEGMENT_WORDS = 3;
+
+interface SegmentWord {
+  word: string;
+  segment: number;
+  /** Index in the segment's tokens where the word starts. */
+  token: number;
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: false });
+
+function normalise(text: string): string {
+  return text.toLowerCase().replace(/[^\p{L}\p{N}']/gu, '');
+}
+
+/** The words of each segment, from its tokens (a leading space starts a word, as words.ts reads them). */
+function segmentWords(segments: readonly NativeSegment[]): SegmentWord[] {
+  const words: SegmentWord[] = [];
+  segments.forEach((segment, index) => {
+    let offset = 0;
+    let current: { bytes: Uint8Array[]; token: number } | undefined;
+    const flush = () => {
+      if (!current) return;
+      const word = normalise(decoder.decode(Buffer.concat(current.bytes)));
+      if (word !== '') words.push({ word, segment: index, token: current.token });
+      current = undefined;
+    };
+    segment.tokens.forEach((token, t) => {
+      const bytes = segment.tokenBytes.subarray(offset, offset + token.byteLength);
+      offset += token.byteLength;
+      if (token.special || bytes.byteLength === 0) return;
+      if (!current || bytes[0] === 0x20) {
+        flush();
+        current = { bytes: [bytes], token: t };
+      } else current.bytes.push(bytes);
+    });
+    flush();
+  });
+  return words;
+}
+
+interface PhraseRun {
+  /** Index in the word list of the first word of the first occurrence. */
+  start: number;
+  phraseWords: number;
+  repeats: number;
+}
+
+/** Phrases that follow themselves at least minRepeats times, left to right, not overlapping. */
+function phraseRuns(words: readonly SegmentWord[]): PhraseRun[] {
+  const runs: PhraseRun[] = [];
+  let p = 0;
+  while (p < words.length) {
+    let found: PhraseRun | undefined;
+    for (let n = 1; n <= MAX_PHRASE_WORDS && p + 2 * n <= words.length; n++) {
+      let repeats = 1;
+      while (p + (repeats + 1) * n <= words.length && samePhrase(words, p, p + repeats * n, n)) repeats++;
+      if (repeats >= minRepeats(n) && (!found || repeats * n > found.repeats * found.phraseWords)) {
+        found = { start: p, phraseWords: n, repeats };
+      }
+    }
+    if (found) {
+      runs.push(found);
+      p += found.repeats * found.phraseWords;
+    } else p++;
+  }
+  return runs;
+}
+
+function samePhrase(words: readonly SegmentWord[], a: number, b: number, n: number): boolean {
+  for (let i = 0; i < n; i++) if (words[a + i]!.word !== words[b + i]!.word) return false;
+  return true;
+}
+
+function segmentText(words: readonly SegmentWord[], segment: number): string {
+  return words
+    .filter((w) => w.segment === segment)
+    .map((w) => w.word)
+    .join(' ');
+}
+
+/** The segments that hold loops, as windows merged where they touch. */
+export function findLoops(segments: readonly NativeSegment[]): LoopWindow[] {
+  return loopWindows(segmentWords(segments), segments.length);
+}
+
+/** {@link findLoops} on plain segment texts (words split at spaces), for results already shaped. */
+export function findTextLoops(texts: readonly string[]): LoopWindow[] {
+  const words = texts.flatMap((text, segment) =>
+    text
+      .split(/\s+/u)
+      .map(normalise)
+      .filter((word) => word !== '')
+      .map((word, token) => ({ word, segment, token })),
+  );
+  return loopWindows(words, texts.length);
+}
+
+function loopWindows(words: readonly SegmentWord[], segmentCount: number): LoopWindow[] {
+  const windows: LoopWindow[] = [];
+  for (const run of phraseRuns(words)) {
+    const end = run.start + run.repeats * run.phraseWords - 1;
+    windows.push({ first: words[run.start]!.segment, last: words[end]!.segment });
+  }
+  const texts = Array.from({ length: segmentCount }, (_, i) => segmentText(words, i));
+  for (let i = 1; i < segmentCount; i++) {
+    if (texts[i]!.split(' ').length < MIN_REPEATED_SEGMENT_WORDS) continue;
+    for (const back of [1, 2]) {
+      if (i - back >= 0 && texts[i] === texts[i - back]) windows.push({ first: i - back, last: i });
+    }
+  }
+  windows.sort((a, b) => a.first - b.first || a.last - b.last);
+  const merged: LoopWindow[] = [];
+  for (const window of windows) {
+    const previous = merged[merged.length - 1];
+    if (previous && window.first <= previous.last + 1) previous.last = Math.max(previous.last, window.last);
+    else merged.push({ ...window });
+  }
+  return merged;
+}
+
+/** `segment` without its tokens from `token` on (text and end follow). */
+function truncate(segment: NativeSegment, token: number): NativeSegment {
+  const kept = segment.tokens.slice(0, token);
+  const bytes = kept.reduce((total, t) => total + t.byteLength, 0);
+  const tokenBytes = segment.tokenBytes.subarray(0, bytes);
+  let offset = 0;
+  const pieces: Uint8Array[] = [];
+  for (const t of kept) {
+    if (!t.special) pieces.push(tokenBytes.subarray(offset, offset + t.byteLength));
+    offset += t.byteLength;
+  }
+  const text = decoder.decode(Buffer.concat(pieces));
+  const lastText = [...kept].reverse().find((t) => !t.special);
+  return {
+    ...segment,
+    tokens: kept,
+    tokenBytes,
+    text,
+    end: lastText ? Math.max(segment.start, lastText.end) : segment.start,
+  };
+}
+
+/**
+ * The last resort for a loop that decoding again did not cure: each repeated phrase is kept once, and a segment
+ * that repeats one of the two before it is dropped. Returns new segments; the input is not changed.
+ */
+export function collapseLoops(segments: readonly NativeSegment[]): NativeSegment[] {
+  const words = segmentWords(segments);
+  // Per segment, the token from which it is cut (0: dropped whole).
+  const cutAt = new Map<number, number>();
+  const cut = (segment: number, token: number) => cutAt.set(segment, Math.min(token, cutAt.get(segment) ?? token));
+  for (const run of phraseRuns(words)) {
+    const second = run.start + run.phraseWords;
+    const end = run.start + run.repeats * run.phraseWords - 1;
+    const from = words[second]!;
+    // The rest of the run: in the segment where the second occurrence starts, and whole segments after it.
+    cut(from.segment, from.token);
+    for (let s = from.segment + 1; s <= words[end]!.segment; s++) cut(s, 0);
+  }
+  const texts = segments.map((_, i) => segmentText(words, i));
+  for (let i = 1; i < segments.length; i++) {
+    if (texts[i]!.split(' ').length < MIN_REPEATED_SEGMENT_WORDS) continue;
+    if (texts[i] === texts[i - 1] || (i >= 2 && texts[i] === texts[i - 2])) cut(i, 0);
+  }
+  const out: NativeSegment[] = [];
+  segments.forEach((segment, i) => {
+    const at = cutAt.get(i);
+    if (at === undefined) out.push(segment);
+    else if (at > 0) out.push(truncate(segment, at));
+  });
+  return out;
+}
