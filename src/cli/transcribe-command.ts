@@ -14,6 +14,10 @@ interface TranscribeFlags {
   format: OutputFormat;
   vad?: boolean;
   vadModel?: string;
+  suppressNonSpeech?: boolean;
+  conditionOnPreviousText?: boolean;
+  repetitionGuard?: boolean;
+  keepAnnotations?: boolean;
   threads?: number;
   beamSize?: number;
   prompt?: string;
@@ -43,8 +47,13 @@ export function registerTranscribeCommand(program: Command): Command {
     .option('-l, --language <code>', 'ISO-639-1 language hint (default: detect)')
     .addOption(new Option('-t, --timestamps <granularity>', 'timing detail').choices(TIMESTAMP_GRANULARITIES))
     .addOption(new Option('-f, --format <format>', 'output format').choices(OUTPUT_FORMATS).default('text'))
-    .option('--vad', 'skip non-speech with the Silero VAD (model: "voxmill models pull silero-v6.2.0")')
+    .option('--vad', 'decode only speech (Silero VAD; default when "voxmill models pull silero-v6.2.0" was run)')
+    .option('--no-vad', 'decode everything, silence included')
     .option('--vad-model <model>', 'VAD catalog id or ggml file path')
+    .option('--suppress-non-speech', "suppress whisper's non-speech tokens while decoding (default: off)")
+    .option('--no-condition-on-previous-text', 'decode each 30 s window without the text before it')
+    .option('--no-repetition-guard', 'keep looping text as whisper wrote it (default: decode it again)')
+    .option('--keep-annotations', 'keep segments such as [BLANK_AUDIO] or (music) (default: dropped)')
     .option('--threads <n>', 'CPU threads', integer('--threads'))
     .option('--beam-size <n>', 'beam width; 1 = greedy', integer('--beam-size'))
     .option('--prompt <text>', 'text that conditions the decoder (names, spelling)')
@@ -74,7 +83,11 @@ export function registerTranscribeCommand(program: Command): Command {
             model: configured ? flags.model : 'cli',
             timestamps: flags.timestamps ?? (subtitles || flags.format === 'json' ? 'segment' : 'none'),
             ...(flags.language ? { language: flags.language } : {}),
-            ...(flags.vad ? { vad: true } : {}),
+            ...(flags.vad === undefined ? {} : { vad: flags.vad }),
+            ...(flags.suppressNonSpeech ? { suppressNonSpeech: true } : {}),
+            ...(flags.conditionOnPreviousText === false ? { conditionOnPreviousText: false } : {}),
+            ...(flags.repetitionGuard === false ? { repetitionGuard: false } : {}),
+            ...(flags.keepAnnotations ? { annotations: 'keep' as const } : {}),
             ...(flags.threads ? { threads: flags.threads } : {}),
             ...(flags.beamSize ? { beamSize: flags.beamSize } : {}),
             ...(flags.prompt ? { prompt: flags.prompt } : {}),

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { fixture, repoRoot, sharedAudio } from '../helpers/paths.js';
+import { fixture, repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js';
 
 const run = promisify(execFile);
 const cli = join(repoRoot, 'dist', 'cli', 'main.js');
@@ -34,6 +34,27 @@ describe('voxmill CLI', () => {
   it('transcribe -f srt prints numbered cues', async () => {
     const { stdout } = await transcribe('-f', 'srt', sharedAudio('2830-3980-0043.wav'));
     expect(stdout).toMatch(/^1\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}\n/);
+  });
+
+  it('transcribe takes the VAD and invented-text flags', async () => {
+    const silero = sharedModel('whisper/ggml-silero-v6.2.0.bin');
+    const silence = fixture('audio/silence-60s.wav');
+    // The VAD is on by default once its model is there: a minute of silence is never decoded.
+    const vad = JSON.parse((await transcribe('--vad-model', silero, '-f', 'json', silence)).stdout);
+    expect(vad).toMatchObject({ text: '', duration: 60, segments: [] });
+    const { stdout } = await transcribe(
+      '--vad-model',
+      silero,
+      '--no-vad',
+      '--suppress-non-speech',
+      '--no-condition-on-previous-text',
+      '--no-repetition-guard',
+      '--keep-annotations',
+      '-f',
+      'json',
+      sharedAudio('2830-3980-0043.wav'),
+    );
+    expect(JSON.parse(stdout)).toMatchObject({ language: 'en' });
   });
 
   it('fails with one line and exit code 1 on undecodable input', async () => {

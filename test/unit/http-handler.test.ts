@@ -437,6 +437,21 @@ describe('POST /v1/transcriptions form', () => {
       'diarize',
     ],
     [
+      'a bad vad',
+      (t: request.Test) => t.field('model', 'svc-stt-1').field('vad', 'on').attach('file', AUDIO_HEADS.wav, 'a'),
+      400,
+      'invalid_value',
+      'vad',
+    ],
+    [
+      'a bad annotations',
+      (t: request.Test) =>
+        t.field('model', 'svc-stt-1').field('annotations', 'hide').attach('file', AUDIO_HEADS.wav, 'a'),
+      400,
+      'invalid_value',
+      'annotations',
+    ],
+    [
       'an over-long field',
       (t: request.Test) =>
         t.field('model', 'svc-stt-1').field('language', 'x'.repeat(2000)).attach('file', AUDIO_HEADS.wav),
@@ -525,6 +540,32 @@ describe('POST /v1/transcriptions form', () => {
     const last = engine.transcribeCalls.at(-1)?.options;
     expect(last?.language).toBeUndefined();
     expect(last?.timestamps).toBe('segment');
+  });
+
+  it('passes the invented-text guards, and leaves the server defaults to fields not sent', async () => {
+    const { agent, check, engine } = await start('express5');
+    const res = await check(
+      form(agent)
+        .field('vad', 'false')
+        .field('suppress_non_speech', '1')
+        .field('condition_on_previous_text', 'FALSE')
+        .field('repetition_guard', '0')
+        .field('annotations', 'keep')
+        .attach('file', AUDIO_HEADS.wav, 'a'),
+    );
+    expect(res.status).toBe(200);
+    expect(engine.transcribeCalls.at(-1)?.options).toMatchObject({
+      vad: false,
+      suppressNonSpeech: true,
+      conditionOnPreviousText: false,
+      repetitionGuard: false,
+      annotations: 'keep',
+    });
+    await check(form(agent).attach('file', AUDIO_HEADS.wav, 'a'));
+    const plain = engine.transcribeCalls.at(-1)?.options ?? {};
+    for (const key of ['vad', 'suppressNonSpeech', 'conditionOnPreviousText', 'repetitionGuard', 'annotations']) {
+      expect(plain).not.toHaveProperty(key);
+    }
   });
 
   it('takes files up to 25 MiB by default and answers 413 past that', async () => {

@@ -1,13 +1,31 @@
 // POST /v1/transcriptions: a multipart form with one audio file -> the transcription as JSON (both in openapi.json).
 import { AudioDecodeError } from '../../errors.js';
-import { TIMESTAMP_GRANULARITIES } from '../../stt/request.js';
-import type { TimestampGranularity } from '../../stt/types.js';
+import { ANNOTATION_POLICIES, TIMESTAMP_GRANULARITIES } from '../../stt/request.js';
+import type { AnnotationPolicy, TimestampGranularity } from '../../stt/types.js';
 import { HttpError } from '../http-error.js';
 import { readTranscriptionForm } from '../multipart.js';
 import { sendJson } from '../respond.js';
 import type { RouteContext } from './context.js';
 
-const FIELDS = ['model', 'language', 'timestamps', 'diarize'] as const;
+const FIELDS = [
+  'model',
+  'language',
+  'timestamps',
+  'diarize',
+  'vad',
+  'suppress_non_speech',
+  'condition_on_previous_text',
+  'repetition_guard',
+  'annotations',
+] as const;
+
+/** Boolean form fields and the transcription option each one sets; omitted ones leave the server's default. */
+const GUARD_FIELDS = {
+  vad: 'vad',
+  suppress_non_speech: 'suppressNonSpeech',
+  condition_on_previous_text: 'conditionOnPreviousText',
+  repetition_guard: 'repetitionGuard',
+} as const;
 const FILE_FIELD = 'file';
 
 function missing(param: string): HttpError {
@@ -55,6 +73,15 @@ export async function transcriptionsRoute({ req, res, options, signal }: RouteCo
       throw invalid('timestamps', `one of ${TIMESTAMP_GRANULARITIES.join(', ')}`, timestamps);
     }
     const language = field('language');
+    const guards: Record<string, boolean> = {};
+    for (const [name, option] of Object.entries(GUARD_FIELDS)) {
+      const value = formBoolean(name, field(name as keyof typeof GUARD_FIELDS));
+      if (value !== undefined) guards[option] = value;
+    }
+    const annotations = field('annotations');
+    if (annotations !== undefined && !(ANNOTATION_POLICIES as readonly string[]).includes(annotations)) {
+      throw invalid('annotations', `one of ${ANNOTATION_POLICIES.join(', ')}`, annotations);
+    }
     const { container } = form.file;
     const transcription = await options.speech
       .transcribe(form.file.data ?? (form.file.path as string), {
@@ -62,6 +89,8 @@ export async function transcriptionsRoute({ req, res, options, signal }: RouteCo
         timestamps: timestamps as TimestampGranularity,
         diarize: formBoolean('diarize', field('diarize')) ?? false,
         ...(language === undefined ? {} : { language }),
+        ...guards,
+        ...(annotations === undefined ? {} : { annotations: annotations as AnnotationPolicy }),
         maxDurationSeconds: options.maxAudioSeconds,
         signal,
       })
