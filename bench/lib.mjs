@@ -49,6 +49,21 @@ export const flag = {
     parse: (text, name) => integerArg(text, name, min),
   }),
   string: (help, { value = 'VALUE', defaultText } = {}) => ({ type: 'string', value, help, defaultText }),
+  /** A JSON value (an options object, say). */
+  json: (help, defaultValue, { defaultText } = {}) => ({
+    type: 'string',
+    value: 'JSON',
+    help,
+    default: defaultValue,
+    defaultText: defaultText ?? JSON.stringify(defaultValue),
+    parse: (text, name) => {
+      try {
+        return JSON.parse(text);
+      } catch {
+        throw new Error(`--${name} needs JSON, got ${text}`);
+      }
+    },
+  }),
   /** One of `choices`. */
   choice: (help, choices, defaultValue) => ({
     type: 'string',

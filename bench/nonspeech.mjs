@@ -49,9 +49,12 @@ const { settings } = benchArgs('node bench/nonspeech.mjs [flags]', {
   models: flag.list('real models', MODELS, ['tiny.en']),
   engines: flag.list('engines', ENGINES),
   only: flag.string('only these files of the set (comma-separated names without .wav)', { defaultText: 'all' }),
+  vad: flag.list('VAD runs (voxmill only: the peers always run both)', { off: 'off', on: 'on' }),
   threads: flag.integer('threads per transcription', 2),
   'timeout-seconds': flag.integer('give up on one whisper-cli run (a repeat loop) after this long', 120),
   python: flag.string('the peers venv python', { defaultText: 'bash scripts/peers-setup.sh' }),
+  options: flag.json('voxmill: extra transcribe options for both runs (e.g. {"conditionOnPreviousText":false})', {}),
+  'vad-options': flag.json('voxmill: the VAD-on run\'s vad option (e.g. {"speechPadMs":400})', true),
 });
 
 function ensureSet() {
@@ -68,10 +71,15 @@ async function voxmill(modelPath, files) {
   });
   const results = { off: [], on: [] };
   try {
-    for (const vad of ['off', 'on']) {
+    for (const vad of settings.vad) {
       for (const file of files) {
         const started = performance.now();
-        const result = await speech.transcribe(file, { language: 'en', timestamps: 'word', vad: vad === 'on' });
+        const result = await speech.transcribe(file, {
+          language: 'en',
+          timestamps: 'word',
+          ...settings.options,
+          vad: vad === 'on' ? settings.vadOptions : false,
+        });
         const seconds = (performance.now() - started) / 1000;
         results[vad].push({ text: result.text, words: result.words ?? [], seconds });
       }
@@ -181,7 +189,8 @@ async function main() {
     entries.forEach((entry, i) => {
       const row = { model, file: entry.file, kind: entry.kind, engines: {} };
       for (const [engine, results] of Object.entries(byEngine)) {
-        row.engines[engine] = { off: score(entry, results.off[i]), on: score(entry, results.on[i]) };
+        const scored = (vad) => (results[vad].length > 0 ? score(entry, results[vad][i]) : undefined);
+        row.engines[engine] = { off: scored('off'), on: scored('on') };
       }
       document.results.push(row);
     });
@@ -190,9 +199,11 @@ async function main() {
   const engines = settings.engines;
   const tags = (r) => (r.annotations > 0 ? ` +${r.annotations} tag` : '');
   const cell = (r) =>
-    r.timedOut
-      ? `loop (> ${settings.timeoutSeconds} s)`
-      : (r.wer === undefined ? String(r.words) : `${(r.wer * 100).toFixed(1)} %`) + tags(r);
+    r === undefined
+      ? '-'
+      : r.timedOut
+        ? `loop (> ${settings.timeoutSeconds} s)`
+        : (r.wer === undefined ? String(r.words) : `${(r.wer * 100).toFixed(1)} %`) + tags(r);
   const lines = [
     `| model | file | ${engines.map((e) => `${e} VAD off | ${e} VAD on`).join(' | ')} |`,
     `| --- | --- | ${engines.map(() => '--- | ---').join(' | ')} |`,
@@ -203,8 +214,8 @@ async function main() {
   ];
   const totals = settings.models.map((model) => {
     const rows = document.results.filter((r) => r.model === model && r.kind === 'nonspeech');
-    const sum = (engine, vad, key) => rows.reduce((total, r) => total + r.engines[engine][vad][key], 0);
-    const loops = (engine, vad) => rows.filter((r) => r.engines[engine][vad].timedOut).length;
+    const sum = (engine, vad, key) => rows.reduce((total, r) => total + (r.engines[engine][vad]?.[key] ?? 0), 0);
+    const loops = (engine, vad) => rows.filter((r) => r.engines[engine][vad]?.timedOut).length;
     const both = (engine, vad) =>
       `${sum(engine, vad, 'words')} words, ${sum(engine, vad, 'annotations')} tags, ${loops(engine, vad)} loops`;
     return `${model}: invented on ${rows.length} non-speech files: ${engines
