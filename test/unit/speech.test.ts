@@ -14,6 +14,7 @@ import {
   TranscriptionError,
 } from '../../src/errors.js';
 import { Speech, type SpeechOptions } from '../../src/index.js';
+import type { NativeVadParams } from '../../src/native.js';
 import type { NormalizedTranscribeOptions } from '../../src/stt/request.js';
 import type { Transcription } from '../../src/stt/types.js';
 
@@ -34,6 +35,7 @@ class FakeModel implements SttModel {
   loaded = true;
   readonly info = { path: '/fake', type: 'base' } as unknown as SttModel['info'];
   readonly calls: NormalizedTranscribeOptions[] = [];
+  readonly vads: (NativeVadParams | undefined)[] = [];
   disposed = 0;
   #gate: Promise<void> | undefined;
   #open: (() => void) | undefined;
@@ -49,8 +51,13 @@ class FakeModel implements SttModel {
     this.#gate = undefined;
   }
 
-  async transcribeDecoded(audio: DecodedAudio, options: NormalizedTranscribeOptions): Promise<Transcription> {
+  async transcribeDecoded(
+    audio: DecodedAudio,
+    options: NormalizedTranscribeOptions,
+    vad?: NativeVadParams,
+  ): Promise<Transcription> {
     this.calls.push(options);
+    this.vads.push(vad);
     await this.#gate;
     return {
       text: ' hello there',
@@ -140,6 +147,21 @@ describe('Speech (fakes)', () => {
     expect(h.models[0]?.calls[0]?.params.beamSize).toBe(5);
     expect(h.models[1]?.calls[0]?.params.beamSize).toBe(0); // greedy
     expect(h.loads[0]?.path.startsWith('/models/')).toBe(true);
+  });
+
+  it('turns the VAD on by default when its model is installed, with 200 ms padding, and off when it is not', async () => {
+    const installed = harness();
+    await installed.speech.transcribe(new Float32Array(SECOND));
+    await installed.speech.transcribe(new Float32Array(SECOND), { vad: false });
+    expect(installed.models[0]?.vads.map((v) => v?.speechPadMs)).toEqual([200, undefined]);
+    const missing = harness({}, { fileExists: (path) => !path.includes('silero') });
+    await missing.speech.transcribe(new Float32Array(SECOND));
+    expect(missing.models[0]?.vads).toEqual([undefined]);
+    await expect(missing.speech.transcribe(new Float32Array(SECOND), { vad: true })).rejects.toThrow(/not installed/);
+    const off = harness({ vad: false });
+    await off.speech.transcribe(new Float32Array(SECOND));
+    expect(off.models[0]?.vads).toEqual([undefined]);
+    expect(() => harness({ vad: 'on' as never })).toThrow(/vad/);
   });
 
   it('loads a model once for concurrent calls, and retries a load that failed', async () => {
