@@ -27,10 +27,12 @@ import {
   flag,
   gitCommit,
   machineFacts,
+  median,
   peersPython,
   realModels,
   root,
   runMain,
+  sharedAudio,
   sharedDir,
   transcriptWords,
   wordEdits,
@@ -120,10 +122,10 @@ async function whisperCli(modelPath, files) {
   return results;
 }
 
-function fasterWhisper(ct2Dir, files) {
+function fasterWhisper(ct2Dir, files, vads = ['off', 'on']) {
   const python = peersPython(settings.python);
   const results = {};
-  for (const vad of ['off', 'on']) {
+  for (const vad of vads) {
     const request = {
       model: ct2Dir,
       files,
@@ -154,7 +156,43 @@ function fasterWhisper(ct2Dir, files) {
 // API user sees them in the text all the same.
 const ANNOTATION = /\[[^\]]*\]|\([^)]*\)|\*[^*]*\*/g;
 
-function score(entry, result) {
+/**
+ * Word start errors on the islands: each island's words against faster-whisper's word_timestamps on the clip alone,
+ * moved to where the clip was put (words matched in order by their normalized text, at most 3 words apart).
+ * `first` holds each island's first matched word only: its error against the known island position.
+ */
+function timeErrors(entry, words, clipWords) {
+  if (!words || entry.islands.length === 0 || !clipWords) return undefined;
+  const all = [];
+  const first = [];
+  const key = (word) => transcriptWords(word).join(' ');
+  for (const island of entry.islands) {
+    let firstOfIsland = true;
+    const expected = (clipWords.get(island.clip) ?? []).map((w) => ({
+      key: key(w.word),
+      start: w.start + island.start,
+    }));
+    const heard = words.filter((w) => w.start >= island.start - 1 && w.start < island.end + 1);
+    let j = 0;
+    for (const ref of expected) {
+      const k = heard.findIndex((h, index) => index >= j && key(h.word) === ref.key);
+      if (k === -1 || k - j > 3) continue;
+      const error = Math.abs(heard[k].start - ref.start);
+      if (firstOfIsland) first.push(error);
+      firstOfIsland = false;
+      all.push(error);
+      j = k + 1;
+    }
+  }
+  return { matched: all.length, median: median(all), p95: percentile(all, 0.95), firstMedian: median(first) };
+}
+
+const percentile = (values, p) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))];
+};
+
+function score(entry, result, clipWords) {
   const annotations = (result.text.match(ANNOTATION) ?? []).length;
   const hypothesis = transcriptWords(result.text.replace(ANNOTATION, ' '));
   const facts = {
@@ -166,7 +204,8 @@ function score(entry, result) {
   };
   if (entry.islands.length === 0) return facts;
   const reference = transcriptWords(entry.islands.map((island) => island.text).join(' '));
-  return { ...facts, wer: wordEdits(reference, hypothesis) / reference.length };
+  const times = timeErrors(entry, result.words, clipWords);
+  return { ...facts, wer: wordEdits(reference, hypothesis) / reference.length, ...(times ? { times } : {}) };
 }
 
 async function main() {
@@ -174,7 +213,10 @@ async function main() {
   ensureSet();
   const manifest = JSON.parse(readFileSync(join(setDir, 'manifest.json'), 'utf8'));
   const only = new Set((settings.only ?? '').split(',').filter(Boolean));
-  const entries = manifest.files.filter((entry) => only.size === 0 || only.has(entry.file.replace(/\.wav$/, '')));
+  // The 60-minute file is bench/long-audio.mjs's, unless named.
+  const entries = manifest.files.filter((entry) =>
+    only.size === 0 ? entry.kind !== 'long' : only.has(entry.file.replace(/\.wav$/, '')),
+  );
   const files = entries.map((entry) => join(setDir, entry.file));
   const real = realModels(settings.models.flatMap((m) => [MODELS[m].ggml, MODELS[m].ct2]));
   const document = { bench: 'nonspeech', commit: gitCommit(), machine: machineFacts(), settings, results: [] };
@@ -186,10 +228,17 @@ async function main() {
       if (engine === 'whisper-cli') byEngine[engine] = await whisperCli(real[MODELS[model].ggml], files);
       if (engine === 'fw') byEngine[engine] = fasterWhisper(real[MODELS[model].ct2], files);
     }
+    // The islands' reference word times: faster-whisper's word_timestamps on each clip alone.
+    const clips = [...new Set(entries.flatMap((entry) => entry.islands.map((island) => island.clip)))];
+    let clipWords;
+    if (clips.length > 0) {
+      const alone = fasterWhisper(real[MODELS[model].ct2], clips.map(sharedAudio), ['off']).off;
+      clipWords = new Map(clips.map((clip, i) => [clip, alone[i].words]));
+    }
     entries.forEach((entry, i) => {
       const row = { model, file: entry.file, kind: entry.kind, engines: {} };
       for (const [engine, results] of Object.entries(byEngine)) {
-        const scored = (vad) => (results[vad].length > 0 ? score(entry, results[vad][i]) : undefined);
+        const scored = (vad) => (results[vad]?.length > 0 ? score(entry, results[vad][i], clipWords) : undefined);
         row.engines[engine] = { off: scored('off'), on: scored('on') };
       }
       document.results.push(row);
@@ -212,6 +261,21 @@ async function main() {
         `| ${row.model} | ${row.file} | ${engines.map((e) => `${cell(row.engines[e].off)} | ${cell(row.engines[e].on)}`).join(' | ')} |`,
     ),
   ];
+  const ms = (x) => (Number.isFinite(x) ? `${Math.round(x * 1000)}` : '-');
+  const timeCell = (r) => (r?.times ? `${ms(r.times.median)} / ${ms(r.times.p95)} / ${ms(r.times.firstMedian)}` : '-');
+  const islandRows = document.results.filter((row) => row.kind === 'islands');
+  if (islandRows.length > 0) {
+    lines.push(
+      '',
+      "word start error against faster-whisper on the clips alone, ms: median / p95 / median of islands' first words",
+      `| model | file | ${engines.map((e) => `${e} VAD off | ${e} VAD on`).join(' | ')} |`,
+      `| --- | --- | ${engines.map(() => '--- | ---').join(' | ')} |`,
+      ...islandRows.map(
+        (row) =>
+          `| ${row.model} | ${row.file} | ${engines.map((e) => `${timeCell(row.engines[e].off)} | ${timeCell(row.engines[e].on)}`).join(' | ')} |`,
+      ),
+    );
+  }
   const totals = settings.models.map((model) => {
     const rows = document.results.filter((r) => r.model === model && r.kind === 'nonspeech');
     const sum = (engine, vad, key) => rows.reduce((total, r) => total + (r.engines[engine][vad]?.[key] ?? 0), 0);

@@ -130,7 +130,11 @@ export interface TranscribeOptions {
   signal?: AbortSignal;
   /** Progress of the decoder, 0–1. Exceptions thrown by the callback are ignored. */
   onProgress?: (fraction: number) => void;
-  /** Each segment as soon as whisper finishes it. Exceptions thrown by the callback are ignored. */
+  /**
+   * Each segment as soon as whisper finishes it (annotation-only ones left out). A loop the repetition guard repairs
+   * afterwards is reported as whisper first wrote it; the result holds the repaired text. Exceptions thrown by the
+   * callback are ignored.
+   */
   onSegment?: (segment: Segment) => void;
 }
 
