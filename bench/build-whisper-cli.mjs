@@ -3,8 +3,15 @@
 // (whisper-cpp-src, or VOXMILL_WHISPER_CPP_DIR), with the addon's build flags, into bench/build-cli/.
 // The benchmarks compare the binding against this binary, so both must come from one tree.
 //
-//   node bench/build-whisper-cli.mjs [--force]   prints the binary's path (build output goes to stderr)
+//   node bench/build-whisper-cli.mjs [--force] [--openmp]   prints the binary's path (build output goes to stderr)
 //   import { ensureWhisperCli } from './build-whisper-cli.mjs'
+//
+// --openmp / ensureWhisperCli({ openmp: true }) builds a second variant with -DGGML_OPENMP=ON into
+// bench/build-cli-openmp/ (needs the compiler's OpenMP runtime, libgomp with g++). whisper.cpp's whisper_vad()
+// makes its Silero context with whisper_vad_default_context_params() (4 threads, whatever -t says); without
+// OpenMP ggml's barrier threads spin, so on a machine with fewer than 4 cores `whisper-cli --vad` crawls
+// (more than 120 s for a 30 s file on 2 cores). OpenMP's barriers stop spinning and sleep when there are more
+// threads than cores, so the VAD-on runs use this variant; everything else keeps the addon's flags.
 //
 // Environment:
 //   VOXMILL_WHISPER_CPP_DIR  another whisper.cpp checkout instead of whisper-cpp-src
@@ -25,9 +32,10 @@ import { dirname, join, resolve } from 'node:path';
 import { benchArgs, flag, isEntry, root } from './lib.mjs';
 
 export const buildDir = join(root, 'bench', 'build-cli');
+export const openmpBuildDir = join(root, 'bench', 'build-cli-openmp');
 const exe = process.platform === 'win32' ? 'whisper-cli.exe' : 'whisper-cli';
 // Single-config generators put it in bin/, multi-config ones (Visual Studio, Xcode) in bin/Release/.
-const candidates = [join(buildDir, 'bin', exe), join(buildDir, 'bin', 'Release', exe)];
+const candidates = (dir) => [join(dir, 'bin', exe), join(dir, 'bin', 'Release', exe)];
 
 // The addon's settings (CMakeLists.txt at the repository root), so the two builds are comparable.
 const cmakeFlags = [
@@ -80,10 +88,10 @@ function run(command, args) {
 }
 
 /** The source folder to configure: the tree itself, or a wrapper around it when the tree is read-only. */
-function sourceDir(tree) {
+function sourceDir(tree, dir) {
   const bindings = join(tree, 'bindings', 'javascript');
   if (!existsSync(bindings) || writable(bindings)) return tree;
-  const wrapper = join(buildDir, 'wrapper');
+  const wrapper = join(dir, 'wrapper');
   mkdirSync(wrapper, { recursive: true });
   const cmakePath = tree.replaceAll('\\', '/');
   writeFileSync(
@@ -96,52 +104,56 @@ function sourceDir(tree) {
   return wrapper;
 }
 
-function existing() {
-  return candidates.find((path) => existsSync(path));
+function existing(dir) {
+  return candidates(dir).find((path) => existsSync(path));
 }
 
 /**
  * Returns the path of whisper-cli, building it first when it is missing (or when `force` is set).
- * @param {{ force?: boolean }} [options]
+ * `openmp` picks the -DGGML_OPENMP=ON variant in bench/build-cli-openmp/ (see the note at the top).
+ * @param {{ force?: boolean, openmp?: boolean }} [options]
  * @returns {string}
  */
-export function ensureWhisperCli({ force = false } = {}) {
-  const found = existing();
+export function ensureWhisperCli({ force = false, openmp = false } = {}) {
+  const dir = openmp ? openmpBuildDir : buildDir;
+  const flags = openmp ? cmakeFlags.map((f) => (f === '-DGGML_OPENMP=OFF' ? '-DGGML_OPENMP=ON' : f)) : cmakeFlags;
+  const found = existing(dir);
   if (found && !force) return found;
   const tree = whisperTree();
   const cmake = spawnSync('cmake', ['--version'], { encoding: 'utf8' });
   if (cmake.error || cmake.status !== 0) throw new Error('cmake not found. On Debian/Ubuntu: apt-get install cmake');
   if (force) {
-    for (const path of candidates) rmSync(path, { force: true });
+    for (const path of candidates(dir)) rmSync(path, { force: true });
   }
-  const source = sourceDir(tree);
+  const source = sourceDir(tree, dir);
   if (source !== tree) {
     process.stderr.write(`whisper-cli: ${tree} is read-only; building through a wrapper project in ${source}\n`);
   }
   // A cache made from another source folder (the tree vs the wrapper, or another VOXMILL_WHISPER_CPP_DIR)
   // makes cmake refuse to configure: start that build folder afresh.
-  const cache = join(buildDir, 'CMakeCache.txt');
+  const cache = join(dir, 'CMakeCache.txt');
   if (existsSync(cache)) {
     const home = /^CMAKE_HOME_DIRECTORY:INTERNAL=(.*)$/m.exec(readFileSync(cache, 'utf8'))?.[1];
     if (home !== undefined && resolve(home) !== resolve(source)) {
       rmSync(cache, { force: true });
-      rmSync(join(buildDir, 'CMakeFiles'), { recursive: true, force: true });
+      rmSync(join(dir, 'CMakeFiles'), { recursive: true, force: true });
     }
   }
-  run('cmake', ['-S', source, '-B', buildDir, ...cmakeFlags]);
+  run('cmake', ['-S', source, '-B', dir, ...flags]);
   const jobs = process.env.VOXMILL_BUILD_JOBS ?? String(availableParallelism());
-  run('cmake', ['--build', buildDir, '--config', 'Release', '--target', 'whisper-cli', '-j', jobs]);
-  const built = existing();
-  if (!built) throw new Error(`the build finished but no whisper-cli was found under ${join(buildDir, 'bin')}`);
+  run('cmake', ['--build', dir, '--config', 'Release', '--target', 'whisper-cli', '-j', jobs]);
+  const built = existing(dir);
+  if (!built) throw new Error(`the build finished but no whisper-cli was found under ${join(dir, 'bin')}`);
   return built;
 }
 
 if (isEntry(import.meta.url)) {
   try {
-    const { force } = benchArgs('node bench/build-whisper-cli.mjs [--force]', {
+    const { force, openmp } = benchArgs('node bench/build-whisper-cli.mjs [--force] [--openmp]', {
       force: flag.boolean('build again even when a whisper-cli is there'),
+      openmp: flag.boolean('the -DGGML_OPENMP=ON variant in bench/build-cli-openmp/ (for --vad on few cores)'),
     }).settings;
-    console.log(ensureWhisperCli({ force }));
+    console.log(ensureWhisperCli({ force, openmp }));
   } catch (error) {
     console.error(`whisper-cli: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);

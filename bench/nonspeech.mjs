@@ -9,7 +9,7 @@
 // - voxmill: createSpeech with the model as svc-stt-1 (its tier defaults: beam 5, DTW word times), vad false / true
 //   (the Silero v6.2.0 model from ../shared).
 // - whisper-cli (bench/build-whisper-cli.mjs, the same whisper.cpp tree): its defaults, `-l en -oj`, and
-//   `--vad -vm <silero>` for VAD on.
+//   `--vad -vm <silero>` for VAD on (with the GGML_OPENMP=ON build, see whisperCli()).
 // - faster-whisper 1.2.1 (the peers venv): its library defaults, language en, vad_filter false / true.
 // Per file: the words emitted (for pure non-speech every word is invented), and for islands the word error rate
 // against the islands' reference texts in order (words lower-cased, letters, digits and apostrophes); whisper's
@@ -95,7 +95,9 @@ async function voxmill(modelPath, files) {
 async function whisperCli(modelPath, files) {
   const { ensureWhisperCli } = await import('./build-whisper-cli.mjs');
   const { cliText } = await import('./stt.mjs');
-  const cli = ensureWhisperCli();
+  // VAD on uses the -DGGML_OPENMP=ON build: whisper.cpp's whisper_vad() ignores -t and runs Silero with 4 threads,
+  // and with ggml's spinning barriers on a machine with fewer cores (2 here) it never finishes; OpenMP's sleep.
+  const cli = { off: ensureWhisperCli(), on: ensureWhisperCli({ openmp: true }) };
   const scratch = mkdtempSync(join(tmpdir(), 'voxmill-nonspeech-'));
   const results = { off: [], on: [] };
   try {
@@ -105,7 +107,7 @@ async function whisperCli(modelPath, files) {
         const args = ['-m', modelPath, '-f', file, '-t', String(settings.threads), '-l', 'en', '-oj', '-of', out];
         if (vad === 'on') args.push('--vad', '-vm', sileroModel);
         const started = performance.now();
-        const run = spawnSync(cli, args, { encoding: 'utf8', timeout: settings.timeoutSeconds * 1000 });
+        const run = spawnSync(cli[vad], args, { encoding: 'utf8', timeout: settings.timeoutSeconds * 1000 });
         const seconds = (performance.now() - started) / 1000;
         if (run.error?.code === 'ETIMEDOUT') {
           // Still decoding when given up on: a loop of invented text, counted as such.
