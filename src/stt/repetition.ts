@@ -25,6 +25,13 @@ export function minRepeats(phraseWords: number): number {
 /** Segments written twice in a row count as a loop from this many words (shorter ones, "Yes." "Yes.", are speech). */
 const MIN_REPEATED_SEGMENT_WORDS = 3;
 
+/**
+ * A segment that starts with the words the one before it ended with, this many or more, wrote them twice: whisper
+ * does this where a 30 s window ends inside a sentence ("... ask what you can do for you." "Ask what you can do for
+ * your country.", in the 60-minute file with the VAD on).
+ */
+const MIN_OVERLAP_WORDS = 4;
+
 interface SegmentWord {
   word: string;
   segment: number;
@@ -104,6 +111,33 @@ function segmentText(words: readonly SegmentWord[], segment: number): string {
     .join(' ');
 }
 
+/** Words after the copy in the earlier segment that may differ (the copy's last word is often cut: "you" / "your"). */
+const OVERLAP_SLACK_WORDS = 2;
+
+/**
+ * Where segment `i - 1`'s last words start to be written again at the start of segment `i` (an index into
+ * `previous`), or -1 when fewer than MIN_OVERLAP_WORDS are: the longest run of `current`'s first words found in
+ * `previous` ending at most OVERLAP_SLACK_WORDS before its end.
+ */
+function overlapStart(previous: readonly SegmentWord[], current: readonly SegmentWord[]): number {
+  for (let k = Math.min(previous.length, current.length); k >= MIN_OVERLAP_WORDS; k--) {
+    for (let slack = 0; slack <= OVERLAP_SLACK_WORDS; slack++) {
+      const at = previous.length - k - slack;
+      if (at < 0) break;
+      let same = true;
+      for (let j = 0; j < k && same; j++) same = previous[at + j]!.word === current[j]!.word;
+      if (same) return at;
+    }
+  }
+  return -1;
+}
+
+function bySegment(words: readonly SegmentWord[], segmentCount: number): SegmentWord[][] {
+  const grouped: SegmentWord[][] = Array.from({ length: segmentCount }, () => []);
+  for (const word of words) grouped[word.segment]!.push(word);
+  return grouped;
+}
+
 /** The segments that hold loops, as windows merged where they touch. */
 export function findLoops(segments: readonly NativeSegment[]): LoopWindow[] {
   return loopWindows(segmentWords(segments), segments.length);
@@ -128,7 +162,9 @@ function loopWindows(words: readonly SegmentWord[], segmentCount: number): LoopW
     windows.push({ first: words[run.start]!.segment, last: words[end]!.segment });
   }
   const texts = Array.from({ length: segmentCount }, (_, i) => segmentText(words, i));
+  const grouped = bySegment(words, segmentCount);
   for (let i = 1; i < segmentCount; i++) {
+    if (overlapStart(grouped[i - 1]!, grouped[i]!) >= 0) windows.push({ first: i - 1, last: i });
     if (texts[i]!.split(' ').length < MIN_REPEATED_SEGMENT_WORDS) continue;
     for (const back of [1, 2]) {
       if (i - back >= 0 && texts[i] === texts[i - back]) windows.push({ first: i - back, last: i });
@@ -184,9 +220,17 @@ export function collapseLoops(segments: readonly NativeSegment[]): NativeSegment
     for (let s = from.segment + 1; s <= words[end]!.segment; s++) cut(s, 0);
   }
   const texts = segments.map((_, i) => segmentText(words, i));
+  const grouped = bySegment(words, segments.length);
   for (let i = 1; i < segments.length; i++) {
-    if (texts[i]!.split(' ').length < MIN_REPEATED_SEGMENT_WORDS) continue;
-    if (texts[i] === texts[i - 1] || (i >= 2 && texts[i] === texts[i - 2])) cut(i, 0);
+    if (texts[i]!.split(' ').length >= MIN_REPEATED_SEGMENT_WORDS) {
+      if (texts[i] === texts[i - 1] || (i >= 2 && texts[i] === texts[i - 2])) {
+        cut(i, 0);
+        continue;
+      }
+    }
+    // Words written twice across the boundary: the earlier segment loses its copy.
+    const overlap = overlapStart(grouped[i - 1]!, grouped[i]!);
+    if (overlap >= 0) cut(i - 1, grouped[i - 1]![overlap]!.token);
   }
   const out: NativeSegment[] = [];
   segments.forEach((segment, i) => {

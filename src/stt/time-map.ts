@@ -28,3 +28,22 @@ export function timeMapFromSpans(spans: readonly NativeSpeechSpan[]): TimeMap {
     return spans[spans.length - 1]!.origEnd;
   };
 }
+
+/**
+ * With the VAD on, a segment's first word has no reliable start: whisper's timestamp token before it can land in the
+ * silence that was cut away (0.4-1 s early in the 60-minute file), and DTW only knows where a token ends. A start
+ * inside cut-away silence is moved to the start of the next speech stretch (never past the item's own end). Moving it
+ * further, to the VAD's onset (stretch start + padding), or moving starts that lie in the stretch before: both
+ * measured worse (BENCHMARKS.md "Invented words").
+ */
+export function startsInSpeech<T extends { start: number; end: number }>(
+  items: T[],
+  spans: readonly NativeSpeechSpan[],
+): T[] {
+  for (const item of items) {
+    if (spans.some((s) => item.start >= s.origStart && item.start <= s.origEnd)) continue;
+    const next = spans.find((s) => s.origStart > item.start);
+    if (next) item.start = Math.min(item.end, Math.round(next.origStart * 1000) / 1000);
+  }
+  return items;
+}

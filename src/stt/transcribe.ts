@@ -16,7 +16,7 @@ import { isAnnotationOnly } from './annotations.js';
 import { UNDETERMINED_LANGUAGE } from './languages.js';
 import { collapseLoops, findLoops } from './repetition.js';
 import type { NormalizedTranscribeOptions } from './request.js';
-import { identityTimeMap, type TimeMap, timeMapFromSpans } from './time-map.js';
+import { identityTimeMap, startsInSpeech, type TimeMap, timeMapFromSpans } from './time-map.js';
 import type { Segment, Transcription } from './types.js';
 import { normaliseTimes, wordsFromSegments } from './words.js';
 
@@ -93,7 +93,8 @@ type Decode = (samples: Float32Array, params: NativeTranscribeParams) => Promise
 
 /**
  * Decodes each looping stretch again on its own, without the text before it (where loops come from), and keeps that
- * instead; a loop still there is cut back to its first occurrence. Segments are on the input's timeline.
+ * instead; a loop still there is cut back to its first occurrence. Segments are on the input's timeline; the window
+ * goes through the same VAD as the call, so silence in it is cut the same way.
  */
 async function repairLoops(
   segments: NativeSegment[],
@@ -120,7 +121,9 @@ async function repairLoops(
       progressEvents: false,
       segmentEvents: false,
     });
-    const shift = (t: number) => Math.min(to, from + t);
+    // Through the window's own VAD cut (when the call has one), then onto the input's timeline.
+    const inWindow = again.vad ? timeMapFromSpans(again.speech) : identityTimeMap;
+    const shift = (t: number) => Math.min(to, from + inWindow(t));
     const redecoded = again.segments.map((segment) => remapSegment(segment, shift));
     out.push(...(findLoops(redecoded).length > 0 ? collapseLoops(redecoded) : redecoded));
   }
@@ -163,13 +166,15 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
   const map = result.vad ? timeMapFromSpans(result.speech) : identityTimeMap;
   let raw = result.vad ? result.segments.map((segment) => remapSegment(segment, map)) : result.segments;
   if (options.repetitionGuard) {
-    const { vad: _vad, ...withoutVad } = params;
-    raw = await repairLoops(raw, audio.samples, withoutVad, (samples, withParams) =>
+    raw = await repairLoops(raw, audio.samples, params, (samples, withParams) =>
       runJob(() => model.transcribe(samples, withParams), { signal: options.signal, track: input.track }),
     );
   }
   if (options.annotations === 'drop') raw = raw.filter((segment) => !isAnnotationOnly(segment.text));
   const segments = shapeSegments(raw, identityTimeMap, audio.duration, options.params.tinydiarize === true);
+  const inSpeech = <T extends { start: number; end: number }>(items: T[]): T[] =>
+    result.vad ? startsInSpeech(items, result.speech) : items;
+  inSpeech(segments);
   const transcription: Transcription = {
     // Raw texts carry their own spacing (none between CJK segments), so join them as whisper wrote them.
     text: raw
@@ -181,7 +186,7 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
   };
   // Diarization needs the words to split segments; the caller removes them unless they were asked for.
   if (options.timestamps === 'word' || options.diarize) {
-    transcription.words = wordsFromSegments(raw, identityTimeMap, audio.duration);
+    transcription.words = inSpeech(wordsFromSegments(raw, identityTimeMap, audio.duration));
   }
   if (options.timestamps === 'segment' || options.diarize) transcription.segments = segments;
   return transcription;

@@ -59,6 +59,19 @@ describe('findLoops', () => {
     expect(findLoops(across)).toEqual([{ first: 0, last: 2 }]);
   });
 
+  it('finds words written twice across a segment boundary', () => {
+    const segments = [
+      spoken(0, 9, 'ask not what your country can do for you, ask what you can do for you.'),
+      spoken(9, 12, 'Ask what you can do for your country.'),
+    ];
+    expect(findLoops(segments)).toEqual([{ first: 0, last: 1 }]);
+    const [first, second] = collapseLoops(segments);
+    expect(first!.text).toBe(' ask not what your country can do for you,');
+    expect(second!.text).toBe(' Ask what you can do for your country.');
+    // Three shared words are speech ("... we go. We go home").
+    expect(findLoops([spoken(0, 1, 'and so we go'), spoken(1, 2, 'so we go home')])).toEqual([]);
+  });
+
   it('leaves speech that repeats a little alone', () => {
     const segments = [
       spoken(0, 2, 'no no no no'),

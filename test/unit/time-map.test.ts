@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { identityTimeMap, timeMapFromSpans } from '../../src/stt/time-map.js';
+import { identityTimeMap, startsInSpeech, timeMapFromSpans } from '../../src/stt/time-map.js';
 
 describe('timeMapFromSpans', () => {
   const map = timeMapFromSpans([
@@ -34,5 +34,27 @@ describe('timeMapFromSpans', () => {
       { origStart: 1.05, origEnd: 2, procStart: 1.2, procEnd: 2.15 },
     ]);
     expect(overlapping(1.15)).toBeLessThanOrEqual(overlapping(1.2));
+  });
+});
+
+describe('startsInSpeech', () => {
+  const spans = [
+    { origStart: 1, origEnd: 3, procStart: 0, procEnd: 2 },
+    { origStart: 10, origEnd: 12, procStart: 2.1, procEnd: 4.1 },
+  ];
+
+  it('moves a start in cut-away silence to the next speech stretch, never past the end', () => {
+    const items = [
+      { start: 1.5, end: 2.5 },
+      { start: 6, end: 10.6 },
+      { start: 9.5, end: 9.8 },
+      { start: 13, end: 14 },
+    ];
+    expect(startsInSpeech(items, spans)).toEqual([
+      { start: 1.5, end: 2.5 },
+      { start: 10, end: 10.6 },
+      { start: 9.8, end: 9.8 },
+      { start: 13, end: 14 },
+    ]);
   });
 });
