@@ -393,6 +393,27 @@ export function gitCommit() {
   return spawnSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8' }).stdout?.trim() || null;
 }
 
+/** Where speech starts in a clean clip (seconds): the first 10 ms frame within 20 dB of the loudest one. */
+export async function speechOnset(file) {
+  const { decodeAudio } = await import(distEntry);
+  const { samples } = await decodeAudio(file);
+  const frame = 160;
+  const levels = [];
+  for (let i = 0; i + frame <= samples.length; i += frame) {
+    let energy = 0;
+    for (let j = 0; j < frame; j++) energy += samples[i + j] ** 2;
+    levels.push(Math.sqrt(energy / frame));
+  }
+  const threshold = Math.max(...levels) / 10;
+  return (
+    Math.max(
+      0,
+      levels.findIndex((level) => level > threshold),
+    ) *
+    (frame / 16_000)
+  );
+}
+
 /** Writes `document` as bench/out/<name>-<timestamp>.json and returns that path. */
 export function writeResults(name, document) {
   const outDir = join(root, 'bench', 'out');

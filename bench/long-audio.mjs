@@ -7,8 +7,9 @@
 // Reported per model and VAD setting: WER of the whole file against the clips' texts in order, and the WER of the
 // clips alone (the target: within 1 point); islands dropped (over half their words missing) and repeated (more
 // words than the reference by half, or a loop src/stt/repetition.ts's detector finds in the segments); words outside every
-// island (invented); the median and p95 error of each island's first word start against where the clip was put
-// plus the clip's own first word; wall time and the process's peak RSS.
+// island (invented); the median and p95 error of word starts against the same words of the clip alone (moved to
+// where the clip was put; a clip's first word at its speech onset, from its energy), and of each island's first
+// word against that onset; wall time and the process's peak RSS.
 // Results: bench/out/long-audio-<time>.json and a markdown table on stdout.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -26,6 +27,7 @@ import {
   runMain,
   sharedAudio,
   sharedDir,
+  speechOnset,
   transcriptWords,
   wordEdits,
   writeResults,
@@ -85,7 +87,13 @@ async function main() {
       for (const clip of [...new Set(long.islands.map((island) => island.clip))]) {
         const alone = await speech.transcribe(sharedAudio(clip), { language: 'en', timestamps: 'word', vad: false });
         const text = long.islands.find((island) => island.clip === clip).text;
-        clips.set(clip, { text: alone.text, firstWord: alone.words[0]?.start ?? 0, ...wer(text, alone.text) });
+        const onset = await speechOnset(sharedAudio(clip));
+        // The first word's start is the clip's speech onset: whisper starts it at the segment's start.
+        const words = alone.words.map((w, i) => ({
+          key: transcriptWords(w.word).join(' '),
+          start: i === 0 ? onset : w.start,
+        }));
+        clips.set(clip, { text: alone.text, onset, timed: words, ...wer(text, alone.text) });
       }
       const aloneErrors = long.islands.reduce((sum, island) => sum + clips.get(island.clip).errors, 0);
       const referenceWords = long.islands.reduce((sum, island) => sum + clips.get(island.clip).words, 0);
@@ -101,11 +109,19 @@ async function main() {
         const seconds = (performance.now() - started) / 1000;
         const whole = wer(long.islands.map((island) => island.text).join(' '), result.text);
         // Words by island: those starting from 1 s before an island to 1 s after it (the gaps are 2-6 s).
+        const wordErrors = [];
         const islands = long.islands.map((island) => {
           const words = result.words.filter((w) => w.start >= island.start - 1 && w.start < island.end + 1);
           const { errors, words: refWords } = wer(island.text, words.map((w) => w.word).join(' '));
-          const firstError =
-            words.length > 0 ? words[0].start - (island.start + clips.get(island.clip).firstWord) : null;
+          const firstError = words.length > 0 ? words[0].start - (island.start + clips.get(island.clip).onset) : null;
+          // Every word against the same word of the clip alone, matched in order (at most 3 words apart).
+          let j = 0;
+          for (const ref of clips.get(island.clip).timed) {
+            const k = words.findIndex((w, index) => index >= j && transcriptWords(w.word).join(' ') === ref.key);
+            if (k === -1 || k - j > 3) continue;
+            wordErrors.push(Math.abs(words[k].start - (island.start + ref.start)));
+            j = k + 1;
+          }
           return { clip: island.clip, start: island.start, hypWords: words.length, refWords, errors, firstError };
         });
         const outside = result.words.filter(
@@ -130,6 +146,8 @@ async function main() {
           invented: outside.slice(0, 20).map((w) => `${w.word}@${w.start}`),
           firstWordErrorMedian: median(firstErrors),
           firstWordErrorP95: percentile(firstErrors, 0.95),
+          wordErrorMedian: median(wordErrors),
+          wordErrorP95: percentile(wordErrors, 0.95),
           islandDetail: islands,
         };
         document.results.push(row);
@@ -142,11 +160,11 @@ async function main() {
   const pct = (x) => `${(x * 100).toFixed(1)} %`;
   const ms = (x) => `${Math.round(x * 1000)} ms`;
   const lines = [
-    '| model | VAD | 60-min WER | clips alone | dropped | repeated | loops | invented words | first-word error median / p95 | time | peak RSS |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| model | VAD | 60-min WER | clips alone | dropped | repeated | loops | invented words | word start error median / p95 | first words | time | peak RSS |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...document.results.map(
       (r) =>
-        `| ${r.model} | ${r.vad} | ${pct(r.wer)} | ${pct(r.clipsAloneWer)} | ${r.dropped} of ${r.islands} | ${r.repeatedIslands} | ${r.loops} | ${r.inventedWords} | ${ms(r.firstWordErrorMedian)} / ${ms(r.firstWordErrorP95)} | ${r.seconds} s | ${r.peakRssMb} MB |`,
+        `| ${r.model} | ${r.vad} | ${pct(r.wer)} | ${pct(r.clipsAloneWer)} | ${r.dropped} of ${r.islands} | ${r.repeatedIslands} | ${r.loops} | ${r.inventedWords} | ${ms(r.wordErrorMedian)} / ${ms(r.wordErrorP95)} | ${ms(r.firstWordErrorMedian)} / ${ms(r.firstWordErrorP95)} | ${r.seconds} s | ${r.peakRssMb} MB |`,
     ),
   ];
   process.stdout.write(`${lines.join('\n')}\n${outFile}\n`);

@@ -34,6 +34,7 @@ import {
   runMain,
   sharedAudio,
   sharedDir,
+  speechOnset,
   transcriptWords,
   wordEdits,
   writeResults,
@@ -65,7 +66,7 @@ function ensureSet() {
   if (made.status !== 0) throw new Error('scripts/nonspeech/make-set.mjs failed');
 }
 
-async function voxmill(modelPath, files) {
+async function voxmill(modelPath, files, vads = settings.vad) {
   const { createSpeech } = await import(join(root, 'dist', 'index.js'));
   const speech = createSpeech({
     models: { 'svc-stt-1': { model: modelPath, threads: settings.threads } },
@@ -73,7 +74,7 @@ async function voxmill(modelPath, files) {
   });
   const results = { off: [], on: [] };
   try {
-    for (const vad of settings.vad) {
+    for (const vad of vads) {
       for (const file of files) {
         const started = performance.now();
         const result = await speech.transcribe(file, {
@@ -160,8 +161,9 @@ const ANNOTATION = /\[[^\]]*\]|\([^)]*\)|\*[^*]*\*/g;
 
 /**
  * Word start errors on the islands: each island's words against faster-whisper's word_timestamps on the clip alone,
- * moved to where the clip was put (words matched in order by their normalized text, at most 3 words apart).
- * `first` holds each island's first matched word only: its error against the known island position.
+ * moved to where the clip was put (words matched in order by their normalized text, at most 3 words apart), each
+ * clip's first word at the clip's speech onset. `first` holds each island's first matched word only: its error
+ * against the known island position.
  */
 function timeErrors(entry, words, clipWords) {
   if (!words || entry.islands.length === 0 || !clipWords) return undefined;
@@ -230,12 +232,35 @@ async function main() {
       if (engine === 'whisper-cli') byEngine[engine] = await whisperCli(real[MODELS[model].ggml], files);
       if (engine === 'fw') byEngine[engine] = fasterWhisper(real[MODELS[model].ct2], files);
     }
-    // The islands' reference word times: faster-whisper's word_timestamps on each clip alone.
-    const clips = [...new Set(entries.flatMap((entry) => entry.islands.map((island) => island.clip)))];
+    // The islands' reference word times: faster-whisper's word_timestamps on each clip alone; and the clips alone
+    // through voxmill and faster-whisper (VAD off), the WER the islands are held to.
+    const islandEntries = entries.filter((entry) => entry.islands.length > 0);
+    const clips = [...new Set(islandEntries.flatMap((entry) => entry.islands.map((island) => island.clip)))];
     let clipWords;
     if (clips.length > 0) {
       const alone = fasterWhisper(real[MODELS[model].ct2], clips.map(sharedAudio), ['off']).off;
-      clipWords = new Map(clips.map((clip, i) => [clip, alone[i].words]));
+      // faster-whisper starts a clip's first word at the clip's start (0.00 on all three, though the speech starts
+      // 0.2-0.6 s in), so that word's reference is the clip's speech onset, from its energy.
+      clipWords = new Map();
+      for (const [i, clip] of clips.entries()) {
+        const onset = await speechOnset(sharedAudio(clip));
+        const words = alone[i].words.map((w, j) => (j === 0 ? { ...w, start: Math.max(w.start, onset) } : w));
+        clipWords.set(clip, words);
+      }
+      const voxAlone = settings.engines.includes('voxmill')
+        ? (await voxmill(real[MODELS[model].ggml], clips.map(sharedAudio), ['off'])).off
+        : undefined;
+      const reference = transcriptWords(islandEntries[0].islands.map((island) => island.text).join(' '));
+      const werOf = (results) =>
+        results
+          ? wordEdits(
+              reference,
+              transcriptWords(
+                islandEntries[0].islands.map((island) => results[clips.indexOf(island.clip)].text).join(' '),
+              ),
+            ) / reference.length
+          : undefined;
+      document.clipsAlone = { ...document.clipsAlone, [model]: { voxmill: werOf(voxAlone), fw: werOf(alone) } };
     }
     entries.forEach((entry, i) => {
       const row = { model, file: entry.file, kind: entry.kind, engines: {} };
@@ -263,6 +288,12 @@ async function main() {
         `| ${row.model} | ${row.file} | ${engines.map((e) => `${cell(row.engines[e].off)} | ${cell(row.engines[e].on)}`).join(' | ')} |`,
     ),
   ];
+  for (const [model, alone] of Object.entries(document.clipsAlone ?? {})) {
+    const pct = (x) => (x === undefined ? '-' : `${(x * 100).toFixed(1)} %`);
+    lines.push(
+      `${model}: the islands' clips alone, VAD off: voxmill ${pct(alone.voxmill)}, faster-whisper ${pct(alone.fw)}`,
+    );
+  }
   const ms = (x) => (Number.isFinite(x) ? `${Math.round(x * 1000)}` : '-');
   const timeCell = (r) => (r?.times ? `${ms(r.times.median)} / ${ms(r.times.p95)} / ${ms(r.times.firstMedian)}` : '-');
   const islandRows = document.results.filter((row) => row.kind === 'islands');
