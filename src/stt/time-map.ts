@@ -30,20 +30,25 @@ export function timeMapFromSpans(spans: readonly NativeSpeechSpan[]): TimeMap {
 }
 
 /**
- * With the VAD on, a segment's first word has no reliable start: whisper's timestamp token before it can land in the
- * silence that was cut away (0.4-1 s early in the 60-minute file), and DTW only knows where a token ends. A start
- * inside cut-away silence is moved to the start of the next speech stretch (never past the item's own end). Moving it
- * further, to the VAD's onset (stretch start + padding), or moving starts that lie in the stretch before: both
- * measured worse (BENCHMARKS.md "Invented words").
+ * With the VAD on, whisper starts a segment's first word where its timestamp token says, which is often the start
+ * of the audio it was given: the padding the VAD kept before the speech, or silence that was cut away (0.4-1 s early
+ * in the 60-minute file); DTW only knows where a token ends. A start before the VAD's onset of its speech stretch
+ * (the stretch's start plus `padSeconds`; the next stretch's when the start is in cut-away silence) is moved to that
+ * onset, never past the item's own end. On the speech islands this took the islands' first words from 120-190 ms
+ * to 20-45 ms off their speech onset at the median; moving them only to the stretch's start, 120-190 ms
+ * (BENCHMARKS.md "Invented words").
  */
 export function startsInSpeech<T extends { start: number; end: number }>(
   items: T[],
   spans: readonly NativeSpeechSpan[],
+  padSeconds: number,
 ): T[] {
   for (const item of items) {
-    if (spans.some((s) => item.start >= s.origStart && item.start <= s.origEnd)) continue;
-    const next = spans.find((s) => s.origStart > item.start);
-    if (next) item.start = Math.min(item.end, Math.round(next.origStart * 1000) / 1000);
+    // The stretch the start is in, or the next one when it is in cut-away silence.
+    const span = spans.find((s) => item.start <= s.origEnd);
+    if (!span) continue;
+    const onset = Math.round((span.origStart + padSeconds) * 1000) / 1000;
+    if (item.start < onset) item.start = Math.min(item.end, onset);
   }
   return items;
 }

@@ -173,7 +173,7 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
   if (options.annotations === 'drop') raw = raw.filter((segment) => !isAnnotationOnly(segment.text));
   const segments = shapeSegments(raw, identityTimeMap, audio.duration, options.params.tinydiarize === true);
   const inSpeech = <T extends { start: number; end: number }>(items: T[]): T[] =>
-    result.vad ? startsInSpeech(items, result.speech) : items;
+    result.vad && vad ? startsInSpeech(items, result.speech, vad.speechPadMs / 1000) : items;
   inSpeech(segments);
   const transcription: Transcription = {
     // Raw texts carry their own spacing (none between CJK segments), so join them as whisper wrote them.

@@ -43,17 +43,19 @@ describe('startsInSpeech', () => {
     { origStart: 10, origEnd: 12, procStart: 2.1, procEnd: 4.1 },
   ];
 
-  it('moves a start in cut-away silence to the next speech stretch, never past the end', () => {
+  it("moves a start before its stretch's speech onset (start + padding) to it, never past the end", () => {
     const items = [
       { start: 1.5, end: 2.5 },
+      { start: 1.05, end: 1.6 },
       { start: 6, end: 10.6 },
-      { start: 9.5, end: 9.8 },
+      { start: 9.5, end: 10.1 },
       { start: 13, end: 14 },
     ];
-    expect(startsInSpeech(items, spans)).toEqual([
+    expect(startsInSpeech(items, spans, 0.2)).toEqual([
       { start: 1.5, end: 2.5 },
-      { start: 10, end: 10.6 },
-      { start: 9.8, end: 9.8 },
+      { start: 1.2, end: 1.6 },
+      { start: 10.2, end: 10.6 },
+      { start: 10.1, end: 10.1 },
       { start: 13, end: 14 },
     ]);
   });
