@@ -2,7 +2,7 @@
 // ("I'm fine, I'm fine, I'm fine, ...") or into writing the segment before again. Found here on the words of the
 // segments (as whisper's tokens form them), so a loop can be decoded again (stt/transcribe.ts) or, if it survives
 // that, cut back to its first occurrence.
-import type { NativeSegment } from '../native.js';
+import type { NativeSegment, NativeToken } from '../native.js';
 
 /** A run of segments (indexes, inclusive) that holds a loop. */
 export interface LoopWindow {
@@ -180,44 +180,61 @@ function loopWindows(words: readonly SegmentWord[], segmentCount: number): LoopW
   return merged;
 }
 
-/** `segment` without its tokens from `token` on (text and end follow). */
-function truncate(segment: NativeSegment, token: number): NativeSegment {
-  const kept = segment.tokens.slice(0, token);
-  const bytes = kept.reduce((total, t) => total + t.byteLength, 0);
-  const tokenBytes = segment.tokenBytes.subarray(0, bytes);
+/** Token ranges [from, to) of one segment to remove. */
+type Cuts = Map<number, [number, number][]>;
+
+/** `segment` without the tokens in `ranges` (text, start and end follow); undefined when no text token is left. */
+function withoutTokens(segment: NativeSegment, ranges: readonly [number, number][]): NativeSegment | undefined {
+  const removed = (i: number) => ranges.some(([from, to]) => i >= from && i < to);
+  const kept: NativeToken[] = [];
+  const bytes: Uint8Array[] = [];
+  const text: Uint8Array[] = [];
   let offset = 0;
-  const pieces: Uint8Array[] = [];
-  for (const t of kept) {
-    if (!t.special) pieces.push(tokenBytes.subarray(offset, offset + t.byteLength));
-    offset += t.byteLength;
-  }
-  const text = decoder.decode(Buffer.concat(pieces));
-  const lastText = [...kept].reverse().find((t) => !t.special);
+  segment.tokens.forEach((token, i) => {
+    const piece = segment.tokenBytes.subarray(offset, offset + token.byteLength);
+    offset += token.byteLength;
+    if (removed(i)) return;
+    kept.push(token);
+    bytes.push(piece);
+    if (!token.special) text.push(piece);
+  });
+  const spoken = kept.filter((t) => !t.special);
+  if (spoken.length === 0) return undefined;
   return {
     ...segment,
     tokens: kept,
-    tokenBytes,
-    text,
-    end: lastText ? Math.max(segment.start, lastText.end) : segment.start,
+    tokenBytes: Buffer.concat(bytes),
+    text: decoder.decode(Buffer.concat(text)),
+    start: removed(0) ? Math.max(segment.start, spoken[0]!.start) : segment.start,
+    end: ranges.some(([, to]) => to >= segment.tokens.length)
+      ? Math.max(segment.start, spoken.at(-1)!.end)
+      : segment.end,
   };
 }
 
 /**
- * The last resort for a loop that decoding again did not cure: each repeated phrase is kept once, and a segment
- * that repeats one of the two before it is dropped. Returns new segments; the input is not changed.
+ * The last resort for a loop that decoding again did not cure: each repeated phrase is kept once (what follows it
+ * stays), a segment that repeats one of the two before it is dropped, and words written twice across a boundary are
+ * kept in the later segment only. Returns new segments; the input is not changed.
  */
 export function collapseLoops(segments: readonly NativeSegment[]): NativeSegment[] {
   const words = segmentWords(segments);
-  // Per segment, the token from which it is cut (0: dropped whole).
-  const cutAt = new Map<number, number>();
-  const cut = (segment: number, token: number) => cutAt.set(segment, Math.min(token, cutAt.get(segment) ?? token));
+  const cuts: Cuts = new Map();
+  const cut = (segment: number, from: number, to = segments[segment]!.tokens.length) => {
+    cuts.set(segment, [...(cuts.get(segment) ?? []), [from, to]]);
+  };
   for (const run of phraseRuns(words)) {
-    const second = run.start + run.phraseWords;
-    const end = run.start + run.repeats * run.phraseWords - 1;
-    const from = words[second]!;
-    // The rest of the run: in the segment where the second occurrence starts, and whole segments after it.
-    cut(from.segment, from.token);
-    for (let s = from.segment + 1; s <= words[end]!.segment; s++) cut(s, 0);
+    const second = words[run.start + run.phraseWords]!;
+    const last = words[run.start + run.repeats * run.phraseWords - 1]!;
+    const after = words[run.start + run.repeats * run.phraseWords];
+    // From the second occurrence to the end of the run: the words after it in its last segment stay.
+    const stop = (segment: number) => (after?.segment === segment ? after.token : segments[segment]!.tokens.length);
+    if (second.segment === last.segment) cut(second.segment, second.token, stop(second.segment));
+    else {
+      cut(second.segment, second.token);
+      for (let s = second.segment + 1; s < last.segment; s++) cut(s, 0);
+      cut(last.segment, 0, stop(last.segment));
+    }
   }
   const texts = segments.map((_, i) => segmentText(words, i));
   const grouped = bySegment(words, segments.length);
@@ -234,9 +251,9 @@ export function collapseLoops(segments: readonly NativeSegment[]): NativeSegment
   }
   const out: NativeSegment[] = [];
   segments.forEach((segment, i) => {
-    const at = cutAt.get(i);
-    if (at === undefined) out.push(segment);
-    else if (at > 0) out.push(truncate(segment, at));
+    const ranges = cuts.get(i);
+    const kept = ranges ? withoutTokens(segment, ranges) : segment;
+    if (kept) out.push(kept);
   });
   return out;
 }

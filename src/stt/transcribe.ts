@@ -88,6 +88,10 @@ const SAMPLE_RATE = 16_000;
 const LOOP_MARGIN_SECONDS = 0.5;
 /** whisper.cpp skips input under 100 ms; a window is padded with silence to at least this long. */
 const MIN_WINDOW_SECONDS = 1;
+/** Shorter windows (segment times past the audio's end) are not decoded again. */
+const MIN_REDECODE_SECONDS = 0.1;
+/** Loops decoded again per call (each costs a 30 s encoder pass); further ones are only cut back. */
+const MAX_REDECODED_LOOPS = 32;
 
 type Decode = (samples: Float32Array, params: NativeTranscribeParams) => Promise<NativeTranscription>;
 
@@ -101,31 +105,48 @@ async function repairLoops(
   samples: Float32Array,
   params: NativeTranscribeParams,
   decode: Decode,
+  signal: AbortSignal | undefined,
 ): Promise<NativeSegment[]> {
   const loops = findLoops(segments);
   if (loops.length === 0) return segments;
   const duration = samples.length / SAMPLE_RATE;
   const out: NativeSegment[] = [];
   let next = 0;
-  for (const { first, last } of loops) {
+  for (const [index, { first, last }] of loops.entries()) {
     out.push(...segments.slice(next, first));
     next = last + 1;
+    const looping = segments.slice(first, last + 1);
     const from = Math.max(segments[first - 1]?.end ?? 0, segments[first]!.start - LOOP_MARGIN_SECONDS, 0);
     const to = Math.min(segments[last + 1]?.start ?? duration, segments[last]!.end + LOOP_MARGIN_SECONDS, duration);
+    // Past the limit, or with no audio to decode again (times past the end), the loop is only cut back.
+    if (index >= MAX_REDECODED_LOOPS || to - from < MIN_REDECODE_SECONDS) {
+      out.push(...collapseLoops(looping));
+      continue;
+    }
     const window = samples.subarray(Math.floor(from * SAMPLE_RATE), Math.ceil(to * SAMPLE_RATE));
     const padded = new Float32Array(Math.max(window.length, MIN_WINDOW_SECONDS * SAMPLE_RATE));
     padded.set(window);
-    const again = await decode(padded, {
-      ...params,
-      conditionOnPreviousText: false,
-      progressEvents: false,
-      segmentEvents: false,
-    });
+    let again: NativeTranscription;
+    try {
+      again = await decode(padded, {
+        ...params,
+        conditionOnPreviousText: false,
+        progressEvents: false,
+        segmentEvents: false,
+      });
+    } catch (error) {
+      // The call itself succeeded: a failed second look keeps its text, cut back; only an abort ends the call.
+      if (signal?.aborted) throw error;
+      out.push(...collapseLoops(looping));
+      continue;
+    }
     // Through the window's own VAD cut (when the call has one), then onto the input's timeline.
     const inWindow = again.vad ? timeMapFromSpans(again.speech) : identityTimeMap;
     const shift = (t: number) => Math.min(to, from + inWindow(t));
-    const redecoded = again.segments.map((segment) => remapSegment(segment, shift));
-    out.push(...(findLoops(redecoded).length > 0 ? collapseLoops(redecoded) : redecoded));
+    const redecoded = again.segments.filter((s) => s.text.trim() !== '').map((s) => remapSegment(s, shift));
+    // Nothing heard the second time: keep the first occurrence rather than lose the stretch.
+    const kept = redecoded.length > 0 ? redecoded : looping;
+    out.push(...(findLoops(kept).length > 0 ? collapseLoops(kept) : kept));
   }
   out.push(...segments.slice(next));
   return out;
@@ -165,12 +186,21 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
   // From here on every time is on the input's timeline (with VAD, whisper saw the speech stretches joined).
   const map = result.vad ? timeMapFromSpans(result.speech) : identityTimeMap;
   let raw = result.vad ? result.segments.map((segment) => remapSegment(segment, map)) : result.segments;
-  if (options.repetitionGuard) {
-    raw = await repairLoops(raw, audio.samples, params, (samples, withParams) =>
-      runJob(() => model.transcribe(samples, withParams), { signal: options.signal, track: input.track }),
-    );
-  }
+  // Annotations go first, so a run of "(music)" segments is not taken for a loop and decoded again.
   if (options.annotations === 'drop') raw = raw.filter((segment) => !isAnnotationOnly(segment.text));
+  if (options.repetitionGuard) {
+    // The language found for the whole call, so a short window is not heard as another one.
+    const again = { ...params, ...(params.language ? {} : result.language ? { language: result.language } : {}) };
+    raw = await repairLoops(
+      raw,
+      audio.samples,
+      again,
+      (samples, withParams) =>
+        runJob(() => model.transcribe(samples, withParams), { signal: options.signal, track: input.track }),
+      options.signal,
+    );
+    if (options.annotations === 'drop') raw = raw.filter((segment) => !isAnnotationOnly(segment.text));
+  }
   const segments = shapeSegments(raw, identityTimeMap, audio.duration, options.params.tinydiarize === true);
   const inSpeech = <T extends { start: number; end: number }>(items: T[]): T[] =>
     result.vad && vad ? startsInSpeech(items, result.speech, vad.speechPadMs / 1000) : items;

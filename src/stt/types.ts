@@ -57,7 +57,7 @@ export interface VadOptions {
   minSilenceMs?: number;
   /** Longer speech is split, in seconds. Default: no limit. */
   maxSpeechSeconds?: number;
-  /** Padding around speech, in ms. Default 200 (so no word is clipped). */
+  /** Padding around speech, in ms. Default 200 (so no word is clipped; speech detection alone uses 30). */
   speechPadMs?: number;
   /** Audio kept past each speech end, in seconds. Default 0.1. */
   overlapSeconds?: number;
@@ -104,7 +104,7 @@ export interface TranscribeOptions {
   tinydiarize?: boolean;
   /**
    * Suppress whisper's non-speech tokens: sound descriptions such as `[BLANK_AUDIO]` or `(upbeat music)`, music
-   * notes, and the brackets and symbols they start with. Default: the model id's (true).
+   * notes, and the brackets and symbols they start with. Default: the model id's (false: suppressed, whisper says other words instead, BENCHMARKS.md "Invented words").
    */
   suppressNonSpeech?: boolean;
   /**
@@ -156,7 +156,7 @@ export interface SttModelConfig {
    * Default: true for svc-stt-1 and custom ids (accuracy), false for svc-stt-1-flash (speed).
    */
   dtw?: boolean;
-  /** Default of {@link TranscribeOptions.suppressNonSpeech} for this id. Default true. */
+  /** Default of {@link TranscribeOptions.suppressNonSpeech} for this id. Default false. */
   suppressNonSpeech?: boolean;
   /** Default of {@link TranscribeOptions.conditionOnPreviousText} for this id. Default true. */
   conditionOnPreviousText?: boolean;

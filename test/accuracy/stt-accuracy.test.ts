@@ -520,9 +520,11 @@ describe.skipIf(missing !== undefined)(`speech-to-text accuracy with real weight
     expect(quantile(diffs, 0.95)).toBeLessThanOrEqual(300);
   });
 
-  it('keeps the words of every clean clip with vad: true (WER within 1 point)', () => {
+  it('costs no clean clip a word with vad: true (WER at most 1 point higher)', () => {
+    // One-sided: with 200 ms of padding the VAD's cut can also help (LJ001-0007: "Gutenberg" with it, "Guttenburg"
+    // without).
     const changed = report.clips
-      .filter((c) => Math.abs(points(c.vad!.wer.wer) - points(c.voxmill.wer.wer)) > 1)
+      .filter((c) => points(c.vad!.wer.wer) - points(c.voxmill.wer.wer) > 1)
       .map((c) => ({ clip: c.clip, without: c.voxmill.text, with: c.vad!.text }));
     expect(changed).toEqual([]);
   });

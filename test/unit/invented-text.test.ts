@@ -99,6 +99,11 @@ describe('collapseLoops', () => {
     expect(rest.map((s) => s.text)).toEqual([' next one']);
   });
 
+  it('keeps what follows a repeated phrase in its segment', () => {
+    const [only] = collapseLoops([spoken(0, 10, 'thank you thank you thank you thank you and then I went home')]);
+    expect(only!.text).toBe(' thank you and then I went home');
+  });
+
   it('drops a segment that repeats the one before it', () => {
     const out = collapseLoops([spoken(0, 2, 'why should one halt'), spoken(2, 4, 'why should one halt')]);
     expect(out.map((s) => [s.start, s.text])).toEqual([[0, ' why should one halt']]);
@@ -167,12 +172,47 @@ describe('runTranscription with the guards', () => {
     expect(kept.segments!.map((s) => s.text)).toEqual(['[BLANK_AUDIO]', 'so so so so so so so so']);
   });
 
+  it('keeps the first occurrence when decoding again hears nothing or fails', async () => {
+    const looping = [spoken(2, 8, 'on and on and on and on and on')];
+    const options = normalizeTranscribeOptions({}, { ...CUSTOM_STT_TIER, threads: 1 });
+    const { model: silent } = fakeModel([looping, []]);
+    const heardNothing = await runTranscription({
+      model: silent,
+      info,
+      modelName: 'fake',
+      audio,
+      options,
+      vad: undefined,
+    });
+    expect(heardNothing.text).toBe('on and on');
+    const failing = {
+      info: () => info,
+      dispose: () => undefined,
+      calls: 0,
+      transcribe() {
+        const result: NativeTranscription = { language: 'en', vad: false, speech: [], segments: looping };
+        return this.calls++ === 0
+          ? { promise: Promise.resolve(result), abort: () => undefined }
+          : { promise: Promise.reject(new Error('whisper failed')), abort: () => undefined };
+      },
+    };
+    const failed = await runTranscription({
+      model: failing as never,
+      info,
+      modelName: 'fake',
+      audio,
+      options,
+      vad: undefined,
+    });
+    expect(failed.text).toBe('on and on');
+  });
+
   it('pads a short window to a second', async () => {
     const { model, calls } = fakeModel([[spoken(0, 0.2, 'la la la la la la la')], []]);
     const options = normalizeTranscribeOptions({}, { ...CUSTOM_STT_TIER, threads: 1 });
     const short = { samples: new Float32Array(3200), sampleRate: 16_000, duration: 0.2 } as never;
     const result = await runTranscription({ model, info, modelName: 'fake', audio: short, options, vad: undefined });
     expect(calls[1]!.samples).toBe(16_000);
-    expect(result.text).toBe('');
+    expect(result.text).toBe('la');
   });
 });
