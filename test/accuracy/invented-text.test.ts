@@ -158,10 +158,17 @@ describe.skipIf(tinyEn.skip)(`invented text, real tiny.en with the defaults ${ti
   it.skipIf(joe.skip)('transcribes single words under one second', async () => {
     const voice = (await speech.listVoices()).find((v) => v.id.includes('joe'))!.id;
     const missed: string[] = [];
-    const words = ['Hello.', 'Yes.', 'Seven.', 'Stop.'];
+    const words = ['Hello.', 'Yes.', 'Seven.', 'Stop.', 'Thanks.', 'Water.'];
     for (const word of words) {
-      // Piper's noise makes every rendition a little different; tiny.en misses one now and then.
-      const spoken = await speech.synthesizeToBuffer({ voice, input: word, format: 'pcm16', sampleRate: RATE });
+      // Without Piper's noise every rendition is the same (with it, tiny.en missed 2 of 4 words in one CI run).
+      const spoken = await speech.synthesizeToBuffer({
+        voice,
+        input: word,
+        format: 'pcm16',
+        sampleRate: RATE,
+        noiseScale: 0,
+        noiseW: 0,
+      });
       const pcm = new Int16Array(spoken.audio.buffer, spoken.audio.byteOffset, spoken.audio.byteLength / 2);
       const samples = trimmed(Float32Array.from(pcm, (s) => s / 32768));
       expect(samples.length / RATE, word).toBeLessThan(1);
