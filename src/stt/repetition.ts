@@ -104,13 +104,6 @@ function samePhrase(words: readonly SegmentWord[], a: number, b: number, n: numb
   return true;
 }
 
-function segmentText(words: readonly SegmentWord[], segment: number): string {
-  return words
-    .filter((w) => w.segment === segment)
-    .map((w) => w.word)
-    .join(' ');
-}
-
 /** Words after the copy in the earlier segment that may differ (the copy's last word is often cut: "you" / "your"). */
 const OVERLAP_SLACK_WORDS = 2;
 
@@ -131,6 +124,9 @@ function overlapStart(previous: readonly SegmentWord[], current: readonly Segmen
   }
   return -1;
 }
+
+/** A segment's normalized words, space-separated. */
+const textOf = (words: readonly SegmentWord[]): string => words.map((w) => w.word).join(' ');
 
 function bySegment(words: readonly SegmentWord[], segmentCount: number): SegmentWord[][] {
   const grouped: SegmentWord[][] = Array.from({ length: segmentCount }, () => []);
@@ -161,8 +157,8 @@ function loopWindows(words: readonly SegmentWord[], segmentCount: number): LoopW
     const end = run.start + run.repeats * run.phraseWords - 1;
     windows.push({ first: words[run.start]!.segment, last: words[end]!.segment });
   }
-  const texts = Array.from({ length: segmentCount }, (_, i) => segmentText(words, i));
   const grouped = bySegment(words, segmentCount);
+  const texts = grouped.map(textOf);
   for (let i = 1; i < segmentCount; i++) {
     if (overlapStart(grouped[i - 1]!, grouped[i]!) >= 0) windows.push({ first: i - 1, last: i });
     if (texts[i]!.split(' ').length < MIN_REPEATED_SEGMENT_WORDS) continue;
@@ -236,8 +232,8 @@ export function collapseLoops(segments: readonly NativeSegment[]): NativeSegment
       cut(last.segment, 0, stop(last.segment));
     }
   }
-  const texts = segments.map((_, i) => segmentText(words, i));
   const grouped = bySegment(words, segments.length);
+  const texts = grouped.map(textOf);
   for (let i = 1; i < segments.length; i++) {
     if (texts[i]!.split(' ').length >= MIN_REPEATED_SEGMENT_WORDS) {
       if (texts[i] === texts[i - 1] || (i >= 2 && texts[i] === texts[i - 2])) {

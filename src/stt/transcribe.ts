@@ -38,17 +38,13 @@ function safely<A extends unknown[]>(callback: ((...args: A) => void) | undefine
   }
 }
 
-export function shapeSegments(
-  raw: readonly NativeSegment[],
-  map: TimeMap,
-  duration: number,
-  withTurns: boolean,
-): Segment[] {
+/** Segments already on the input's timeline, in the API's shape (empty ones left out, times well-formed). */
+export function shapeSegments(raw: readonly NativeSegment[], duration: number, withTurns: boolean): Segment[] {
   const segments: Segment[] = [];
   for (const s of raw) {
     const text = s.text.trim();
     if (text === '') continue;
-    const segment: Segment = { id: segments.length, start: map(s.start), end: map(s.end), text };
+    const segment: Segment = { id: segments.length, start: s.start, end: s.end, text };
     if (withTurns) segment.speakerTurnNext = s.speakerTurnNext;
     segments.push(segment);
   }
@@ -201,7 +197,7 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
     );
     if (options.annotations === 'drop') raw = raw.filter((segment) => !isAnnotationOnly(segment.text));
   }
-  const segments = shapeSegments(raw, identityTimeMap, audio.duration, options.params.tinydiarize === true);
+  const segments = shapeSegments(raw, audio.duration, options.params.tinydiarize === true);
   const inSpeech = <T extends { start: number; end: number }>(items: T[]): T[] =>
     result.vad && vad ? startsInSpeech(items, result.speech, vad.speechPadMs / 1000) : items;
   inSpeech(segments);
