@@ -479,7 +479,8 @@ bool DecodeAudio(const DecodeRequest& request, DecodedAudio& out, DecodeFailure&
       return Failed(failure, "AUDIO_DECODE_FAILED",
                     "no audio could be decoded: " + AvError(readError != 0 ? readError : AVERROR_INVALIDDATA));
     }
-    return Failed(failure, "AUDIO_EMPTY", "the audio stream contains no samples");
+    if (!request.allowEmpty) return Failed(failure, "AUDIO_EMPTY", "the audio stream contains no samples");
+    return true;
   }
   // Both resamplers see the same frames at the same rates, so the lengths agree; this only guards the contract.
   if (stereo) {

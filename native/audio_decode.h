@@ -27,6 +27,9 @@ struct DecodeRequest {
   // "at 7 Hz" resample to hours of audio. The caller (TypeScript) owns the defaults.
   int minSampleRate = 0;
   int maxSampleRate = 0;
+  // A container that parses but holds no samples gives empty output instead of AUDIO_EMPTY (empty input bytes
+  // are AUDIO_EMPTY either way: there is no container to read).
+  bool allowEmpty = false;
   const std::atomic<bool>* cancel = nullptr;
 };
 

@@ -95,6 +95,8 @@ Napi::Value DecodeAudioJs(const Napi::CallbackInfo& info) {
   request.maxSampleRate = static_cast<int>(ReadInteger(env, o, "maxSampleRate", request.minSampleRate, kMaxSampleRate));
   // Optional in the native API: absent means mono only.
   request.stereo = OptionalBoolean(env, o, "stereo", false);
+  // Optional: absent means no samples is AUDIO_EMPTY.
+  request.allowEmpty = OptionalBoolean(env, o, "allowEmpty", false);
   PathOrBytes source = ReadPathOrBytesArg(env, info, 0, "input", kMaxPathBytes);
   request.path = std::move(source.path);
   std::vector<uint8_t> input;

@@ -48,6 +48,8 @@ export interface NativeDecodeOptions {
   minSampleRate: number;
   maxSampleRate: number;
   stereo?: boolean;
+  /** A container with no samples resolves with none instead of rejecting with AUDIO_EMPTY. */
+  allowEmpty?: boolean;
 }
 
 /** All required: the addon takes no default of its own (WhisperModel.load owns them). */

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { AudioDecodeError, AudioTooLongError, InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 import { native } from '../native.js';
 import { runJob } from '../util/job.js';
-import { enumOption, integerOption } from '../util/validate.js';
+import { booleanOption, enumOption, integerOption } from '../util/validate.js';
 import { copyPcm } from './pcm-copy.js';
 
 /** whisper.cpp's input rate. */
@@ -82,6 +82,12 @@ export interface DecodeOptions {
    * they take twice the memory of `samples` again. Default `'mono'`.
    */
   channels?: ChannelMode;
+  /**
+   * Resolve with no samples (duration 0) for audio that holds none (a WAV header without data, an empty
+   * Float32Array) instead of failing with `AUDIO_EMPTY`. Empty input bytes, which are no audio file at all, still
+   * fail. Default false; transcription sets it, since empty audio transcribes to empty text.
+   */
+  allowEmpty?: boolean;
   signal?: AbortSignal;
 }
 
@@ -109,8 +115,15 @@ async function collect(stream: AsyncIterable<unknown>, maxBytes: number, signal?
   return Buffer.concat(chunks, total);
 }
 
-async function fromPcm(input: Float32Array, maxDurationSeconds: number, signal?: AbortSignal): Promise<DecodedAudio> {
-  if (input.length === 0) throw new AudioDecodeError('the PCM input is empty', { code: 'AUDIO_EMPTY' });
+async function fromPcm(
+  input: Float32Array,
+  maxDurationSeconds: number,
+  allowEmpty: boolean,
+  signal?: AbortSignal,
+): Promise<DecodedAudio> {
+  if (input.length === 0 && !allowEmpty) {
+    throw new AudioDecodeError('the PCM input is empty', { code: 'AUDIO_EMPTY' });
+  }
   const duration = input.length / WHISPER_SAMPLE_RATE;
   if (duration > maxDurationSeconds) {
     throw new AudioTooLongError(
@@ -158,9 +171,10 @@ export async function decodeAudio(input: AudioInput, options: DecodeOptions = {}
   const maxInputBytes = options.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES;
   const stereo = enumOption('channels', options.channels, CHANNEL_MODES) === 'stereo';
   const rates = sampleRateRange(options);
+  const allowEmpty = booleanOption('allowEmpty', options.allowEmpty) ?? false;
   const { signal } = options;
   signal?.throwIfAborted();
-  if (input instanceof Float32Array) return fromPcm(input, maxDurationSeconds, signal);
+  if (input instanceof Float32Array) return fromPcm(input, maxDurationSeconds, allowEmpty, signal);
   let source: Uint8Array | string;
   if (typeof input === 'string') {
     if (input.length === 0) throw new InvalidOptionTypeError('input', 'a non-empty path', input);
@@ -179,10 +193,13 @@ export async function decodeAudio(input: AudioInput, options: DecodeOptions = {}
       input,
     );
   }
-  const decoded = await runJob(() => native().decodeAudio(source, { maxDurationSeconds, stereo, ...rates }), {
-    signal,
-    maxDurationSeconds,
-  });
+  const decoded = await runJob(
+    () => native().decodeAudio(source, { maxDurationSeconds, stereo, allowEmpty, ...rates }),
+    {
+      signal,
+      maxDurationSeconds,
+    },
+  );
   const { samples, stereo: sides, ...facts } = decoded;
   const audio: DecodedAudio = {
     samples,

@@ -21,6 +21,8 @@ export interface AdmitAudioOptions {
   copies: number;
   /** Keep the two sides of stereo audio (diarization reads them). */
   stereo: boolean;
+  /** Audio with no samples resolves empty instead of failing with AUDIO_EMPTY (transcription: empty text). */
+  allowEmpty: boolean;
   signal: AbortSignal | undefined;
 }
 
@@ -52,6 +54,7 @@ export class AudioAdmission {
       maxInputBytes,
       ...sampleRates,
       ...(options.stereo ? { channels: 'stereo' as const } : {}),
+      ...(options.allowEmpty ? { allowEmpty: true } : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
     const release = this.#budget.take(audio.samples.byteLength * options.copies, maxDurationSeconds);

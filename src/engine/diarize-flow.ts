@@ -58,6 +58,7 @@ export async function diarizeInput(
     maxDurationSeconds,
     copies: DIARIZE_SAMPLE_COPIES,
     stereo: true,
+    allowEmpty: false,
     signal,
   });
   try {

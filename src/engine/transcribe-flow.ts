@@ -64,6 +64,7 @@ export async function transcribeInput(
       maxDurationSeconds: normalized.maxDurationSeconds,
       copies: normalized.diarize ? DIARIZE_SAMPLE_COPIES : 1,
       stereo: normalized.diarize,
+      allowEmpty: true,
       signal,
     });
     releaseAudio = release;
@@ -79,7 +80,7 @@ export async function transcribeInput(
       diarizing.abort(new Error('the transcription ended'));
     };
     const early =
-      counts && models && !tinydiarize
+      counts && models && !tinydiarize && audio.samples.length > 0
         ? context.diarization.diarize(audio, counts, models, diarizing.signal)
         : undefined;
     early?.catch(() => undefined); // awaited below; a transcription failure must not leave it unhandled
@@ -89,10 +90,19 @@ export async function transcribeInput(
       nativeWork = settled;
     });
     if (counts && models) {
+      // Audio with no samples has no speakers to find (and transcribed to empty text).
       const diarization =
-        early ??
-        context.diarization.diarizeTinydiarize(audio, transcription.segments ?? [], counts, models, diarizing.signal);
-      attachSpeakers(transcription, transcription.words ?? [], (await diarization).turns);
+        audio.samples.length === 0
+          ? { turns: [] }
+          : await (early ??
+              context.diarization.diarizeTinydiarize(
+                audio,
+                transcription.segments ?? [],
+                counts,
+                models,
+                diarizing.signal,
+              ));
+      attachSpeakers(transcription, transcription.words ?? [], diarization.turns);
       if (normalized.timestamps !== 'word') delete transcription.words;
     }
     return transcription;

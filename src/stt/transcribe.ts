@@ -148,9 +148,18 @@ async function repairLoops(
   return out;
 }
 
+/** Audio with no samples: nothing was said, so empty text (whisper is not run). */
+function emptyTranscription(language: string | undefined, options: NormalizedTranscribeOptions): Transcription {
+  const transcription: Transcription = { text: '', language: language ?? UNDETERMINED_LANGUAGE, duration: 0 };
+  if (options.timestamps === 'word' || options.diarize) transcription.words = [];
+  if (options.timestamps === 'segment' || options.diarize) transcription.segments = [];
+  return transcription;
+}
+
 export async function runTranscription(input: RunTranscriptionInput): Promise<Transcription> {
   const { model, info, audio, options, vad } = input;
   const language = effectiveLanguage(info, options.language, input.modelName);
+  if (audio.samples.length === 0) return emptyTranscription(language, options);
   const params = { ...options.params };
   if (language !== undefined) params.language = language;
   if (vad) params.vad = vad;

@@ -170,6 +170,7 @@ export class WhisperModel {
     const vad = nativeVadParams(options.vad, fallbackVadModel);
     const audio = await decodeAudio(input, {
       maxDurationSeconds: options.maxDurationSeconds ?? DEFAULT_MAX_DURATION_SECONDS,
+      allowEmpty: true,
       ...(options.signal ? { signal: options.signal } : {}),
     });
     return this.transcribeDecoded(audio, options, vad);

@@ -134,14 +134,19 @@ describe.skipIf(tinyEn.skip)(`invented text, real tiny.en with the defaults ${ti
     }
   });
 
-  it('returns empty text with the duration for sub-frame input, and AUDIO_EMPTY for no samples at all', async () => {
-    for (const samples of [new Float32Array(1), new Float32Array(50), new Float32Array(RATE / 20)]) {
+  it('returns empty text with the duration for empty and sub-frame input', async () => {
+    for (const samples of [
+      new Float32Array(0),
+      new Float32Array(1),
+      new Float32Array(50),
+      new Float32Array(RATE / 20),
+    ]) {
       const result = await speech.transcribe(samples, { language: 'en' });
       expect(result.text).toBe('');
       expect(result.duration).toBeCloseTo(samples.length / RATE, 3);
     }
-    // Nothing to transcribe is the caller's mistake, as the HTTP API's 400 audio_empty says.
-    await expect(speech.transcribe(new Float32Array(0))).rejects.toMatchObject({ code: 'AUDIO_EMPTY' });
+    // Empty bytes are no audio file at all (the HTTP API's 400 audio_empty for an empty upload).
+    await expect(speech.transcribe(Buffer.alloc(0))).rejects.toMatchObject({ code: 'AUDIO_EMPTY' });
   });
 
   it('does not cut speech that runs to the last sample', async () => {

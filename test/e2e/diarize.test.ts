@@ -101,6 +101,12 @@ describe('diarize', () => {
     expect((await s.diarize(sharedAudio('jfk.wav'))).speakers).toEqual(['speaker_1']);
     expect((await s.diarize(sharedAudio('2830-3980-0043.wav'))).speakers.length).toBeLessThanOrEqual(1);
     await expect(s.diarize(new Float32Array(0))).rejects.toMatchObject({ code: 'AUDIO_EMPTY' });
+    // Transcribing no samples is empty text, with or without speakers asked for.
+    for (const timestamps of ['word', 'segment'] as const) {
+      const empty = await s.transcribe(new Float32Array(0), { diarize: true, timestamps });
+      expect(empty).toMatchObject({ text: '', duration: 0, segments: [] });
+      expect(empty.words === undefined).toBe(timestamps === 'segment');
+    }
     for (const seconds of [0.01, 0.3, 1]) {
       const pcm = new Float32Array(Math.round(seconds * 16000));
       for (let i = 0; i < pcm.length; i++) pcm[i] = 0.3 * Math.sin(i / 5);

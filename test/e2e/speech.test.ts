@@ -94,6 +94,20 @@ describe('createSpeech', () => {
     expect(performance.now() - started).toBeLessThan(5000);
   });
 
+  it('transcribes audio with no samples to empty text without running whisper; empty bytes are AUDIO_EMPTY', async () => {
+    const s = engine();
+    const wav = readFileSync(sharedAudio('jfk.wav'));
+    const header = Buffer.from(wav.subarray(0, wav.indexOf('data') + 8));
+    header.writeUInt32LE(header.length - 8, 4);
+    header.writeUInt32LE(0, header.length - 4);
+    for (const input of [header, new Float32Array(0)]) {
+      const result = await s.transcribe(input, { ...fast, timestamps: 'word' });
+      expect(result).toEqual({ text: '', language: 'en', duration: 0, words: [] });
+    }
+    expect(await s.transcribe(header, { ...fast, timestamps: 'segment' })).toMatchObject({ segments: [] });
+    await expect(s.transcribe(Buffer.alloc(0), fast)).rejects.toMatchObject({ code: 'AUDIO_EMPTY' });
+  });
+
   it('rejects bad audio with AudioDecodeError and stays usable', async () => {
     const s = engine();
     await expect(s.transcribe(Buffer.from('garbage garbage garbage'))).rejects.toBeInstanceOf(AudioDecodeError);

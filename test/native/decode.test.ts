@@ -161,12 +161,22 @@ describe('decodeAudio: bad input gives a typed error', () => {
     expect((error as Error).stack).toContain('decode.test.ts');
   });
 
-  it('a WAV header with no samples is AUDIO_EMPTY', async () => {
+  it('a WAV header with no samples is AUDIO_EMPTY, or no samples with allowEmpty', async () => {
     const wav = readFileSync(sharedAudio('jfk.wav'));
     const header = Buffer.from(wav.subarray(0, wav.indexOf('data') + 8));
     header.writeUInt32LE(header.length - 8, 4);
     header.writeUInt32LE(0, header.length - 4);
     await expect(decodeAudio(header)).rejects.toMatchObject({ code: 'AUDIO_EMPTY' });
+    const empty = await decodeAudio(header, { allowEmpty: true });
+    expect(empty.samples.length).toBe(0);
+    expect(empty.duration).toBe(0);
+    expect(empty.source.container).toBe('wav');
+    expect((await decodeAudio(new Float32Array(0), { allowEmpty: true })).duration).toBe(0);
+    // Empty bytes are no audio file at all.
+    await expect(decodeAudio(Buffer.alloc(0), { allowEmpty: true })).rejects.toMatchObject({ code: 'AUDIO_EMPTY' });
+    await expect(decodeAudio(header, { allowEmpty: 'yes' as never })).rejects.toMatchObject({
+      code: 'INVALID_OPTION_TYPE',
+    });
   });
 
   it('a header that claims gigabytes neither allocates them nor fails', async () => {
