@@ -1,5 +1,6 @@
 #include "whisper_core.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -84,6 +85,50 @@ bool IsSet(const std::atomic<bool>* flag) { return flag != nullptr && flag->load
 
 double Centiseconds(int64_t t) { return static_cast<double>(t) / 100.0; }
 
+// One whisper_full pass: samples [begin, end) of the audio whisper is given; its times are offset by begin.
+struct Pass {
+  size_t begin, end;
+};
+
+// whisper's window: audio up to this long is decoded in one encoder pass.
+constexpr double kWindowSeconds = 30.0;
+constexpr double kSampleRate = 16000.0;
+
+// With the VAD, the joined speech is decoded in passes of whole speech stretches, each at most one window long (a
+// stretch longer than that is a pass of its own, which whisper windows as usual). Given the joined hour in one
+// call, whisper cut its 30 s windows wherever they fell, mid-word: words at window edges were dropped or written
+// twice (60-minute file: 1.1 % WER against 0.0 % for the clips alone), and in places its seek drifted so that the
+// text of three islands was stamped up to 20 s late. A pass ends after the stretch followed by the longest pause
+// in the input among those ending in the second half of the window (a pause between sentences rather than inside
+// one), the latest of equal pauses: 0.1 %, no late stretch. Passes filled greedily up to 30 s, cut inside
+// sentences, gave 2.1 % (BENCHMARKS.md "Long audio").
+std::vector<Pass> PassesOverSpans(const std::vector<SpeechSpan>& spans, size_t count) {
+  std::vector<Pass> passes;
+  const auto at = [count](double seconds) {
+    return std::min(count, static_cast<size_t>(std::llround(seconds * kSampleRate)));
+  };
+  size_t first = 0;
+  while (first < spans.size()) {
+    const double begin = passes.empty() ? 0.0 : spans[first].procStart;
+    size_t last = first;  // a stretch too long for the window is a pass of its own
+    double bestPause = -1.0;
+    for (size_t j = first; j < spans.size() && spans[j].procEnd - begin <= kWindowSeconds; j++) {
+      const double pause = j + 1 < spans.size() ? spans[j + 1].origStart - spans[j].origEnd : 1e9;
+      const bool secondHalf = spans[j].procEnd - begin >= kWindowSeconds / 2;
+      // Before the second half, only the latest stretch counts (a fallback when the window has no later one).
+      const double score = secondHalf ? pause : -1.0;
+      if (score >= bestPause || !secondHalf) {
+        if (secondHalf || bestPause < 0) last = j;
+        if (secondHalf) bestPause = score;
+      }
+    }
+    const size_t passBegin = passes.empty() ? 0 : passes.back().end;
+    passes.push_back({passBegin, last + 1 < spans.size() ? at(spans[last].procEnd) : count});
+    first = last + 1;
+  }
+  return passes;
+}
+
 // One call of TranscribeWhisper: what whisper.cpp's callbacks need to reach.
 class Transcription {
  public:
@@ -122,20 +167,37 @@ class Transcription {
     std::unique_ptr<whisper_state, void (*)(whisper_state*)> state(whisper_init_state(context_), whisper_free_state);
     if (!state) return Fail("OUT_OF_MEMORY", "cannot allocate a whisper state: " + ThreadLog());
 
-    const whisper_full_params wp = FullParams();
-    const int rc = whisper_full_with_state(context_, state.get(), wp, audio, static_cast<int>(audioCount));
-    if (Cancelled()) return Fail("ABORTED", "transcription was aborted");
-    if (nonFiniteOutput_.load()) {
-      return Fail("TRANSCRIPTION_FAILED",
-                  "the model produced non-finite values (NaN or Infinity); its weights may be damaged. Stopped before "
-                  "computing timestamps");
+    const std::vector<Pass> passes =
+        params_.vad ? PassesOverSpans(out_.speech, audioCount) : std::vector<Pass>{{0, audioCount}};
+    total_ = audioCount;
+    language_ = params_.language;
+    for (size_t i = 0; i < passes.size(); i++) {
+      pass_ = passes[i];
+      passReported_ = 0;
+      whisper_full_params wp = FullParams();
+      if (i > 0 && params_.conditionOnPreviousText) {
+        // The state still holds the text decoded so far: the next pass goes on from it, as whisper's next window
+        // would (the initial prompt is in that context already).
+        wp.no_context = false;
+        wp.initial_prompt = nullptr;
+      }
+      const int rc = whisper_full_with_state(context_, state.get(), wp, audio + pass_.begin,
+                                             static_cast<int>(pass_.end - pass_.begin));
+      if (Cancelled()) return Fail("ABORTED", "transcription was aborted");
+      if (nonFiniteOutput_.load()) {
+        return Fail("TRANSCRIPTION_FAILED",
+                    "the model produced non-finite values (NaN or Infinity); its weights may be damaged. Stopped "
+                    "before computing timestamps");
+      }
+      if (rc != 0) {
+        const std::string log = ThreadLog();
+        return Fail("TRANSCRIPTION_FAILED",
+                    "whisper.cpp failed with code " + std::to_string(rc) + (log.empty() ? "" : ": " + log));
+      }
+      Collect(state.get());
+      // A language detected in the first pass holds for the rest, as it does for whisper's later windows.
+      if (language_.empty()) language_ = out_.language;
     }
-    if (rc != 0) {
-      const std::string log = ThreadLog();
-      return Fail("TRANSCRIPTION_FAILED",
-                  "whisper.cpp failed with code " + std::to_string(rc) + (log.empty() ? "" : ": " + log));
-    }
-    Collect(state.get());
     return true;
   }
 
@@ -152,7 +214,7 @@ class Transcription {
         whisper_full_default_params(params_.beamSize > 1 ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);
     wp.n_threads = params_.threads;
     wp.translate = params_.translate;
-    wp.language = params_.language.empty() ? "auto" : params_.language.c_str();
+    wp.language = language_.empty() ? "auto" : language_.c_str();
     wp.detect_language = false;
     wp.print_progress = false;
     wp.print_realtime = false;
@@ -208,7 +270,7 @@ class Transcription {
     wp.encoder_begin_callback_user_data = this;
     if (callbacks_.progress) {
       wp.progress_callback = [](whisper_context*, whisper_state*, int progress, void* self) {
-        static_cast<Transcription*>(self)->callbacks_.progress(progress);
+        static_cast<Transcription*>(self)->ReportProgress(progress);
       };
       wp.progress_callback_user_data = this;
     }
@@ -222,12 +284,23 @@ class Transcription {
     return wp;
   }
 
+  // Seconds from the start of the audio whisper was given to the start of the current pass.
+  double PassOffset() const { return static_cast<double>(pass_.begin) / kSampleRate; }
+
+  // Percent of the whole call: the passes before this one, and `progress` percent of this one.
+  void ReportProgress(int progress) {
+    const double done =
+        static_cast<double>(pass_.begin) + static_cast<double>(pass_.end - pass_.begin) * progress / 100.0;
+    callbacks_.progress(total_ > 0 ? static_cast<int>(done * 100.0 / static_cast<double>(total_)) : progress);
+  }
+
   void ReportSegments(whisper_state* state) {
     const int total = whisper_full_n_segments_from_state(state);
-    for (; reported_ < total; reported_++) {
-      const char* text = whisper_full_get_segment_text_from_state(state, reported_);
-      callbacks_.segment(reported_, Centiseconds(whisper_full_get_segment_t0_from_state(state, reported_)),
-                         Centiseconds(whisper_full_get_segment_t1_from_state(state, reported_)),
+    for (; passReported_ < total; passReported_++) {
+      const char* text = whisper_full_get_segment_text_from_state(state, passReported_);
+      callbacks_.segment(reported_++,
+                         PassOffset() + Centiseconds(whisper_full_get_segment_t0_from_state(state, passReported_)),
+                         PassOffset() + Centiseconds(whisper_full_get_segment_t1_from_state(state, passReported_)),
                          text != nullptr ? text : "");
     }
   }
@@ -238,11 +311,12 @@ class Transcription {
     out_.language = lang != nullptr ? lang : params_.language;
     const whisper_token eot = whisper_token_eot(context_);
     const int n = whisper_full_n_segments_from_state(state);
-    out_.segments.reserve(static_cast<size_t>(n));
+    const double offset = PassOffset();
+    out_.segments.reserve(out_.segments.size() + static_cast<size_t>(n));
     for (int i = 0; i < n; i++) {
       SegmentOut segment;
-      segment.t0 = Centiseconds(whisper_full_get_segment_t0_from_state(state, i));
-      segment.t1 = Centiseconds(whisper_full_get_segment_t1_from_state(state, i));
+      segment.t0 = offset + Centiseconds(whisper_full_get_segment_t0_from_state(state, i));
+      segment.t1 = offset + Centiseconds(whisper_full_get_segment_t1_from_state(state, i));
       const char* text = whisper_full_get_segment_text_from_state(state, i);
       segment.text = text != nullptr ? text : "";
       segment.speakerTurnNext = whisper_full_get_segment_speaker_turn_next_from_state(state, i);
@@ -254,8 +328,8 @@ class Transcription {
         const char* piece = whisper_full_get_token_text_from_state(context_, state, i, j);
         const std::string bytes = piece != nullptr ? piece : "";
         segment.tokenBytes += bytes;
-        segment.tokens.push_back({data.id, data.p, Centiseconds(data.t0), Centiseconds(data.t1),
-                                  data.t_dtw >= 0 ? Centiseconds(data.t_dtw) : -1.0, data.id >= eot,
+        segment.tokens.push_back({data.id, data.p, offset + Centiseconds(data.t0), offset + Centiseconds(data.t1),
+                                  data.t_dtw >= 0 ? offset + Centiseconds(data.t_dtw) : -1.0, data.id >= eot,
                                   static_cast<uint32_t>(bytes.size())});
       }
       out_.segments.push_back(std::move(segment));
@@ -268,7 +342,12 @@ class Transcription {
   const TranscribeCallbacks& callbacks_;
   TranscriptionOut& out_;
   WhisperFailure& failure_;
-  int reported_ = 0;
+  int reported_ = 0;      // segments reported in every pass so far
+  int passReported_ = 0;  // of the current pass's
+  Pass pass_{0, 0};
+  size_t total_ = 0;
+  // The language asked for, or once the first pass found it, that one ("" = detect).
+  std::string language_;
   std::atomic<bool> nonFiniteOutput_{false};
 };
 
