@@ -67,7 +67,7 @@ struct FormatSpec {
   const char* encoder;  // name for avcodec_find_encoder_by_name
   const char* muxer;
   AVSampleFormat sampleFormat;
-  bool lossy;  // takes a bit rate (mp3, opus); PCM does not
+  bool lossy;  // takes a bit rate (mp3, opus, aac); PCM and FLAC do not
 };
 
 // The sample formats are the codecs' native float input where they have one (no extra conversion
@@ -81,6 +81,14 @@ bool FindFormat(const std::string& name, FormatSpec& spec) {
     spec = {"pcm_s16le", "wav", AV_SAMPLE_FMT_S16, false};
   } else if (name == "pcm16") {
     spec = {"pcm_s16le", "s16le", AV_SAMPLE_FMT_S16, false};
+  } else if (name == "aac") {
+    // FFmpeg's own AAC-LC encoder (in every build, unlike libfdk), in ADTS frames: a plain .aac stream that
+    // players start on any frame, as OpenAI's audio/aac is.
+    spec = {"aac", "adts", AV_SAMPLE_FMT_FLTP, true};
+  } else if (name == "flac") {
+    // Streamed, the STREAMINFO header cannot be finalised (no seek): its length and MD5 stay 0, which FLAC
+    // allows ("unknown"); whole files get them.
+    spec = {"flac", "flac", AV_SAMPLE_FMT_S16, false};
   } else {
     return false;
   }

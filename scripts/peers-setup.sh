@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The Python peers voxmill is measured against, in one virtualenv outside the repository (never a dependency of
-# voxmill): faster-whisper (CTranslate2 Whisper), piper-tts (Piper's own Python runtime) and onnx (for the
-# speaker-encoder conversion in scripts/models/). Pinned; idempotent: a second run with everything present only
-# checks the versions.
+# The peers voxmill is measured against, outside the repository (never a dependency of voxmill): in one Python
+# virtualenv faster-whisper (CTranslate2 Whisper), piper-tts (Piper's own Python runtime), onnx (for the
+# speaker-encoder conversion in scripts/models/) and OpenAI's Python SDK; in a node_modules beside it OpenAI's npm
+# SDK (both for test/http/openai-sdk.test.ts). Pinned; idempotent: a second run with everything present only checks
+# the versions.
 #
 #   bash scripts/peers-setup.sh        prints the venv's python path on its last line
 #
@@ -12,7 +13,8 @@ set -euo pipefail
 dir="${VOXMILL_PEERS_DIR:-$HOME/.cache/voxmill/peers}"
 venv="$dir/venv"
 python="$venv/bin/python"
-pins=(faster-whisper==1.2.1 piper-tts==1.8.0 onnx==1.19.1 numpy==2.2.6)
+pins=(faster-whisper==1.2.1 piper-tts==1.8.0 onnx==1.19.1 numpy==2.2.6 openai==3.57.0)
+node_sdk="openai@7.57.0"
 
 if [[ ! -x "$python" ]]; then
   mkdir -p "$dir"
@@ -29,5 +31,11 @@ for pin in sys.argv[1:]:
 PY
   echo "peers: installing ${pins[*]} into $venv" >&2
   "$python" -m pip install --quiet --disable-pip-version-check "${pins[@]}" >&2
+fi
+# OpenAI's npm SDK, in its own prefix (npm ci of voxmill never sees it).
+if [[ "$(node -p "try { require('$dir/node/node_modules/openai/package.json').version } catch { '' }")" != "${node_sdk#openai@}" ]]; then
+  echo "peers: installing $node_sdk into $dir/node" >&2
+  mkdir -p "$dir/node"
+  npm install --prefix "$dir/node" --no-audit --no-fund --silent "$node_sdk" >&2
 fi
 echo "$python"

@@ -96,6 +96,7 @@ export { whisperLanguages } from './stt/languages.js';
 export type {
   AnnotationPolicy,
   Segment,
+  SegmentDecoding,
   SpeechTranscribeOptions,
   SttModelConfig,
   TimestampGranularity,

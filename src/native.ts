@@ -185,7 +185,7 @@ export interface NativeWhisperModel {
 }
 
 /** Containers the native encoder writes: mp3 (libmp3lame), wav (s16le), Ogg Opus (libopus), raw s16le. */
-export type NativeEncodeFormat = 'mp3' | 'wav' | 'opus' | 'pcm16';
+export type NativeEncodeFormat = 'mp3' | 'wav' | 'opus' | 'pcm16' | 'aac' | 'flac';
 
 export interface NativeEncoderOptions {
   format: NativeEncodeFormat;

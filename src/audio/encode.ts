@@ -3,7 +3,14 @@
 import { AudioEncodeError, InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 import { isNativeError, type NativeAudioEncoder, type NativeJob, native } from '../native.js';
 import { runJob } from '../util/job.js';
-import { checkSampleRate, contentTypeOf, defaultSampleRate, isSpeechFormat, type SpeechFormat } from './formats.js';
+import {
+  checkSampleRate,
+  contentTypeOf,
+  defaultSampleRate,
+  isSpeechFormat,
+  SPEECH_FORMATS,
+  type SpeechFormat,
+} from './formats.js';
 
 /** Input rates the encoder accepts (Hz): every voice rate in use, with room on both sides. */
 export const MIN_INPUT_SAMPLE_RATE = 8000;
@@ -12,9 +19,9 @@ export const MAX_INPUT_SAMPLE_RATE = 192000;
  * Bit rates (bits per second) each lossy codec takes for mono: libopus refuses more than 256 kb/s per
  * channel, and 320 kb/s is MPEG layer III's highest (lame uses the nearest rate the sample rate allows).
  */
-export const BIT_RATE_RANGES = { mp3: [8000, 320000], opus: [6000, 256000] } as const;
+export const BIT_RATE_RANGES = { mp3: [8000, 320000], opus: [6000, 256000], aac: [16000, 320000] } as const;
 /** The bit rate of each lossy codec unless the caller sets one: clear speech at a small size. */
-export const DEFAULT_BIT_RATES = { mp3: 64000, opus: 32000 } as const;
+export const DEFAULT_BIT_RATES = { mp3: 64000, opus: 32000, aac: 64000 } as const;
 
 export interface EncoderOptions {
   format: SpeechFormat;
@@ -30,7 +37,7 @@ export interface EncoderOptions {
    * to one frame (576 samples below 32 kHz, 1152 above) of padding behind.
    */
   whole?: boolean;
-  /** mp3/opus bits per second; default 64000 for mp3 and 32000 for opus. Ignored for wav and pcm16. */
+  /** mp3/opus/aac bits per second; default 64000 for mp3 and aac, 32000 for opus. Ignored for wav, pcm16, flac. */
   bitRate?: number;
 }
 
@@ -96,7 +103,7 @@ export class StreamingEncoder {
     const { format } = options;
     if (!isSpeechFormat(format)) {
       if (typeof format !== 'string') throw new InvalidOptionTypeError('format', 'a string', format);
-      throw new InvalidOptionValueError('format', 'one of mp3, wav, opus, pcm16', format);
+      throw new InvalidOptionValueError('format', `one of ${SPEECH_FORMATS.join(', ')}`, format);
     }
     const inputSampleRate = checkInteger(
       'inputSampleRate',
@@ -113,7 +120,7 @@ export class StreamingEncoder {
     const whole = options.whole ?? false;
     if (typeof whole !== 'boolean') throw new InvalidOptionTypeError('whole', 'a boolean', whole);
     // The addon takes a bit rate always and applies no default of its own; PCM formats have none (0).
-    const lossy = format === 'mp3' || format === 'opus' ? format : undefined;
+    const lossy = format === 'mp3' || format === 'opus' || format === 'aac' ? format : undefined;
     const bitRate =
       lossy === undefined
         ? 0

@@ -3,9 +3,15 @@
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 
 /** Formats speech can be encoded to. */
-export const SPEECH_FORMATS = ['mp3', 'wav', 'opus', 'pcm16'] as const;
-/** One of {@link SPEECH_FORMATS}: mp3, wav (16-bit PCM), opus (in Ogg) or pcm16 (raw little-endian 16-bit). */
+export const SPEECH_FORMATS = ['mp3', 'wav', 'opus', 'pcm16', 'aac', 'flac'] as const;
+/**
+ * One of {@link SPEECH_FORMATS}: mp3, wav (16-bit PCM), opus (in Ogg), pcm16 (raw little-endian 16-bit), aac
+ * (AAC-LC in ADTS frames) or flac (16-bit).
+ */
 export type SpeechFormat = (typeof SPEECH_FORMATS)[number];
+
+/** The formats POST /v1/speech offers (the speech API's list); the OpenAI-compatible route offers them all. */
+export const SPEC_SPEECH_FORMATS = ['mp3', 'wav', 'opus', 'pcm16'] as const satisfies readonly SpeechFormat[];
 
 /** Output sample rates offered for speech (Hz). */
 export const SPEECH_SAMPLE_RATES = [8000, 16000, 22050, 24000, 44100, 48000] as const;
@@ -40,6 +46,10 @@ export function contentTypeOf(format: SpeechFormat, sampleRate: number): string 
       return 'audio/ogg; codecs=opus';
     case 'pcm16':
       return `audio/L16; rate=${sampleRate}; channels=1`;
+    case 'aac':
+      return 'audio/aac';
+    case 'flac':
+      return 'audio/flac';
   }
 }
 

@@ -28,6 +28,8 @@ const FORMAT_BY_EXTENSION: Record<string, SpeechFormat> = {
   '.ogg': 'opus',
   '.pcm': 'pcm16',
   '.raw': 'pcm16',
+  '.aac': 'aac',
+  '.flac': 'flac',
 };
 
 function number(name: string) {

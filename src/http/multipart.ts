@@ -23,11 +23,17 @@ export interface Upload {
 
 export interface TranscriptionForm {
   fields: Map<string, string>;
+  /** The values of each `listFields` field, in order (absent when not sent). */
+  lists: Map<string, string[]>;
   file: Upload | undefined;
 }
 
 export interface FormLimits {
   fieldNames: readonly string[];
+  /** Fields that may repeat (OpenAI's SDKs send `timestamp_granularities[]` once per value), each at most 16 times. */
+  listFields?: readonly string[];
+  /** Longest text field, in bytes. Default 1024. */
+  maxFieldBytes?: number;
   fileField: string;
   maxFileBytes: number;
   audioFormats: readonly AudioContainer[];
@@ -37,6 +43,8 @@ export interface FormLimits {
 
 /** Text fields are short enums and codes; anything longer is a client bug, not a value to truncate. */
 const MAX_FIELD_BYTES = 1024;
+/** Values one list field may carry. */
+const MAX_LIST_VALUES = 16;
 
 class FileSink {
   readonly #chunks: Buffer[] = [];
@@ -151,15 +159,18 @@ class FileSink {
 export async function readTranscriptionForm(req: IncomingMessage, limits: FormLimits): Promise<TranscriptionForm> {
   requireMediaType(req, 'multipart/form-data', (type) => type === 'multipart/form-data');
   if (bodyAlreadyRead(req)) throw bodyConsumedError();
+  const listFields = limits.listFields ?? [];
+  const maxFieldBytes = limits.maxFieldBytes ?? MAX_FIELD_BYTES;
+  const maxFields = limits.fieldNames.length + listFields.length * MAX_LIST_VALUES;
   let parser: busboy.Busboy;
   try {
     parser = busboy({
       headers: req.headers,
       limits: {
-        fieldSize: MAX_FIELD_BYTES,
-        fields: limits.fieldNames.length,
+        fieldSize: maxFieldBytes,
+        fields: maxFields,
         files: 1,
-        parts: limits.fieldNames.length + 1,
+        parts: maxFields + 1,
         // busboy signals the limit on reaching it; one byte more means "over the limit".
         fileSize: limits.maxFileBytes + 1,
       },
@@ -169,6 +180,7 @@ export async function readTranscriptionForm(req: IncomingMessage, limits: FormLi
   }
 
   const fields = new Map<string, string>();
+  const lists = new Map<string, string[]>();
   let sink: FileSink | undefined;
   let settled = false;
 
@@ -211,8 +223,28 @@ export async function readTranscriptionForm(req: IncomingMessage, limits: FormLi
           ),
         );
       }
+      if (info.valueTruncated) {
+        return fail(
+          new HttpError(400, 'invalid_value', `the form field ${name} is longer than ${maxFieldBytes} bytes`, {
+            param: name,
+          }),
+        );
+      }
+      if (listFields.includes(name)) {
+        const values = lists.get(name) ?? [];
+        if (values.length === MAX_LIST_VALUES) {
+          return fail(
+            new HttpError(400, 'invalid_value', `the form field ${name} is given more than ${MAX_LIST_VALUES} times`, {
+              param: name,
+            }),
+          );
+        }
+        values.push(value);
+        lists.set(name, values);
+        return;
+      }
       if (!limits.fieldNames.includes(name)) {
-        const known = [...limits.fieldNames, limits.fileField].join(', ');
+        const known = [...limits.fieldNames, ...listFields, limits.fileField].join(', ');
         return fail(
           new HttpError(400, 'unknown_parameter', `unknown form field "${name}"; known: ${known}`, { param: name }),
         );
@@ -220,13 +252,6 @@ export async function readTranscriptionForm(req: IncomingMessage, limits: FormLi
       if (fields.has(name)) {
         return fail(
           new HttpError(400, 'duplicate_parameter', `the form field ${name} is given twice`, { param: name }),
-        );
-      }
-      if (info.valueTruncated) {
-        return fail(
-          new HttpError(400, 'invalid_value', `the form field ${name} is longer than ${MAX_FIELD_BYTES} bytes`, {
-            param: name,
-          }),
         );
       }
       fields.set(name, value);
@@ -282,7 +307,7 @@ export async function readTranscriptionForm(req: IncomingMessage, limits: FormLi
           if (settled) return;
           settled = true;
           limits.signal.removeEventListener('abort', onAbort);
-          resolve({ fields, file: sink?.toUpload() });
+          resolve({ fields, lists, file: sink?.toUpload() });
         },
         (cause: Error) => fail(new HttpError(500, 'upload_spool_failed', 'the upload could not be stored', { cause })),
       );

@@ -15,6 +15,7 @@ import {
 } from '../util/validate.js';
 import { AUDIO_CONTAINERS, type AudioContainer, DOCUMENTED_AUDIO_CONTAINERS } from './audio-sniff.js';
 import { API_KEY_CHARACTERS, type AuthorizeFunction, isBearerToken, type ResolvedAuth } from './auth.js';
+import { type OpenAiCompatOptions, type ResolvedOpenAiOptions, resolveOpenAiOptions } from './openai/openai-options.js';
 import type { RequestLogEntry } from './request-log.js';
 
 /** What the handler needs of the engine: a {@link Speech} from `createSpeech()`. */
@@ -102,6 +103,8 @@ export interface SpeechHandlerOptions {
    */
   uploadDir?: string;
   limits?: SpeechHandlerLimits;
+  /** The OpenAI-compatible routes' model and voice names (/v1/audio/*, /v1/models). */
+  openai?: OpenAiCompatOptions;
   /** Called once per request the handler owns, when its response ends or its connection closes. */
   onRequest?: (entry: RequestLogEntry) => void;
 }
@@ -122,6 +125,7 @@ export interface ResolvedHandlerOptions extends ResolvedAuth {
   bodyRateGraceMs: number;
   requestTimeoutMs: number;
   retryAfterSeconds: number;
+  openai: ResolvedOpenAiOptions;
   onRequest: ((entry: RequestLogEntry) => void) | undefined;
 }
 
@@ -140,7 +144,7 @@ export function defaultPerClientRequests(maxConcurrentRequests: number): number 
 }
 
 /** The handler options that are plain data, so a config file can set them. */
-export const HANDLER_DATA_KEYS = ['errors', 'audioFormats', 'uploadDir', 'limits'] as const;
+export const HANDLER_DATA_KEYS = ['errors', 'audioFormats', 'uploadDir', 'limits', 'openai'] as const;
 const HANDLER_KEYS = ['speech', 'auth', ...HANDLER_DATA_KEYS, 'onRequest'] as const;
 export const LIMIT_KEYS = [
   'maxFileBytes',
@@ -251,6 +255,7 @@ export function resolveHandlerOptions(options: unknown): ResolvedHandlerOptions 
       integerOption('limits.bodyRateGraceMs', limits.bodyRateGraceMs, 100, maxTimeout) ?? DEFAULT_BODY_RATE_GRACE_MS,
     requestTimeoutMs: integerOption('limits.requestTimeoutMs', limits.requestTimeoutMs, 0, maxTimeout) ?? 600_000,
     retryAfterSeconds: integerOption('limits.retryAfterSeconds', limits.retryAfterSeconds, 0, 86_400) ?? 1,
+    openai: resolveOpenAiOptions(options.openai),
     onRequest: functionOption<(entry: RequestLogEntry) => void>('onRequest', options.onRequest),
   };
 }

@@ -10,13 +10,23 @@ export function sendJson(
   body: unknown,
   headers: Record<string, string> = {},
 ): void {
+  sendText(res, status, 'application/json; charset=utf-8', JSON.stringify(body), headers);
+}
+
+/** Writes `text` with `status` and `contentType`, with the headers every /v1 response carries. */
+export function sendText(
+  res: ServerResponse,
+  status: number,
+  contentType: string,
+  text: string,
+  headers: Record<string, string> = {},
+): void {
   // A request that timed out was answered already; its work may still finish later and try again.
   if (res.headersSent || res.writableEnded) return;
-  const text = JSON.stringify(body);
   const length = Buffer.byteLength(text);
   res.statusCode = status;
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Type', contentType);
   res.setHeader('Content-Length', length);
   res.setHeader('Cache-Control', 'no-store');
   // Node sends no body for HEAD; the log counts what went out.

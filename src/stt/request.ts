@@ -45,6 +45,7 @@ const TRANSCRIBE_KEYS = [
   'conditionOnPreviousText',
   'repetitionGuard',
   'annotations',
+  'segmentDecoding',
   'maxDurationSeconds',
   'signal',
   'onProgress',
@@ -76,6 +77,8 @@ export interface NormalizedTranscribeOptions {
   repetitionGuard: boolean;
   /** What happens to segments that are only non-speech annotations. */
   annotations: AnnotationPolicy;
+  /** Segments carry SegmentDecoding. */
+  segmentDecoding: boolean;
   maxDurationSeconds: number | undefined;
   signal: AbortSignal | undefined;
   onProgress: ((fraction: number) => void) | undefined;
@@ -158,6 +161,7 @@ export function normalizeTranscribeOptions(
     vad: normalizeVadOptions('vad', raw.vad),
     repetitionGuard: booleanOption('repetitionGuard', raw.repetitionGuard) ?? defaults.repetitionGuard,
     annotations: enumOption('annotations', raw.annotations, ANNOTATION_POLICIES) ?? 'drop',
+    segmentDecoding: booleanOption('segmentDecoding', raw.segmentDecoding) ?? false,
     maxDurationSeconds: numberOption('maxDurationSeconds', raw.maxDurationSeconds, 0.001, 1e7),
     signal: signalOption('signal', raw.signal),
     onProgress: functionOption('onProgress', raw.onProgress),

@@ -16,6 +16,7 @@ import { isAnnotationOnly } from './annotations.js';
 import { UNDETERMINED_LANGUAGE } from './languages.js';
 import { collapseLoops, findLoops } from './repetition.js';
 import type { NormalizedTranscribeOptions } from './request.js';
+import { segmentDecoding } from './segment-decoding.js';
 import { identityTimeMap, startsInSpeech, type TimeMap, timeMapFromSpans } from './time-map.js';
 import type { Segment, Transcription } from './types.js';
 import { normaliseTimes, wordsFromSegments } from './words.js';
@@ -39,13 +40,19 @@ function safely<A extends unknown[]>(callback: ((...args: A) => void) | undefine
 }
 
 /** Segments already on the input's timeline, in the API's shape (empty ones left out, times well-formed). */
-export function shapeSegments(raw: readonly NativeSegment[], duration: number, withTurns: boolean): Segment[] {
+export function shapeSegments(
+  raw: readonly NativeSegment[],
+  duration: number,
+  withTurns: boolean,
+  withDecoding = false,
+): Segment[] {
   const segments: Segment[] = [];
   for (const s of raw) {
     const text = s.text.trim();
     if (text === '') continue;
     const segment: Segment = { id: segments.length, start: s.start, end: s.end, text };
     if (withTurns) segment.speakerTurnNext = s.speakerTurnNext;
+    if (withDecoding) segment.decoding = segmentDecoding(s, text);
     segments.push(segment);
   }
   return normaliseTimes(segments, duration);
@@ -206,7 +213,7 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
     );
     if (options.annotations === 'drop') raw = raw.filter((segment) => !isAnnotationOnly(segment.text));
   }
-  const segments = shapeSegments(raw, audio.duration, options.params.tinydiarize === true);
+  const segments = shapeSegments(raw, audio.duration, options.params.tinydiarize === true, options.segmentDecoding);
   const inSpeech = <T extends { start: number; end: number }>(items: T[]): T[] =>
     result.vad && vad ? startsInSpeech(items, result.speech, vad.speechPadMs / 1000) : items;
   inSpeech(segments);
@@ -223,6 +230,8 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
   if (options.timestamps === 'word' || options.diarize) {
     transcription.words = inSpeech(wordsFromSegments(raw, identityTimeMap, audio.duration));
   }
-  if (options.timestamps === 'segment' || options.diarize) transcription.segments = segments;
+  if (options.timestamps === 'segment' || options.diarize || options.segmentDecoding) {
+    transcription.segments = segments;
+  }
   return transcription;
 }

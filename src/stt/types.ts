@@ -26,6 +26,23 @@ export interface Segment {
    * Absent when no speech was found to attribute it to.
    */
   speaker?: string;
+  /** With `segmentDecoding: true`: how whisper decoded it. */
+  decoding?: SegmentDecoding;
+}
+
+/** How whisper decoded one segment (what OpenAI's `verbose_json` segments report). */
+export interface SegmentDecoding {
+  /** The text's token ids in the model's vocabulary (timestamp and other special tokens left out). */
+  tokens: number[];
+  /** Mean natural-log probability of those tokens. */
+  avgLogprob: number;
+  /**
+   * The text's UTF-8 length over its zlib-compressed length, as openai-whisper computes it: above 2.4, the text
+   * repeats itself.
+   */
+  compressionRatio: number;
+  /** whisper's probability that the window the segment was decoded in holds no speech. */
+  noSpeechProb: number;
 }
 
 /**
@@ -124,6 +141,11 @@ export interface TranscribeOptions {
    * inside a segment with speech in it stays either way.
    */
   annotations?: AnnotationPolicy;
+  /**
+   * Add {@link SegmentDecoding} (`decoding`) to each segment: token ids, log probability, compression ratio. Segments
+   * are then returned whatever `timestamps` says. Default false.
+   */
+  segmentDecoding?: boolean;
   /** Reject longer audio with AudioTooLongError; checked while decoding. Default: the engine's (3 hours). */
   maxDurationSeconds?: number;
   /** Cancels decoding, waiting, and a running transcription (promptly, via whisper's abort callback). */

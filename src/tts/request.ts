@@ -7,8 +7,11 @@ import { MAX_NOISE_SCALE, MIN_NOISE_SCALE } from './voice-config.js';
 
 /** The speech API's input limit (at most 5,000 characters), in Unicode code points. */
 export const DEFAULT_MAX_INPUT_CHARS = 5000;
-export const MIN_SPEED = 0.5;
-export const MAX_SPEED = 2;
+/** The library's speed range (OpenAI's); POST /v1/speech keeps the speech API's 0.5-2.0 (SPEC_SPEED_RANGE). */
+export const MIN_SPEED = 0.25;
+export const MAX_SPEED = 4;
+/** The speed range of POST /v1/speech, as the speech API gives it. */
+export const SPEC_SPEED_RANGE = [0.5, 2] as const;
 
 /** A request with defaults applied; `sampleRate` stays undefined until the voice (and its rate) is known. */
 export interface NormalizedSynthesizeOptions {

@@ -27,7 +27,7 @@ export function makeHost(kind: HostKind, options: SpeechHandlerOptions): TestHos
   app.use(express.json());
   if (mount) app.use(mount, handler);
   else app.use(handler);
-  app.get('/v1/models', (_req, res) => {
+  app.get('/v1/embeddings', (_req, res) => {
     res.json({ host: 'own route' });
   });
   app.post('/echo', express.text({ type: '*/*' }), (req, res) => {

@@ -44,8 +44,16 @@ export function requireRealModel(name: RealModelName): Requirement {
   return requirement(readModels()[name], `real model '${name}'`, "'npm run models:test'");
 }
 
-/** The peers' Python (faster-whisper, piper-tts, onnx). */
+const peersDir = () => process.env.VOXMILL_PEERS_DIR ?? join(homedir(), '.cache', 'voxmill', 'peers');
+
+/** The peers' Python (faster-whisper, piper-tts, onnx, the openai SDK). */
 export function requirePeerPython(): Requirement {
-  const dir = process.env.VOXMILL_PEERS_DIR ?? join(homedir(), '.cache', 'voxmill', 'peers');
-  return requirement(join(dir, 'venv', 'bin', 'python'), 'the peers venv', "'bash scripts/peers-setup.sh'");
+  return requirement(join(peersDir(), 'venv', 'bin', 'python'), 'the peers venv', "'bash scripts/peers-setup.sh'");
+}
+
+/** OpenAI's npm SDK, installed by the peers setup beside the venv: the path of its package directory. */
+export function requireOpenAiNodeSdk(): Requirement {
+  const dir = join(peersDir(), 'node', 'node_modules', 'openai');
+  const found = requirement(join(dir, 'package.json'), "OpenAI's npm SDK", "'bash scripts/peers-setup.sh'");
+  return found.path === undefined ? found : { ...found, path: dir };
 }

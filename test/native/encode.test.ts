@@ -20,7 +20,16 @@ const IRREGULAR = [1, 7, 1000, 333, 4097, 2, 16000, 511];
 // lame's encoder delay (576) plus the decoder's (529): what a streamed mp3, which has no Xing/LAME frame
 // to say so, decodes with in front of the signal.
 const MP3_STREAM_DELAY = 1105;
-const EXTENSIONS: Record<SpeechFormat, string> = { mp3: 'mp3', wav: 'wav', opus: 'ogg', pcm16: 'raw' };
+const EXTENSIONS: Record<SpeechFormat, string> = {
+  mp3: 'mp3',
+  wav: 'wav',
+  opus: 'ogg',
+  pcm16: 'raw',
+  aac: 'aac',
+  flac: 'flac',
+};
+// AAC's encoder priming (1024 samples) and padding to a whole frame: an ADTS stream has nowhere to say so.
+const AAC_FRAME = 1024;
 
 function sine(rate: number, seconds: number, amplitude = 0.5, frequency = 440): Float32Array {
   const samples = new Float32Array(Math.round(rate * seconds));
@@ -112,7 +121,7 @@ function rejection(promise: Promise<unknown>): Promise<unknown> {
   );
 }
 
-const FORMATS: SpeechFormat[] = ['mp3', 'wav', 'opus', 'pcm16'];
+const FORMATS: SpeechFormat[] = ['mp3', 'wav', 'opus', 'pcm16', 'aac', 'flac'];
 const matrix = FORMATS.flatMap((format) =>
   sampleRatesOf(format).flatMap((outputRate) =>
     [16000, 22050].flatMap((inputRate) => [true, false].map((whole) => ({ format, outputRate, inputRate, whole }))),
@@ -120,8 +129,8 @@ const matrix = FORMATS.flatMap((format) =>
 );
 
 describe('encoding: every format, rate and mode decodes to the right length', () => {
-  it('covers 88 combinations', () => {
-    expect(matrix.length).toBe(88);
+  it('covers 136 combinations', () => {
+    expect(matrix.length).toBe(136);
   });
 
   it.each(matrix)('$format $inputRate -> $outputRate Hz, whole: $whole', async ({
@@ -141,7 +150,7 @@ describe('encoding: every format, rate and mode decodes to the right length', ()
     } else {
       const probe = ffprobe(path);
       expect(probe.channels).toBe(1);
-      expect(probe.codec).toBe({ mp3: 'mp3', wav: 'pcm_s16le', opus: 'opus' }[format]);
+      expect(probe.codec).toBe({ mp3: 'mp3', wav: 'pcm_s16le', opus: 'opus', aac: 'aac', flac: 'flac' }[format]);
       if (format === 'opus') {
         // Ogg Opus always plays at 48 kHz; the rate it was encoded at is recorded in OpusHead.
         const head = opusHead(bytes);
@@ -164,6 +173,9 @@ describe('encoding: every format, rate and mode decodes to the right length', ()
       const padding = error - MP3_STREAM_DELAY / outputRate;
       expect(padding).toBeGreaterThan(-0.001);
       expect(padding).toBeLessThan(frame / outputRate + 0.005);
+    } else if (format === 'aac') {
+      expect(error).toBeGreaterThan(-0.001);
+      expect(error).toBeLessThan((2 * AAC_FRAME) / outputRate + 0.005);
     } else {
       expect(Math.abs(error)).toBeLessThan(whole ? 0.02 : 0.05);
     }

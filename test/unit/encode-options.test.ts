@@ -12,10 +12,10 @@ import {
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../../src/errors.js';
 
 describe('speech formats', () => {
-  it('lists the four formats and recognises only them', () => {
-    expect([...SPEECH_FORMATS]).toEqual(['mp3', 'wav', 'opus', 'pcm16']);
+  it('lists the six formats and recognises only them', () => {
+    expect([...SPEECH_FORMATS]).toEqual(['mp3', 'wav', 'opus', 'pcm16', 'aac', 'flac']);
     for (const format of SPEECH_FORMATS) expect(isSpeechFormat(format)).toBe(true);
-    for (const other of ['MP3', 'ogg', 'aac', '', 3, null]) expect(isSpeechFormat(other)).toBe(false);
+    for (const other of ['MP3', 'ogg', 'm4a', '', 3, null]) expect(isSpeechFormat(other)).toBe(false);
   });
 
   it('names the content type of each, pcm16 with its rate', () => {

@@ -105,12 +105,12 @@ describe.each(HOST_KINDS)('in %s', (kind) => {
   it('leaves paths it does not own to the host', async () => {
     const { agent, path, check } = await start(kind);
     if (kind === 'bare http') {
-      const missing = await check(auth(agent.get('/v1/models')));
+      const missing = await check(auth(agent.get('/v1/embeddings')));
       expect(missing.status).toBe(404);
       expect(missing.body.error.code).toBe('not_found');
       return;
     }
-    const own = await agent.get('/v1/models');
+    const own = await agent.get('/v1/embeddings');
     expect(own.body).toEqual({ host: 'own route' });
     expect(own.headers['x-request-id']).toBeUndefined();
     const unknown = await agent.get(path('/v1/nothing'));

@@ -3,11 +3,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
+import { SPEC_SPEECH_FORMATS } from '../../src/audio/formats.js';
 import { apiKeysFromEnv, parseServeConfig } from '../../src/cli/serve-config.js';
 import { sniffAudioContainer } from '../../src/http/audio-sniff.js';
 import { keyMatcher } from '../../src/http/auth.js';
 import { OPENAPI_DOCUMENT_URL } from '../../src/http/routes/openapi.js';
-import { SPEECH_FORMATS, SPEECH_SAMPLE_RATES, TTS_MODEL_IDS } from '../../src/index.js';
+import { SPEECH_SAMPLE_RATES, TTS_MODEL_IDS } from '../../src/index.js';
 import { AUDIO_HEADS } from '../helpers/fake-speech-engine.js';
 import { sharedAudio } from '../helpers/paths.js';
 
@@ -60,7 +61,7 @@ describe('openapi.json', () => {
   it("lists the library's own models, formats and sample rates", () => {
     const speech = document.components.schemas.SpeechRequest.properties;
     expect(speech.model.enum).toEqual([...TTS_MODEL_IDS]);
-    expect(speech.format.enum).toEqual([...SPEECH_FORMATS]);
+    expect(speech.format.enum).toEqual([...SPEC_SPEECH_FORMATS]);
     expect(speech.sample_rate.enum).toEqual([...SPEECH_SAMPLE_RATES]);
   });
 });

@@ -3,9 +3,10 @@
 // failure cuts the connection (a chunked response without its terminating chunk), which clients see as an error.
 import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
-import { SPEECH_FORMATS } from '../../audio/formats.js';
+import { SPEC_SPEECH_FORMATS } from '../../audio/formats.js';
 import { SynthesisError } from '../../errors.js';
 import { isTtsModelId, TTS_MODEL_IDS } from '../../tiers.js';
+import { SPEC_SPEED_RANGE } from '../../tts/request.js';
 import type { SpeechStream, SynthesizeOptions } from '../../tts/types.js';
 import { enumOption, numberOption, objectOption, stringOption, unknownKey } from '../../util/validate.js';
 import { HttpError } from '../http-error.js';
@@ -51,14 +52,14 @@ function requestOptions(body: unknown): SynthesizeOptions {
     model,
     voice,
     input,
-    format: enumOption('format', fields.format, SPEECH_FORMATS),
-    speed: numberOption('speed', fields.speed),
+    format: enumOption('format', fields.format, SPEC_SPEECH_FORMATS),
+    speed: numberOption('speed', fields.speed, ...SPEC_SPEED_RANGE),
     sampleRate: numberOption('sample_rate', fields.sample_rate),
   };
 }
 
 /** Resolves with the first chunk (undefined when the stream ends empty); rejects with the stream's error. */
-function firstChunk(stream: SpeechStream, signal: AbortSignal): Promise<Buffer | undefined> {
+export function firstChunk(stream: SpeechStream, signal: AbortSignal): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const cleanup = () => {
       stream.off('readable', onReadable);
@@ -112,7 +113,7 @@ function firstChunk(stream: SpeechStream, signal: AbortSignal): Promise<Buffer |
   });
 }
 
-function writeAudioHeaders(res: ServerResponse, stream: SpeechStream): void {
+export function writeAudioHeaders(res: ServerResponse, stream: SpeechStream): void {
   res.statusCode = 200;
   res.setHeader('Content-Type', stream.contentType);
   res.setHeader('Cache-Control', 'no-store');

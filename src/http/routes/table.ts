@@ -1,7 +1,11 @@
-// Which route answers a request: the API's four paths and their methods, matched below the mount point.
+// Which route answers a request: the speech API's four paths, the OpenAI-compatible ones beside them, and their
+// methods, matched below the mount point.
 import type { IncomingMessage } from 'node:http';
 import { HttpError } from '../http-error.js';
+import { audioSpeechRoute } from './audio-speech.js';
+import { audioTranscriptionsRoute, audioTranslationsRoute } from './audio-transcriptions.js';
 import type { Route } from './context.js';
+import { listModelsRoute, retrieveModelRoute } from './models.js';
 import { openApiRoute } from './openapi.js';
 import { speechRoute } from './speech.js';
 import { transcriptionsRoute } from './transcriptions.js';
@@ -12,7 +16,23 @@ const ROUTES: Record<string, Record<string, Route>> = {
   '/v1/transcriptions': { POST: transcriptionsRoute },
   '/v1/speech': { POST: speechRoute },
   '/v1/openapi.json': { GET: openApiRoute },
+  // OpenAI's audio API and model list, for its SDKs and the tools built on them.
+  '/v1/audio/transcriptions': { POST: audioTranscriptionsRoute },
+  '/v1/audio/translations': { POST: audioTranslationsRoute },
+  '/v1/audio/speech': { POST: audioSpeechRoute },
+  '/v1/models': { GET: listModelsRoute },
 };
+
+/** Paths with a parameter: everything one level below the prefix (`/v1/models/{id}`). */
+const PREFIX_ROUTES: Record<string, Record<string, Route>> = {
+  '/v1/models/': { GET: retrieveModelRoute },
+};
+
+function routesOf(path: string): Record<string, Route> | undefined {
+  if (Object.hasOwn(ROUTES, path)) return ROUTES[path];
+  const prefix = Object.keys(PREFIX_ROUTES).find((p) => path.startsWith(p) && !path.slice(p.length).includes('/'));
+  return prefix === undefined ? undefined : PREFIX_ROUTES[prefix];
+}
 
 /** Where a request goes: a route (HEAD is a GET's), a method the path does not answer, or a path not of the API. */
 export type RouteMatch =
@@ -34,7 +54,7 @@ function routePath(url: string | undefined): string {
 
 export function matchRoute(req: IncomingMessage): RouteMatch {
   const path = routePath(req.url);
-  const methods = Object.hasOwn(ROUTES, path) ? ROUTES[path] : undefined;
+  const methods = routesOf(path);
   if (!methods) return { kind: 'not_ours', path };
   const method = req.method === 'HEAD' && methods.GET ? 'GET' : (req.method ?? '');
   const route = Object.hasOwn(methods, method) ? methods[method] : undefined;
@@ -50,5 +70,6 @@ export function matchRoute(req: IncomingMessage): RouteMatch {
 
 /** The answer to a path the API does not serve, when no host is there to take it. */
 export function notFound(path: string): HttpError {
-  return new HttpError(404, 'not_found', `no route ${path}; this API serves ${Object.keys(ROUTES).join(', ')}`);
+  const paths = [...Object.keys(ROUTES), ...Object.keys(PREFIX_ROUTES).map((p) => `${p}{id}`)];
+  return new HttpError(404, 'not_found', `no route ${path}; this API serves ${paths.join(', ')}`);
 }

@@ -1,7 +1,7 @@
 // POST /v1/transcriptions: a multipart form with one audio file -> the transcription as JSON (both in openapi.json).
-import { AudioDecodeError } from '../../errors.js';
 import { ANNOTATION_POLICIES, TIMESTAMP_GRANULARITIES } from '../../stt/request.js';
 import type { AnnotationPolicy, TimestampGranularity } from '../../stt/types.js';
+import { formBoolean, invalidField, missingField, uploadDecodeError } from '../form-fields.js';
 import { HttpError } from '../http-error.js';
 import { readTranscriptionForm } from '../multipart.js';
 import { sendJson } from '../respond.js';
@@ -28,25 +28,6 @@ const GUARD_FIELDS = {
 } as const;
 const FILE_FIELD = 'file';
 
-function missing(param: string): HttpError {
-  return new HttpError(400, 'missing_parameter', `${param} is required`, { param });
-}
-
-function invalid(param: string, expected: string, received: string): HttpError {
-  return new HttpError(400, 'invalid_value', `${param} must be ${expected}; received ${JSON.stringify(received)}`, {
-    param,
-  });
-}
-
-/** Form booleans as HTML forms and SDKs send them. */
-function formBoolean(param: string, value: string | undefined): boolean | undefined {
-  if (value === undefined) return undefined;
-  const lower = value.toLowerCase();
-  if (lower === 'true' || lower === '1') return true;
-  if (lower === 'false' || lower === '0') return false;
-  throw invalid(param, 'true, false, 1 or 0', value);
-}
-
 export async function transcriptionsRoute({ req, res, options, signal }: RouteContext): Promise<void> {
   const form = await readTranscriptionForm(req, {
     fieldNames: FIELDS,
@@ -60,17 +41,17 @@ export async function transcriptionsRoute({ req, res, options, signal }: RouteCo
     // An empty optional field is an HTML form's way of leaving it out.
     const field = (name: (typeof FIELDS)[number]) => form.fields.get(name) || undefined;
     const model = field('model');
-    if (model === undefined) throw missing('model');
+    if (model === undefined) throw missingField('model');
     const models = options.speech.modelIds;
     if (!models.includes(model)) {
       throw new HttpError(400, 'model_not_found', `unknown model "${model}"; available: ${models.join(', ')}`, {
         param: 'model',
       });
     }
-    if (!form.file) throw missing(FILE_FIELD);
+    if (!form.file) throw missingField(FILE_FIELD);
     const timestamps = field('timestamps') ?? 'segment';
     if (!(TIMESTAMP_GRANULARITIES as readonly string[]).includes(timestamps)) {
-      throw invalid('timestamps', `one of ${TIMESTAMP_GRANULARITIES.join(', ')}`, timestamps);
+      throw invalidField('timestamps', `one of ${TIMESTAMP_GRANULARITIES.join(', ')}`, timestamps);
     }
     const language = field('language');
     const guards: Record<string, boolean> = {};
@@ -80,7 +61,7 @@ export async function transcriptionsRoute({ req, res, options, signal }: RouteCo
     }
     const annotations = field('annotations');
     if (annotations !== undefined && !(ANNOTATION_POLICIES as readonly string[]).includes(annotations)) {
-      throw invalid('annotations', `one of ${ANNOTATION_POLICIES.join(', ')}`, annotations);
+      throw invalidField('annotations', `one of ${ANNOTATION_POLICIES.join(', ')}`, annotations);
     }
     const { container } = form.file;
     const transcription = await options.speech
@@ -95,19 +76,7 @@ export async function transcriptionsRoute({ req, res, options, signal }: RouteCo
         signal,
       })
       .catch((error: unknown) => {
-        // The bytes said which container this is, so a decoder that cannot read it found a damaged file.
-        if (error instanceof AudioDecodeError && error.code === 'AUDIO_UNSUPPORTED') {
-          throw new HttpError(
-            400,
-            'audio_decode_failed',
-            `the file looks like ${container} but is damaged: ${error.message}`,
-            {
-              param: FILE_FIELD,
-              cause: error,
-            },
-          );
-        }
-        throw error;
+        throw uploadDecodeError(error, container, FILE_FIELD);
       });
     sendJson(res, 200, transcription);
   } finally {
