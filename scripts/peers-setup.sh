@@ -13,7 +13,7 @@ set -euo pipefail
 dir="${VOXMILL_PEERS_DIR:-$HOME/.cache/voxmill/peers}"
 venv="$dir/venv"
 python="$venv/bin/python"
-pins=(faster-whisper==1.2.1 piper-tts==1.8.0 onnx==1.19.1 numpy==2.2.6 openai==3.57.0)
+pins=(faster-whisper==1.2.1 piper-tts==1.8.0 onnx==1.19.1 numpy==2.2.6 openai==3.57.0 schemathesis==4.32.5)
 node_sdk="openai@7.57.0"
 
 if [[ ! -x "$python" ]]; then
