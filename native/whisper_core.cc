@@ -109,7 +109,8 @@ std::vector<Pass> PassesOverSpans(const std::vector<SpeechSpan>& spans, size_t c
   };
   size_t first = 0;
   while (first < spans.size()) {
-    const double begin = passes.empty() ? 0.0 : spans[first].procStart;
+    // Where this pass starts: the previous one's end (the gap before this stretch included).
+    const double begin = passes.empty() ? 0.0 : static_cast<double>(passes.back().end) / kSampleRate;
     size_t last = first;  // a stretch too long for the window is a pass of its own
     double bestPause = -1.0;
     for (size_t j = first; j < spans.size() && spans[j].procEnd - begin <= kWindowSeconds; j++) {
@@ -171,6 +172,18 @@ class Transcription {
         params_.vad ? PassesOverSpans(out_.speech, audioCount) : std::vector<Pass>{{0, audioCount}};
     total_ = audioCount;
     language_ = params_.language;
+    // Detected once, on up to a window of the joined speech, as whisper would on its first window: the first pass
+    // may be a single short stretch.
+    if (language_.empty() && passes.size() > 1 && whisper_is_multilingual(context_) != 0) {
+      const size_t head = std::min(audioCount, static_cast<size_t>(kWindowSeconds * kSampleRate));
+      if (whisper_pcm_to_mel_with_state(context_, state.get(), audio, static_cast<int>(head), params_.threads) != 0) {
+        return Fail("TRANSCRIPTION_FAILED", "whisper.cpp could not compute the spectrogram: " + ThreadLog());
+      }
+      const int id = whisper_lang_auto_detect_with_state(context_, state.get(), 0, params_.threads, nullptr);
+      if (Cancelled()) return Fail("ABORTED", "transcription was aborted");
+      if (id < 0) return Fail("TRANSCRIPTION_FAILED", "whisper.cpp could not detect the language: " + ThreadLog());
+      language_ = whisper_lang_str(id);
+    }
     for (size_t i = 0; i < passes.size(); i++) {
       pass_ = passes[i];
       passReported_ = 0;
@@ -284,23 +297,31 @@ class Transcription {
     return wp;
   }
 
-  // Seconds from the start of the audio whisper was given to the start of the current pass.
-  double PassOffset() const { return static_cast<double>(pass_.begin) / kSampleRate; }
+  // A time whisper gave in the current pass (centiseconds from its start), in seconds of the audio whisper was given.
+  // whisper.cpp does not keep timestamps inside its input: a short pass's last segment may end past it, in the gap
+  // or the next stretch, which the time map would spread over the pause that follows. So times stop at the pass's end.
+  double PassTime(int64_t centiseconds) const {
+    const double length = static_cast<double>(pass_.end - pass_.begin) / kSampleRate;
+    return static_cast<double>(pass_.begin) / kSampleRate + std::clamp(Centiseconds(centiseconds), 0.0, length);
+  }
 
-  // Percent of the whole call: the passes before this one, and `progress` percent of this one.
+  // Percent of the whole call: the passes before this one, and `progress` percent of this one; never backwards
+  // (whisper's own count can pass 100 in a pass shorter than a window).
   void ReportProgress(int progress) {
-    const double done =
-        static_cast<double>(pass_.begin) + static_cast<double>(pass_.end - pass_.begin) * progress / 100.0;
-    callbacks_.progress(total_ > 0 ? static_cast<int>(done * 100.0 / static_cast<double>(total_)) : progress);
+    const double done = static_cast<double>(pass_.begin) +
+                        static_cast<double>(pass_.end - pass_.begin) * std::clamp(progress, 0, 100) / 100.0;
+    const int percent = total_ > 0 ? static_cast<int>(done * 100.0 / static_cast<double>(total_)) : progress;
+    if (percent <= progress_) return;
+    progress_ = percent;
+    callbacks_.progress(percent);
   }
 
   void ReportSegments(whisper_state* state) {
     const int total = whisper_full_n_segments_from_state(state);
     for (; passReported_ < total; passReported_++) {
       const char* text = whisper_full_get_segment_text_from_state(state, passReported_);
-      callbacks_.segment(reported_++,
-                         PassOffset() + Centiseconds(whisper_full_get_segment_t0_from_state(state, passReported_)),
-                         PassOffset() + Centiseconds(whisper_full_get_segment_t1_from_state(state, passReported_)),
+      callbacks_.segment(reported_++, PassTime(whisper_full_get_segment_t0_from_state(state, passReported_)),
+                         PassTime(whisper_full_get_segment_t1_from_state(state, passReported_)),
                          text != nullptr ? text : "");
     }
   }
@@ -311,12 +332,11 @@ class Transcription {
     out_.language = lang != nullptr ? lang : params_.language;
     const whisper_token eot = whisper_token_eot(context_);
     const int n = whisper_full_n_segments_from_state(state);
-    const double offset = PassOffset();
     out_.segments.reserve(out_.segments.size() + static_cast<size_t>(n));
     for (int i = 0; i < n; i++) {
       SegmentOut segment;
-      segment.t0 = offset + Centiseconds(whisper_full_get_segment_t0_from_state(state, i));
-      segment.t1 = offset + Centiseconds(whisper_full_get_segment_t1_from_state(state, i));
+      segment.t0 = PassTime(whisper_full_get_segment_t0_from_state(state, i));
+      segment.t1 = PassTime(whisper_full_get_segment_t1_from_state(state, i));
       const char* text = whisper_full_get_segment_text_from_state(state, i);
       segment.text = text != nullptr ? text : "";
       segment.speakerTurnNext = whisper_full_get_segment_speaker_turn_next_from_state(state, i);
@@ -328,8 +348,10 @@ class Transcription {
         const char* piece = whisper_full_get_token_text_from_state(context_, state, i, j);
         const std::string bytes = piece != nullptr ? piece : "";
         segment.tokenBytes += bytes;
-        segment.tokens.push_back({data.id, data.p, offset + Centiseconds(data.t0), offset + Centiseconds(data.t1),
-                                  data.t_dtw >= 0 ? offset + Centiseconds(data.t_dtw) : -1.0, data.id >= eot,
+        // Token times whisper did not compute are negative, and stay so ("none").
+        const auto tokenTime = [this](int64_t t) { return t < 0 ? Centiseconds(t) : PassTime(t); };
+        segment.tokens.push_back({data.id, data.p, tokenTime(data.t0), tokenTime(data.t1),
+                                  data.t_dtw >= 0 ? PassTime(data.t_dtw) : -1.0, data.id >= eot,
                                   static_cast<uint32_t>(bytes.size())});
       }
       out_.segments.push_back(std::move(segment));
@@ -346,6 +368,7 @@ class Transcription {
   int passReported_ = 0;  // of the current pass's
   Pass pass_{0, 0};
   size_t total_ = 0;
+  int progress_ = -1;  // the last percent reported
   // The language asked for, or once the first pass found it, that one ("" = detect).
   std::string language_;
   std::atomic<bool> nonFiniteOutput_{false};

@@ -35,7 +35,10 @@ export function startEventStream(res: ServerResponse, heartbeatMs = SSE_HEARTBEA
       res.once('close', done);
     });
   };
-  const heartbeat = setInterval(() => void write(': ping\n\n'), heartbeatMs);
+  // A client that is not reading gets no more pings piled up behind the unsent ones.
+  const heartbeat = setInterval(() => {
+    if (!res.writableNeedDrain) void write(': ping\n\n');
+  }, heartbeatMs);
   heartbeat.unref();
   res.once('close', () => clearInterval(heartbeat));
   return {

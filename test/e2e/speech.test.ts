@@ -5,6 +5,7 @@ import {
   AudioDecodeError,
   ClosedError,
   createSpeech,
+  decodeAudio,
   InvalidOptionValueError,
   ModelNotFoundError,
   QueueFullError,
@@ -106,6 +107,34 @@ describe('createSpeech', () => {
     }
     expect(await s.transcribe(header, { ...fast, timestamps: 'segment' })).toMatchObject({ segments: [] });
     await expect(s.transcribe(Buffer.alloc(0), fast)).rejects.toMatchObject({ code: 'AUDIO_EMPTY' });
+  });
+
+  it('with the VAD, decodes long audio in passes: progress never goes back, segments in order inside the audio', async () => {
+    const s = engine();
+    const clip = (await decodeAudio(sharedAudio('jfk.wav'))).samples;
+    // Six copies of jfk (11 s) with 3 s of silence between: over two 30 s windows of speech.
+    const gap = 3 * 16000;
+    const samples = new Float32Array(6 * (clip.length + gap));
+    for (let i = 0; i < 6; i++) samples.set(clip, i * (clip.length + gap));
+    const progress: number[] = [];
+    const reported: number[] = [];
+    const result = await s.transcribe(samples, {
+      ...fast,
+      vad: true,
+      onProgress: (p) => progress.push(p),
+      onSegment: (segment) => reported.push(segment.id),
+      repetitionGuard: false,
+      annotations: 'keep',
+    });
+    expect(progress.length).toBeGreaterThan(1);
+    for (let i = 1; i < progress.length; i++) expect(progress[i]!).toBeGreaterThanOrEqual(progress[i - 1]!);
+    expect(progress.at(-1)!).toBeLessThanOrEqual(1);
+    expect(reported).toEqual(reported.map((_, i) => i));
+    const segments = result.segments ?? [];
+    for (const [i, segment] of segments.entries()) {
+      expect(segment.start).toBeGreaterThanOrEqual(i === 0 ? 0 : segments[i - 1]!.start);
+      expect(segment.end).toBeLessThanOrEqual(result.duration);
+    }
   });
 
   it('rejects bad audio with AudioDecodeError and stays usable', async () => {

@@ -290,6 +290,11 @@ describe.skipIf(nodeSdk.skip)(`OpenAI's npm SDK ${nodeSdk.reason}`, () => {
       .create({ model: 'tts-1', voice: 'alloy', input: 'a'.repeat(4097) })
       .catch((e: unknown) => e)) as SdkError;
     expect(long).toMatchObject({ status: 400, param: 'input' });
+    // A streamed request that fails before whisper runs still gets its status, not a 200 with an error event.
+    const early = (await client.audio.transcriptions
+      .create({ file: createReadStream(jfk), model: 'whisper-1', stream: true, language: 'xx' })
+      .catch((e: unknown) => e)) as SdkError;
+    expect(early).toMatchObject({ status: 400, param: 'language' });
   });
 });
 

@@ -17,9 +17,12 @@ import type { Transcription } from '../../src/stt/types.js';
 describe('OpenAI names', () => {
   it('maps OpenAI model names to tiers, merges configured ones over the defaults, and validates them', () => {
     const defaults = resolveOpenAiOptions(undefined);
-    expect(modelIdFor(defaults, 'whisper-1')).toBe('svc-stt-1');
-    expect(modelIdFor(defaults, 'tts-1')).toBe('svc-tts-1-flash');
-    expect(modelIdFor(defaults, 'svc-stt-1-flash')).toBe('svc-stt-1-flash');
+    const served = ['svc-stt-1', 'svc-stt-1-flash'];
+    expect(modelIdFor(defaults, 'whisper-1', served)).toBe('svc-stt-1');
+    expect(modelIdFor(defaults, 'tts-1', served)).toBe('svc-tts-1-flash');
+    expect(modelIdFor(defaults, 'svc-stt-1-flash', served)).toBe('svc-stt-1-flash');
+    // A model configured under an OpenAI name is served as itself.
+    expect(modelIdFor(defaults, 'whisper-1', [...served, 'whisper-1'])).toBe('whisper-1');
     const custom = resolveOpenAiOptions({ models: { 'whisper-1': 'svc-stt-1-flash', mine: 'svc-stt-1' } });
     expect(custom.models).toEqual({ ...DEFAULT_OPENAI_MODELS, 'whisper-1': 'svc-stt-1-flash', mine: 'svc-stt-1' });
     expect(() => resolveOpenAiOptions({ models: { 'whisper-1': 3 } })).toThrow(/openai\.models\.whisper-1/);

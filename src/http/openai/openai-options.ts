@@ -72,8 +72,9 @@ export function resolveOpenAiOptions(value: unknown): ResolvedOpenAiOptions {
   };
 }
 
-/** The configured model id an OpenAI request names: an alias's target, else the name itself. */
-export function modelIdFor(options: ResolvedOpenAiOptions, name: string): string {
+/** The model id an OpenAI request names: a served id as itself, else an alias's target, else the name as given. */
+export function modelIdFor(options: ResolvedOpenAiOptions, name: string, served: readonly string[]): string {
+  if (served.includes(name)) return name;
   return Object.hasOwn(options.models, name) ? (options.models[name] as string) : name;
 }
 

@@ -67,7 +67,7 @@ async function requestOptions(ctx: RouteContext, body: unknown) {
   stringOption('instructions', fields.instructions);
   const format = enumOption('response_format', fields.response_format, RESPONSE_FORMATS) ?? 'mp3';
   const streamFormat = enumOption('stream_format', fields.stream_format, ['audio', 'sse'] as const) ?? 'audio';
-  const model = modelIdFor(ctx.options.openai, name);
+  const model = modelIdFor(ctx.options.openai, name, TTS_MODEL_IDS);
   if (!isTtsModelId(model)) {
     const aliases = Object.keys(ctx.options.openai.models).filter((alias) =>
       isTtsModelId(ctx.options.openai.models[alias] as string),

@@ -15,7 +15,7 @@ import {
   tokenUsage,
 } from '../openai/transcription-responses.js';
 import { sendText } from '../respond.js';
-import { startEventStream } from '../sse.js';
+import { type EventStream, startEventStream } from '../sse.js';
 import type { Route, RouteContext } from './context.js';
 
 const FILE_FIELD = 'file';
@@ -98,8 +98,8 @@ function parseRequest(
   const field = (name: string) => fields.get(name) || undefined;
   const name = field('model');
   if (name === undefined) throw missingField('model');
-  const model = modelIdFor(ctx.options.openai, name);
   const models = ctx.options.speech.modelIds;
+  const model = modelIdFor(ctx.options.openai, name, models);
   if (!models.includes(model)) {
     const aliases = Object.keys(ctx.options.openai.models).filter((alias) =>
       models.includes(ctx.options.openai.models[alias] as string),
@@ -163,35 +163,46 @@ function parseRequest(
   return { options, format, granularities, temperature, stream };
 }
 
-/** SSE: a delta per segment as whisper finishes it, diarized segments at the end, then the full text with usage. */
+/**
+ * SSE: a delta per segment as whisper finishes it, diarized segments at the end, then the full text with usage. The
+ * stream (status 200) starts only once whisper runs, so a request that fails before (bad options, a full queue, audio
+ * that does not decode) is answered with its own status and JSON error, as OpenAI does and as the SDKs retry on.
+ */
 async function streamTranscription(
   ctx: RouteContext,
   input: Buffer | string,
   request: OpenAiRequest,
   container: string,
 ): Promise<void> {
-  const events = startEventStream(ctx.res);
+  let events: EventStream | undefined;
+  const stream = () => {
+    events ??= startEventStream(ctx.res);
+    return events;
+  };
   let sent = 0;
   try {
     const transcription = await ctx.options.speech.transcribe(input, {
       ...request.options,
+      onProgress: () => stream(),
       onSegment: (segment: Segment) => {
-        void events.send({ type: 'transcript.text.delta', delta: sent++ === 0 ? segment.text : ` ${segment.text}` });
+        void stream().send({ type: 'transcript.text.delta', delta: sent++ === 0 ? segment.text : ` ${segment.text}` });
       },
     });
     if (request.format === 'diarized_json') {
-      for (const segment of transcription.segments ?? []) await events.send(diarizedSegment(segment));
+      for (const segment of transcription.segments ?? []) await stream().send(diarizedSegment(segment));
     }
-    await events.send({ type: 'transcript.text.done', text: transcription.text, usage: tokenUsage(transcription) });
+    await stream().send({ type: 'transcript.text.done', text: transcription.text, usage: tokenUsage(transcription) });
   } catch (error) {
+    const failure = uploadDecodeError(error, container, FILE_FIELD);
+    if (!events) throw failure;
     // The status is sent: the error travels as an event, which the SDKs raise as an APIError.
     if (!ctx.signal.aborted) {
-      const httpError = toHttpError(uploadDecodeError(error, container, FILE_FIELD), ctx.options.retryAfterSeconds);
+      const httpError = toHttpError(failure, ctx.options.retryAfterSeconds);
       httpError.requestId = ctx.requestId;
       await events.send(httpError.toJSON());
     }
   } finally {
-    events.end();
+    events?.end();
   }
 }
 
