@@ -22,8 +22,11 @@ exec 3> "$out/stdin"
 for _ in $(seq 1 100); do [[ -s "$out/url" ]] && break; sleep 0.1; done
 url="$(head -1 "$out/url")"
 [[ -n "$url" ]] || { cat "$out/server.log" >&2; echo "schemathesis: the server did not start" >&2; exit 1; }
+hooks="$PWD/scripts/api-fuzz"
 set +e
-PYTHONPATH="$PWD/scripts/api-fuzz" SCHEMATHESIS_HOOKS=schemathesis_hooks "$st" run "$url/v1/openapi.json" --url "$url" \
+# From the scratch directory: schemathesis keeps its caches (.schemathesis/) in the working directory.
+cd "$out"
+PYTHONPATH="$hooks" SCHEMATHESIS_HOOKS=schemathesis_hooks "$st" run "$url/v1/openapi.json" --url "$url" \
   -H "Authorization: Bearer $key" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance \
   --max-examples "$examples" --generation-deterministic --request-timeout 120 \
