@@ -324,7 +324,7 @@ describe('encoding: bad input and misuse', () => {
 
   it.each([
     ['no options', undefined],
-    ['an unknown format', { ...valid, format: 'aac' }],
+    ['an unknown format', { ...valid, format: 'm4a' }],
     ['a format that is not a string', { ...valid, format: 3 }],
     ['an input rate below 8000', { ...valid, inputSampleRate: 7999 }],
     ['an input rate above 192000', { ...valid, inputSampleRate: 192001 }],
@@ -346,7 +346,7 @@ describe('encoding: bad input and misuse', () => {
   });
 
   it('the TypeScript factory refuses the same with typed option errors', () => {
-    expect(() => createEncoder({ format: 'aac' as SpeechFormat, inputSampleRate: 22050 })).toThrow(
+    expect(() => createEncoder({ format: 'm4a' as SpeechFormat, inputSampleRate: 22050 })).toThrow(
       InvalidOptionValueError,
     );
     expect(() => createEncoder({ format: 'opus', inputSampleRate: 22050, outputSampleRate: 22050 })).toThrow(
