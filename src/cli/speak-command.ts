@@ -54,7 +54,7 @@ function engineFor(flags: { voiceDir?: string[]; modelsDir?: string }) {
 export function registerSpeakCommands(program: Command): void {
   program
     .command('say')
-    .description('speak text with a Piper voice (mp3, wav, opus, pcm16)')
+    .description('speak text with a Piper voice (mp3, wav, opus, pcm16, aac, flac)')
     .argument('[text]', 'the text; "-" or --file to read it instead')
     .requiredOption('-v, --voice <id>', 'voice id (see "voxmill voices")')
     .option('-o, --output <file>', 'output file; "-" or omitted writes to stdout (not a terminal)')
