@@ -100,6 +100,7 @@ export type {
   SpeechTranscribeOptions,
   SttModelConfig,
   TimestampGranularity,
+  TokenLogprob,
   TranscribeOptions,
   Transcription,
   VadOptions,

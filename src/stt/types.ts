@@ -43,6 +43,17 @@ export interface SegmentDecoding {
   compressionRatio: number;
   /** whisper's probability that the window the segment was decoded in holds no speech. */
   noSpeechProb: number;
+  /** Each text token as decoded: its text, its UTF-8 bytes (a character may span tokens) and its log probability. */
+  tokenLogprobs: TokenLogprob[];
+}
+
+/** One decoded token and how sure whisper was of it (OpenAI's `logprobs` items). */
+export interface TokenLogprob {
+  /** The token's text (a character split across tokens shows as U+FFFD here; `bytes` has it exactly). */
+  token: string;
+  bytes: number[];
+  /** Natural log of the token's probability. */
+  logprob: number;
 }
 
 /**

@@ -138,6 +138,16 @@ describe.skipIf(nodeSdk.skip)(`OpenAI's npm SDK ${nodeSdk.reason}`, () => {
     >;
     expect(typeof json.text).toBe('string');
     expect(json.usage).toEqual({ type: 'duration', seconds: 11 });
+    const withLogprobs = (await client.audio.transcriptions.create({
+      file: file(),
+      model: 'whisper-1',
+      include: ['logprobs'],
+    })) as { text: string; logprobs: Array<{ token: string; bytes: number[]; logprob: number }> };
+    expect(withLogprobs.logprobs.length).toBeGreaterThan(0);
+    for (const item of withLogprobs.logprobs) {
+      expect(Buffer.from(item.bytes).toString('utf8')).toBe(item.token);
+      expect(item.logprob).toBeLessThanOrEqual(0);
+    }
     const text = await client.audio.transcriptions.create({
       file: file(),
       model: 'whisper-1',

@@ -71,11 +71,21 @@ describe('segment decoding', () => {
       text: ' Hello',
       speakerTurnNext: false,
       noSpeechProb: 0.25,
-      tokenBytes: Buffer.alloc(0),
-      tokens: [token(50364, 0.01, true), token(15947, 0.5), token(11, 0.25), token(50414, 0.9, true)],
+      // "[_BEG_]", " Hel", "lo", "[_TT_50]": bytes back to back, special tokens' included.
+      tokenBytes: Buffer.from('[_BEG_] Hello[_TT_50]'),
+      tokens: [
+        { ...token(50364, 0.01, true), byteLength: 7 },
+        { ...token(15947, 0.5), byteLength: 4 },
+        { ...token(11, 0.25), byteLength: 2 },
+        { ...token(50414, 0.9, true), byteLength: 8 },
+      ],
     };
     const decoding = segmentDecoding(native, 'Hello');
     expect(decoding.tokens).toEqual([15947, 11]);
+    expect(decoding.tokenLogprobs).toEqual([
+      { token: ' Hel', bytes: [32, 72, 101, 108], logprob: Math.log(0.5) },
+      { token: 'lo', bytes: [108, 111], logprob: Math.log(0.25) },
+    ]);
     expect(decoding.avgLogprob).toBeCloseTo((Math.log(0.5) + Math.log(0.25)) / 2, 10);
     expect(decoding.noSpeechProb).toBe(0.25);
     expect(decoding.compressionRatio).toBe(compressionRatio('Hello'));
@@ -101,7 +111,16 @@ describe('response formats', () => {
         end: 1.5,
         text: 'Hello there.',
         speaker: 'speaker_1',
-        decoding: { tokens: [1, 2], avgLogprob: -0.2, compressionRatio: 1.1, noSpeechProb: 0.01 },
+        decoding: {
+          tokens: [1, 2],
+          avgLogprob: -0.2,
+          compressionRatio: 1.1,
+          noSpeechProb: 0.01,
+          tokenLogprobs: [
+            { token: ' Hello', bytes: [32, 72, 101, 108, 108, 111], logprob: -0.1 },
+            { token: ' there.', bytes: [32, 116, 104, 101, 114, 101, 46], logprob: -0.3 },
+          ],
+        },
       },
       { id: 1, start: 31.25, end: 33, text: 'General Kenobi.' },
     ],
@@ -121,6 +140,11 @@ describe('response formats', () => {
       usage: { type: 'duration', seconds: 5 },
     });
     expect(JSON.parse(render('json', { task: 'translate' }).body)).toEqual({ text: transcription.text });
+    const withLogprobs = JSON.parse(render('json', { logprobs: true }).body);
+    expect(withLogprobs.logprobs).toEqual([
+      { token: ' Hello', bytes: [32, 72, 101, 108, 108, 111], logprob: -0.1 },
+      { token: ' there.', bytes: [32, 116, 104, 101, 114, 101, 46], logprob: -0.3 },
+    ]);
     expect(render('json').contentType).toBe('application/json; charset=utf-8');
   });
 

@@ -2,7 +2,7 @@
 // official SDK types them (openai npm: resources/audio/transcriptions.ts, translations.ts).
 import { languageName } from '../../stt/languages.js';
 import { toSrt, toVtt } from '../../stt/subtitles.js';
-import type { Segment, Transcription } from '../../stt/types.js';
+import type { Segment, TokenLogprob, Transcription } from '../../stt/types.js';
 
 export const OPENAI_RESPONSE_FORMATS = ['json', 'text', 'srt', 'vtt', 'verbose_json', 'diarized_json'] as const;
 export type OpenAiResponseFormat = (typeof OPENAI_RESPONSE_FORMATS)[number];
@@ -30,6 +30,11 @@ export function tokenUsage(transcription: Transcription) {
     total_tokens: audio + output,
     input_token_details: { audio_tokens: audio, text_tokens: 0 },
   };
+}
+
+/** Every text token of the transcription with its log probability, in order (OpenAI's `logprobs`). */
+export function tokenLogprobs(transcription: Transcription): TokenLogprob[] {
+  return (transcription.segments ?? []).flatMap((segment) => segment.decoding?.tokenLogprobs ?? []);
 }
 
 /** The 30 s window (in 10 ms frames, as openai-whisper's `seek`) a segment starts in. */
@@ -68,6 +73,8 @@ export interface RenderOptions {
   granularities: ReadonlySet<'word' | 'segment'>;
   /** The request's temperature (whisper.cpp does not report the one each segment was finally decoded at). */
   temperature: number;
+  /** json: add `logprobs`, each token's. */
+  logprobs?: boolean;
 }
 
 /** The body OpenAI would send for `transcription` in `format`. */
@@ -109,7 +116,9 @@ export function renderOpenAiTranscription(transcription: Transcription, options:
         }),
       };
     default: {
-      const body = options.task === 'transcribe' ? { text, usage: durationUsage(duration) } : { text };
+      const body: Record<string, unknown> = { text };
+      if (options.logprobs) body.logprobs = tokenLogprobs(transcription);
+      if (options.task === 'transcribe') body.usage = durationUsage(duration);
       return { contentType: JSON_TYPE, body: JSON.stringify(body) };
     }
   }

@@ -12,6 +12,7 @@ import {
   type OpenAiResponseFormat,
   type OpenAiTask,
   renderOpenAiTranscription,
+  tokenLogprobs,
   tokenUsage,
 } from '../openai/transcription-responses.js';
 import { sendText } from '../respond.js';
@@ -86,6 +87,8 @@ interface OpenAiRequest {
   granularities: Set<'word' | 'segment'>;
   temperature: number;
   stream: boolean;
+  /** `include[]=logprobs`: each token's log probability (json, and the stream's done event). */
+  logprobs: boolean;
 }
 
 function parseRequest(
@@ -129,12 +132,16 @@ function parseRequest(
   );
   for (const value of lists.get('include[]') ?? []) {
     if (value !== 'logprobs') throw invalidField('include[]', 'logprobs', value);
-    throw unsupported('include[]', 'token log probabilities are not returned yet (verbose_json has avg_logprob)');
   }
+  const logprobs = lists.has('include[]');
   if (lists.has('known_speaker_names[]') || lists.has('known_speaker_references[]')) {
     throw unsupported('known_speaker_references[]', 'speakers are labelled speaker_1, speaker_2, ... by first turn');
   }
   const stream = formBoolean('stream', field('stream')) ?? false;
+  // As OpenAI: log probabilities come with json (streamed or not) only.
+  if (logprobs && format !== 'json') {
+    throw invalidField('include[]', 'given only with response_format json', format);
+  }
   if (stream && !['json', 'text', 'diarized_json'].includes(format)) {
     throw invalidField('stream', 'false with response_format srt, vtt or verbose_json', 'true');
   }
@@ -147,7 +154,7 @@ function parseRequest(
     timestamps: words ? 'word' : needsSegments ? 'segment' : 'none',
     translate: task === 'translate',
     temperature,
-    segmentDecoding: format === 'verbose_json' || stream,
+    segmentDecoding: format === 'verbose_json' || stream || logprobs,
     maxDurationSeconds: ctx.options.maxAudioSeconds,
     signal: ctx.signal,
   };
@@ -160,7 +167,7 @@ function parseRequest(
     const vad = chunkingStrategy(field);
     if (vad !== undefined) options.vad = vad;
   }
-  return { options, format, granularities, temperature, stream };
+  return { options, format, granularities, temperature, stream, logprobs };
 }
 
 /**
@@ -191,7 +198,12 @@ async function streamTranscription(
     if (request.format === 'diarized_json') {
       for (const segment of transcription.segments ?? []) await stream().send(diarizedSegment(segment));
     }
-    await stream().send({ type: 'transcript.text.done', text: transcription.text, usage: tokenUsage(transcription) });
+    await stream().send({
+      type: 'transcript.text.done',
+      text: transcription.text,
+      ...(request.logprobs ? { logprobs: tokenLogprobs(transcription) } : {}),
+      usage: tokenUsage(transcription),
+    });
   } catch (error) {
     const failure = uploadDecodeError(error, container, FILE_FIELD);
     if (!events) throw failure;
@@ -237,6 +249,7 @@ function audioRoute(task: OpenAiTask): Route {
         format: request.format,
         granularities: request.granularities,
         temperature: request.temperature,
+        logprobs: request.logprobs,
       });
       sendText(ctx.res, 200, contentType, body);
     } finally {
