@@ -1,6 +1,7 @@
 // The OpenAI-compatible routes' own settings: which voxmill model answers each OpenAI model name, and which installed
 // voice speaks for each OpenAI voice name. Existing OpenAI clients send those names unchanged.
 import { objectOption, rejectUnknownKeys, stringOption } from '../../util/validate.js';
+import { HttpError } from '../http-error.js';
 
 /** Options of the OpenAI-compatible routes (`createSpeechHandler({ openai })`). */
 export interface OpenAiCompatOptions {
@@ -76,6 +77,24 @@ export function resolveOpenAiOptions(value: unknown): ResolvedOpenAiOptions {
 export function modelIdFor(options: ResolvedOpenAiOptions, name: string, served: readonly string[]): string {
   if (served.includes(name)) return name;
   return Object.hasOwn(options.models, name) ? (options.models[name] as string) : name;
+}
+
+/** The served ids and the OpenAI names that reach one of them: every model name a request may give. */
+export function servedNames(options: ResolvedOpenAiOptions, served: readonly string[]): string[] {
+  const aliases = Object.entries(options.models)
+    .filter(([alias, target]) => served.includes(target) && !served.includes(alias))
+    .map(([alias]) => alias);
+  return [...served, ...aliases];
+}
+
+/** The served id a request's `model` names; 400 `model_not_found` listing the names that work when none. */
+export function servedModelId(options: ResolvedOpenAiOptions, name: string, served: readonly string[]): string {
+  const id = modelIdFor(options, name, served);
+  if (served.includes(id)) return id;
+  const available = servedNames(options, served).join(', ');
+  throw new HttpError(400, 'model_not_found', `unknown model ${JSON.stringify(name)}; available: ${available}`, {
+    param: 'model',
+  });
 }
 
 /**

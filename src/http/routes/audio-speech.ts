@@ -1,18 +1,16 @@
 // POST /v1/audio/speech: OpenAI's speech endpoint on the engine. JSON in; audio out as it is synthesized, or with
 // `stream_format: "sse"` as `speech.audio.delta` events of base64 audio and a `speech.audio.done`. Shapes: openai
 // npm, resources/audio/speech.ts.
-import { pipeline } from 'node:stream/promises';
 import type { SpeechFormat } from '../../audio/formats.js';
-import { isTtsModelId, TTS_MODEL_IDS } from '../../tiers.js';
+import { TTS_MODEL_IDS, type TtsModelId } from '../../tiers.js';
 import type { SynthesizeOptions } from '../../tts/types.js';
 import { enumOption, numberOption, objectOption, stringOption, unknownKey } from '../../util/validate.js';
 import { HttpError, toHttpError } from '../http-error.js';
 import { readJsonBody } from '../json-body.js';
-import { modelIdFor, voiceIdFor } from '../openai/openai-options.js';
-import { countBytesOut } from '../request-log.js';
+import { servedModelId, voiceIdFor } from '../openai/openai-options.js';
 import { startEventStream } from '../sse.js';
 import type { RouteContext } from './context.js';
-import { firstChunk, writeAudioHeaders } from './speech.js';
+import { firstChunk, sendAudio } from './speech.js';
 
 const FIELDS = ['model', 'input', 'voice', 'instructions', 'response_format', 'speed', 'stream_format'] as const;
 const RESPONSE_FORMATS = ['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'] as const;
@@ -67,18 +65,7 @@ async function requestOptions(ctx: RouteContext, body: unknown) {
   stringOption('instructions', fields.instructions);
   const format = enumOption('response_format', fields.response_format, RESPONSE_FORMATS) ?? 'mp3';
   const streamFormat = enumOption('stream_format', fields.stream_format, ['audio', 'sse'] as const) ?? 'audio';
-  const model = modelIdFor(ctx.options.openai, name, TTS_MODEL_IDS);
-  if (!isTtsModelId(model)) {
-    const aliases = Object.keys(ctx.options.openai.models).filter((alias) =>
-      isTtsModelId(ctx.options.openai.models[alias] as string),
-    );
-    throw new HttpError(
-      400,
-      'model_not_found',
-      `unknown model ${JSON.stringify(name)}; available: ${[...TTS_MODEL_IDS, ...aliases].join(', ')}`,
-      { param: 'model' },
-    );
-  }
+  const model = servedModelId(ctx.options.openai, name, TTS_MODEL_IDS) as TtsModelId;
   const installed = (await ctx.options.speech.listVoices()).map((v) => v.id);
   const options: SynthesizeOptions = {
     model,
@@ -139,14 +126,5 @@ export async function audioSpeechRoute(ctx: RouteContext): Promise<void> {
     await streamEvents(ctx, rest(), [...synth.input].length);
     return;
   }
-  writeAudioHeaders(res, stream);
-  if (first === undefined) {
-    res.end();
-    return;
-  }
-  res.write(first);
-  countBytesOut(res, first.length);
-  const done = pipeline(stream, res, { signal });
-  stream.on('data', (chunk: Buffer) => countBytesOut(res, chunk.length));
-  await done;
+  await sendAudio(res, stream, first, signal);
 }

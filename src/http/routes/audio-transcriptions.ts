@@ -4,7 +4,7 @@ import type { Segment, SpeechTranscribeOptions, Transcription, VadOptions } from
 import { formBoolean, formNumber, invalidField, missingField, uploadDecodeError } from '../form-fields.js';
 import { HttpError, toHttpError } from '../http-error.js';
 import { readTranscriptionForm } from '../multipart.js';
-import { modelIdFor } from '../openai/openai-options.js';
+import { servedModelId } from '../openai/openai-options.js';
 import {
   diarizedSegment,
   OPENAI_RESPONSE_FORMATS,
@@ -101,19 +101,7 @@ function parseRequest(
   const field = (name: string) => fields.get(name) || undefined;
   const name = field('model');
   if (name === undefined) throw missingField('model');
-  const models = ctx.options.speech.modelIds;
-  const model = modelIdFor(ctx.options.openai, name, models);
-  if (!models.includes(model)) {
-    const aliases = Object.keys(ctx.options.openai.models).filter((alias) =>
-      models.includes(ctx.options.openai.models[alias] as string),
-    );
-    throw new HttpError(
-      400,
-      'model_not_found',
-      `unknown model "${name}"; available: ${[...models, ...aliases].join(', ')}`,
-      { param: 'model' },
-    );
-  }
+  const model = servedModelId(ctx.options.openai, name, ctx.options.speech.modelIds);
   const allowed: readonly string[] = task === 'translate' ? OPENAI_TRANSLATION_FORMATS : OPENAI_RESPONSE_FORMATS;
   const format = (field('response_format') ?? 'json') as OpenAiResponseFormat;
   if (!allowed.includes(format)) throw invalidField('response_format', `one of ${allowed.join(', ')}`, format);

@@ -2,6 +2,7 @@
 // names that reach them, as OpenAI model objects (openai npm, resources/models.ts).
 import { TTS_MODEL_IDS } from '../../tiers.js';
 import { HttpError } from '../http-error.js';
+import { servedNames } from '../openai/openai-options.js';
 import type { ResolvedHandlerOptions } from '../options.js';
 import { sendJson } from '../respond.js';
 import type { RouteContext } from './context.js';
@@ -9,13 +10,8 @@ import type { RouteContext } from './context.js';
 /** `created` of every model: when this process started serving (Unix seconds); models here have no release date. */
 const CREATED = Math.floor(Date.now() / 1000);
 
-function modelIds(options: ResolvedHandlerOptions): string[] {
-  const served = [...options.speech.modelIds, ...TTS_MODEL_IDS];
-  const aliases = Object.entries(options.openai.models)
-    .filter(([alias, target]) => served.includes(target) && !served.includes(alias))
-    .map(([alias]) => alias);
-  return [...served, ...aliases];
-}
+const modelIds = (options: ResolvedHandlerOptions) =>
+  servedNames(options.openai, [...options.speech.modelIds, ...TTS_MODEL_IDS]);
 
 const modelObject = (id: string) => ({ id, object: 'model' as const, created: CREATED, owned_by: 'voxmill' });
 

@@ -113,7 +113,7 @@ export function firstChunk(stream: SpeechStream, signal: AbortSignal): Promise<B
   });
 }
 
-export function writeAudioHeaders(res: ServerResponse, stream: SpeechStream): void {
+function writeAudioHeaders(res: ServerResponse, stream: SpeechStream): void {
   res.statusCode = 200;
   res.setHeader('Content-Type', stream.contentType);
   res.setHeader('Cache-Control', 'no-store');
@@ -127,8 +127,25 @@ export async function speechRoute({ req, res, options, signal }: RouteContext): 
   // The engine destroys the stream with the signal's reason on abort, possibly after firstChunk() stopped
   // listening; an 'error' with no listener would be thrown. Errors still reach firstChunk() and pipeline().
   stream.on('error', () => undefined);
+  let first: Buffer | undefined;
   try {
-    const first = await firstChunk(stream, signal);
+    first = await firstChunk(stream, signal);
+  } catch (error) {
+    // Whatever failed, the synthesis must not go on for nobody.
+    stream.destroy();
+    throw error;
+  }
+  await sendAudio(res, stream, first, signal);
+}
+
+/** Sends the audio: headers, the chunk already read (undefined: the stream ended empty), then the rest as it comes. */
+export async function sendAudio(
+  res: ServerResponse,
+  stream: SpeechStream,
+  first: Buffer | undefined,
+  signal: AbortSignal,
+): Promise<void> {
+  try {
     writeAudioHeaders(res, stream);
     if (first === undefined) {
       res.end();
@@ -137,7 +154,7 @@ export async function speechRoute({ req, res, options, signal }: RouteContext): 
     res.write(first);
     countBytesOut(res, first.length);
   } catch (error) {
-    // Whatever failed, the synthesis must not go on for nobody.
+    // A response that cannot start (a header Node refuses): the synthesis must not go on for nobody.
     stream.destroy();
     throw error;
   }
