@@ -14,7 +14,8 @@
 # hardening cases). test/http and test/e2e reach the same native calls through more JavaScript and would only add
 # time under ASan.
 #
-# Environment: VOXMILL_BUILD_JOBS (default: number of CPUs), VOXMILL_TEST_DATA (as for npm test).
+# Environment: VOXMILL_BUILD_JOBS (default: number of CPUs), VOXMILL_TEST_DATA (as for npm test), VOXMILL_CI_REPORTS
+# (a folder: vitest's JSON report is written there as asan.json, for scripts/ci-summary.mjs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -67,11 +68,14 @@ tests_started=$SECONDS
 #   test/native keeps a few single-call bounds); 16 MB still catches a use soon after free.
 # log_path: each process writes its report to its own file, so a report from any process (a forked vitest
 #   worker, a worker thread's abort) is seen below even where the test itself does not fail on it.
+report_args=()
+[[ -n "${VOXMILL_CI_REPORTS:-}" ]] &&
+  report_args=(--reporter=default --reporter=json "--outputFile.json=$VOXMILL_CI_REPORTS/asan.json")
 set +e
 LD_PRELOAD="$libasan" \
   ASAN_OPTIONS="detect_leaks=0:quarantine_size_mb=16:log_path=$reports/asan" \
   VOXMILL_ADDON_PATH="$addon" \
-  node node_modules/vitest/vitest.mjs run --project native "${@:-test/native/}"
+  node node_modules/vitest/vitest.mjs run --project native "${report_args[@]}" "${@:-test/native/}"
 rc=$?
 set -e
 echo "asan native tests took $((SECONDS - tests_started)) s"

@@ -5,7 +5,11 @@
 #
 #   bash scripts/api-fuzz/schemathesis.sh [max examples per operation, default 30]
 #
-# CI runs it with its default; prints a summary line with the cases generated and the failures.
+# CI runs it with its default. With VOXMILL_CI_REPORTS set (a folder), the cases that passed and failed are written to
+# schemathesis.count there for scripts/ci-summary.mjs.
+#
+# schemathesis closes with a pytest-style banner ("=== 1 warning in 8.19s ==="), which log readers take for pytest
+# having run no test; that one line is left out of the output.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 examples="${1:-30}"
@@ -30,7 +34,15 @@ PYTHONPATH="$hooks" SCHEMATHESIS_HOOKS=schemathesis_hooks "$st" run "$url/v1/ope
   -H "Authorization: Bearer $key" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance \
   --max-examples "$examples" --generation-deterministic --request-timeout 120 \
-  --report ndjson --report-ndjson-path "$out/events.ndjson" --no-color
-status=$?
+  --report ndjson --report-ndjson-path "$out/events.ndjson" --no-color |
+  tee "$out/output.txt" | grep -vE '^=+ .* in [0-9.]+m?s =+$'
+status=${PIPESTATUS[0]}
 set -e
+if [[ -n "${VOXMILL_CI_REPORTS:-}" ]]; then
+  # "Test cases:" is followed by e.g. "749 generated, 749 passed" or "749 generated, 740 passed, 9 failed".
+  cases="$(grep -E '^ *[0-9]+ generated' "$out/output.txt" | tail -1)"
+  passed="$(grep -oE '[0-9]+ passed' <<<"$cases" | grep -oE '[0-9]+' || echo 0)"
+  failed="$(grep -oE '[0-9]+ failed' <<<"$cases" | grep -oE '[0-9]+' || echo 0)"
+  echo "$passed $failed" >"$VOXMILL_CI_REPORTS/schemathesis.count"
+fi
 exit "$status"

@@ -1,0 +1,78 @@
+// Prints CI's test counts from the vitest JSON reports (and schemathesis's count) that .ci/run collects in one folder.
+//
+//   node scripts/ci-summary.mjs <folder> [step]
+//
+// With a step (a report's name without .json, e.g. "test"): that report's tests, then one line per tier (unit,
+// native, http, e2e, accuracy, soak) with its files, counts and time. Without: one line per report, then the plain
+// closing line "ci: N passed, N failed" over every report, which .ci/run prints last. CI's log readers take a run's
+// last closing line as its verdict, so this one line must close the log (schemathesis's pytest-like banner, which
+// read as "no test ran", is filtered out by scripts/api-fuzz/schemathesis.sh).
+//
+// A report is <step>.json (vitest's JSON reporter), or <step>.count: "passed failed" on one line (schemathesis).
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const [folder, step] = process.argv.slice(2);
+if (!folder) {
+  console.error('usage: node scripts/ci-summary.mjs <folder> [step]');
+  process.exit(2);
+}
+
+/** Counts of one report: { passed, failed, skipped, report } (report: vitest's parsed JSON, or null). */
+function readReport(name) {
+  const file = join(folder, name);
+  if (name.endsWith('.count')) {
+    const [passed, failed] = readFileSync(file, 'utf8').trim().split(/\s+/).map(Number);
+    return { passed, failed, skipped: 0, report: null };
+  }
+  const report = JSON.parse(readFileSync(file, 'utf8'));
+  return {
+    passed: report.numPassedTests,
+    failed: report.numFailedTests,
+    skipped: report.numPendingTests + (report.numTodoTests ?? 0),
+    report,
+  };
+}
+
+const countsLine = ({ passed, failed, skipped }) =>
+  `${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`;
+
+/** One line per tier found in a vitest report: files, counts and the time its files took. */
+function tierLines(report) {
+  const lines = [];
+  for (const tier of ['unit', 'native', 'http', 'e2e', 'accuracy', 'soak']) {
+    const files = report.testResults.filter((f) => f.name.includes(`/test/${tier}/`));
+    if (files.length === 0) continue;
+    const tests = files.flatMap((f) => f.assertionResults);
+    const count = (status) => tests.filter((t) => t.status === status).length;
+    // Unit files run in parallel, so their wall time is shown; the addon tiers run one file at a time (summed).
+    const seconds =
+      tier === 'unit'
+        ? (Math.max(...files.map((f) => f.endTime)) - Math.min(...files.map((f) => f.startTime))) / 1000
+        : files.reduce((sum, f) => sum + f.endTime - f.startTime, 0) / 1000;
+    lines.push(
+      `  ${tier}: ${files.length} files, ${count('passed')} passed, ${count('failed')} failed; ` +
+        `${seconds.toFixed(0)} s${tier === 'unit' ? ' wall' : ''}`,
+    );
+  }
+  return lines;
+}
+
+if (step) {
+  const counts = readReport(`${step}.json`);
+  console.log(`${step}: ${countsLine(counts)}`);
+  for (const line of tierLines(counts.report)) console.log(line);
+} else {
+  const names = readdirSync(folder)
+    .filter((name) => name.endsWith('.json') || name.endsWith('.count'))
+    .sort();
+  const total = { passed: 0, failed: 0, skipped: 0 };
+  for (const name of names) {
+    const counts = readReport(name);
+    console.log(`  ${name.replace(/\.(json|count)$/, '')}: ${countsLine(counts)}`);
+    total.passed += counts.passed;
+    total.failed += counts.failed;
+    total.skipped += counts.skipped;
+  }
+  console.log(`ci: ${countsLine(total)}`);
+}
