@@ -41,7 +41,9 @@ export type {
   DiarizationConfig,
   DiarizationMethod,
   DiarizeOptions,
+  KnownSpeaker,
   SpeakerCountOptions,
+  SpeakerOptions,
 } from './diarize/types.js';
 export type { SpeechOptions } from './engine/config.js';
 export type { SttModelStatus } from './engine/model-registry.js';

@@ -1,7 +1,8 @@
 // A fixture speaker-embedding model with the I/O contract of sherpa-onnx's speaker-recognition models: input
-// `feats` float32 [N, T, 80] (log-mel frames), output `embs` float32 [N, 16]. The embedding is the mean frame
-// times a seeded random 80 x 16 projection: windows with different average spectra (different voices) get
-// different embeddings, so the embedding code path of diarization can be tested without a real model.
+// `feats` float32 [N, T, 80] (log-mel frames), output `embs` float32 [N, 16]. The embedding is the mean squared frame
+// times a seeded random 80 x 16 projection. Squared, because the worker subtracts each window's mean frame (as real
+// models expect), so a plain mean would be zero: the per-band variance differs between voices and stays close for
+// clips of one voice, so clustering and known-speaker matching can be tested without a real model.
 import { graph, model, node, tensor, valueInfo } from './onnx-writer.mjs';
 
 const BINS = 80;
@@ -24,7 +25,8 @@ export function embeddingModel() {
     graph: graph({
       name: 'fixture-speaker-embedding',
       nodes: [
-        node('ReduceMean', ['feats'], ['mean'], { axes: [1], keepdims: 0 }),
+        node('Mul', ['feats', 'feats'], ['squared']),
+        node('ReduceMean', ['squared'], ['mean'], { axes: [1], keepdims: 0 }),
         node('MatMul', ['mean', 'projection'], ['embs']),
       ],
       initializers: [tensor('projection', 'float32', [BINS, DIM], projection())],

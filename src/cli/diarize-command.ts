@@ -12,6 +12,7 @@ interface DiarizeFlags {
   vadModel?: string;
   embeddingModel?: string;
   modelsDir?: string;
+  speaker: Array<{ name: string; audio: string }>;
 }
 
 function count(name: string) {
@@ -21,6 +22,13 @@ function count(name: string) {
       throw new InvalidArgumentError(`${name} must be an integer from 1 to 32`);
     return n;
   };
+}
+
+/** `--speaker NAME=FILE`, repeatable: a known speaker and a clip of their voice. */
+function knownSpeaker(value: string, previous: Array<{ name: string; audio: string }>) {
+  const at = value.indexOf('=');
+  if (at <= 0 || at === value.length - 1) throw new InvalidArgumentError('--speaker must be NAME=FILE');
+  return [...previous, { name: value.slice(0, at), audio: value.slice(at + 1) }];
 }
 
 export function registerDiarizeCommand(program: Command): Command {
@@ -34,6 +42,12 @@ export function registerDiarizeCommand(program: Command): Command {
     .option('--max-speakers <n>', 'at most this many speakers', count('--max-speakers'))
     .option('--vad-model <model>', 'Silero VAD catalog id or ggml file (default: the catalog default)')
     .option('--embedding-model <model>', 'speaker-embedding catalog id or ONNX file (default: built-in features)')
+    .option(
+      '--speaker <name=file>',
+      'a known speaker: label their turns NAME, recognized from FILE (1–30 s of their voice; repeatable; needs --embedding-model)',
+      knownSpeaker,
+      [],
+    )
     .option('--models-dir <dir>', 'models directory')
     .action(async (files: string[], flags: DiarizeFlags) => {
       const speech = createSpeech({
@@ -48,6 +62,7 @@ export function registerDiarizeCommand(program: Command): Command {
             ...(flags.numSpeakers ? { numSpeakers: flags.numSpeakers } : {}),
             ...(flags.minSpeakers ? { minSpeakers: flags.minSpeakers } : {}),
             ...(flags.maxSpeakers ? { maxSpeakers: flags.maxSpeakers } : {}),
+            ...(flags.speaker.length > 0 ? { knownSpeakers: flags.speaker } : {}),
           });
           if (flags.format === 'json') {
             documents.push({ file, ...result });

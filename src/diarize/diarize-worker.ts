@@ -6,7 +6,7 @@ import type * as Ort from 'onnxruntime-node';
 import { insideOnnxRuntime } from '../util/onnx-worker.js';
 import { normalize } from './clustering.js';
 import { FeatureExtractor } from './features.js';
-import { diarizePcm, type EmbeddingWindow } from './pipeline.js';
+import { clipWindows, diarizePcm, type EmbeddingWindow, type KnownSpeakerVector } from './pipeline.js';
 import type { DiarizeWorkerData, FromDiarizeWorker, ToDiarizeWorker } from './worker-protocol.js';
 
 if (!parentPort) throw new Error('diarize-worker must run in a worker thread');
@@ -117,9 +117,23 @@ async function diarize(message: Extract<ToDiarizeWorker, { type: 'diarize' }>): 
   };
   try {
     if (cancelled.has(id) || shuttingDown) throw new Cancelled();
+    const embed = message.embeddingModel === undefined ? undefined : embedder(message.embeddingModel, checkpoint);
+    const knownSpeakers: KnownSpeakerVector[] = [];
+    // The engine sends known voices only with an embedding model; each is the mean of its windows' embeddings.
+    for (const { name, samples } of embed ? message.knownVoices : []) {
+      const vectors = await (embed as NonNullable<typeof embed>)(
+        samples,
+        clipWindows(samples.length, message.settings),
+      );
+      const mean = new Float32Array(vectors[0]?.length ?? 0);
+      for (const vector of vectors)
+        for (let d = 0; d < mean.length; d++) mean[d] = (mean[d] as number) + (vector[d] as number);
+      knownSpeakers.push({ name, vector: normalize(mean) });
+    }
     const turns = await diarizePcm(message.samples, message.regions, {
       ...message.settings,
-      embed: message.embeddingModel === undefined ? undefined : embedder(message.embeddingModel, checkpoint),
+      embed,
+      knownSpeakers,
       checkpoint,
     });
     post({ type: 'result', id, turns });

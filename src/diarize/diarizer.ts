@@ -10,7 +10,7 @@ import { WorkerClient, type WorkerErrors } from '../util/worker-client.js';
 import { DEFAULT_DIARIZATION_STALL_TIMEOUT_MS } from './config.js';
 import { SAMPLE_RATE } from './features.js';
 import type { SpeakerTurn } from './turn.js';
-import type { DiarizeSettings } from './types.js';
+import type { DiarizeSettings, KnownVoice } from './types.js';
 import type { FromDiarizeWorker, ToDiarizeWorker } from './worker-protocol.js';
 
 export interface DiarizerOptions {
@@ -80,6 +80,7 @@ export class Diarizer {
     settings: DiarizeSettings,
     embeddingModel: string | undefined,
     signal?: AbortSignal,
+    knownVoices: KnownVoice[] = [],
   ): Promise<SpeakerTurn[]> {
     if (this.closed) throw new ClosedError();
     const lease = this.queue.admit();
@@ -93,7 +94,11 @@ export class Diarizer {
       const hours = samples.length / (SAMPLE_RATE * 3600);
       const stallTimeoutMs = Math.round(this.stallPerHourMs * Math.max(1, hours));
       const answer = this.client
-        .request(id, { type: 'diarize', id, samples: shared, regions, settings, embeddingModel }, stallTimeoutMs)
+        .request(
+          id,
+          { type: 'diarize', id, samples: shared, regions, settings, embeddingModel, knownVoices },
+          stallTimeoutMs,
+        )
         .then((message) => {
           if (message.type === 'result') return message.turns;
           if (message.type === 'error') throw new DiarizationError(message.message, { code: message.code });

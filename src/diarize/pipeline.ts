@@ -15,7 +15,18 @@ export interface EmbeddingWindow {
   endSample: number;
 }
 
+/** A known speaker's voice as one unit embedding (the mean over its clip's windows). */
+export interface KnownSpeakerVector {
+  name: string;
+  vector: Float32Array;
+}
+
 export interface PipelineOptions extends DiarizeSettings {
+  /**
+   * Speakers to recognize (embedding vectors only): each found speaker whose centroid lies within `threshold` of
+   * one takes its name, closest pairs first, one speaker per name.
+   */
+  knownSpeakers?: KnownSpeakerVector[];
   /** A speaker-embedding model: unit vectors for the windows, in order. Built-in features when absent. */
   embed?: ((samples: Float32Array, windows: EmbeddingWindow[]) => Promise<Float32Array[]>) | undefined;
   /** Awaited between regions and stages: lets a worker take a cancel message; throws to stop. */
@@ -75,7 +86,50 @@ export async function diarizePcm(
   const windowLabels = cluster(vectors, options);
   const speakers = countOf(windowLabels);
   labelFrames(windows, windowLabels, speakers);
-  return turnsOf(blocks, options.minTurnSeconds);
+  const known = options.knownSpeakers ?? [];
+  const names =
+    known.length > 0 ? matchKnownSpeakers(centroids(vectors, windowLabels, speakers), known, options.threshold) : [];
+  return turnsOf(blocks, options.minTurnSeconds, names);
+}
+
+/** Windows `windowSeconds` long every `hopSeconds` over a whole clip (one window when it is shorter). */
+export function clipWindows(length: number, options: Pick<DiarizeSettings, 'windowSeconds' | 'hopSeconds'>) {
+  const size = Math.round(options.windowSeconds * SAMPLE_RATE);
+  const hop = Math.max(1, Math.round(options.hopSeconds * SAMPLE_RATE));
+  const windows: EmbeddingWindow[] = [];
+  for (let start = 0; start === 0 || start + size <= length; start += hop) {
+    windows.push({ startSample: start, endSample: Math.min(start + size, length) });
+  }
+  return windows;
+}
+
+/**
+ * The name of each speaker (by label) that matches a known voice: pairs within `threshold` (cosine distance, the
+ * distance below which clustering would have merged them) are taken closest first, each speaker and each name once.
+ */
+function matchKnownSpeakers(
+  centers: readonly Float32Array[],
+  known: readonly KnownSpeakerVector[],
+  threshold: number,
+): Array<string | undefined> {
+  const pairs: Array<{ speaker: number; name: string; distance: number }> = [];
+  centers.forEach((center, speaker) => {
+    for (const { name, vector } of known) {
+      let similarity = 0;
+      for (let d = 0; d < center.length; d++) similarity += (center[d] as number) * (vector[d] as number);
+      const distance = 1 - similarity;
+      if (distance <= threshold) pairs.push({ speaker, name, distance });
+    }
+  });
+  pairs.sort((a, b) => a.distance - b.distance);
+  const names: Array<string | undefined> = new Array(centers.length).fill(undefined);
+  const taken = new Set<string>();
+  for (const { speaker, name } of pairs) {
+    if (names[speaker] !== undefined || taken.has(name)) continue;
+    names[speaker] = name;
+    taken.add(name);
+  }
+  return names;
 }
 
 /** Cepstral mean and variance normalization over every speech frame of the input. */
@@ -227,8 +281,15 @@ function labelFrames(windows: Window[], labels: Int32Array, speakers: number): v
   }
 }
 
-/** Runs of equal labels become turns; turns shorter than `minTurn` go to the longer neighbour in their region. */
-function turnsOf(blocks: RegionFrames[], minTurn: number): SpeakerTurn[] {
+/**
+ * Runs of equal labels become turns; turns shorter than `minTurn` go to the longer neighbour in their region. A label
+ * with a known name takes it; the others are `speaker_1`, `speaker_2`, ... by first appearance, skipping a known name.
+ */
+function turnsOf(
+  blocks: RegionFrames[],
+  minTurn: number,
+  knownNames: ReadonlyArray<string | undefined>,
+): SpeakerTurn[] {
   const turns: Array<{ start: number; end: number; label: number }> = [];
   for (const { region, frames, labels } of blocks) {
     const regionTurns: Array<{ start: number; end: number; label: number }> = [];
@@ -271,8 +332,18 @@ function turnsOf(blocks: RegionFrames[], minTurn: number): SpeakerTurn[] {
     turns.push(...regionTurns);
   }
   const names = new Map<number, string>();
+  const reserved = new Set(knownNames.filter((name) => name !== undefined));
+  let numbered = 0;
+  const nameOf = (label: number): string => {
+    const known = knownNames[label];
+    if (known !== undefined) return known;
+    let name: string;
+    do name = `speaker_${++numbered}`;
+    while (reserved.has(name));
+    return name;
+  };
   return turns.map(({ start, end, label }) => {
-    if (!names.has(label)) names.set(label, `speaker_${names.size + 1}`);
+    if (!names.has(label)) names.set(label, nameOf(label));
     return { start: round(start), end: round(end), speaker: names.get(label) as string };
   });
 }

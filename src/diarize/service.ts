@@ -10,7 +10,7 @@ import { channelsDiffer, turnsByChannel } from './channels.js';
 import type { ResolvedDiarizationConfig } from './config.js';
 import { turnStretches } from './tinydiarize.js';
 import type { SpeakerTurn } from './turn.js';
-import type { Diarization, DiarizationMethod, DiarizeSettings, SpeakerCounts } from './types.js';
+import type { Diarization, DiarizationMethod, DiarizeSettings, KnownVoice, SpeakerCounts } from './types.js';
 
 /** Installed paths of the models diarization uses, resolved once per call. */
 export interface DiarizationModels {
@@ -26,6 +26,7 @@ export interface SpeakerWorker {
     settings: DiarizeSettings,
     embeddingModel: string | undefined,
     signal?: AbortSignal,
+    knownVoices?: KnownVoice[],
   ): Promise<SpeakerTurn[]>;
   close(): Promise<void>;
 }
@@ -47,12 +48,16 @@ export class DiarizationService {
     this.#options = options;
   }
 
-  /** Speaker turns of decoded audio (its stereo sides, when it has them, may decide alone). */
+  /**
+   * Speaker turns of decoded audio (its stereo sides, when it has them, may decide alone unless voices are to be
+   * recognized). Speakers whose voice matches one of `knownVoices` take its name.
+   */
   async diarize(
     audio: DecodedAudio,
     counts: SpeakerCounts,
     models: DiarizationModels,
     signal: AbortSignal | undefined,
+    knownVoices: KnownVoice[] = [],
   ): Promise<Diarization> {
     return inDomain(async () => {
       const { config } = this.#options;
@@ -61,7 +66,12 @@ export class DiarizationService {
         ...(signal ? { signal } : {}),
       });
       const stereo = audio.channels;
-      if (stereo && config.channels === 'auto' && (await channelsDiffer(stereo.left, stereo.right, regions))) {
+      if (
+        stereo &&
+        knownVoices.length === 0 &&
+        config.channels === 'auto' &&
+        (await channelsDiffer(stereo.left, stereo.right, regions))
+      ) {
         const turns = await turnsByChannel(stereo.left, stereo.right, regions, config.base.minTurnSeconds);
         return diarization(turns, audio, 'channels');
       }
@@ -74,6 +84,7 @@ export class DiarizationService {
               { ...config.base, ...counts },
               models.embedding,
               signal,
+              knownVoices,
             );
       return diarization(turns, audio, models.embedding ? 'embedding' : 'features');
     });
@@ -90,9 +101,10 @@ export class DiarizationService {
     counts: SpeakerCounts,
     models: DiarizationModels,
     signal: AbortSignal | undefined,
+    knownVoices: KnownVoice[] = [],
   ): Promise<Diarization> {
     const stretches = turnStretches(segments);
-    if (stretches.length === 0) return this.diarize(audio, counts, models, signal);
+    if (stretches.length === 0) return this.diarize(audio, counts, models, signal, knownVoices);
     return inDomain(async () => {
       const { base } = this.#options.config;
       const turns = await this.#speakerWorker().run(
@@ -102,6 +114,7 @@ export class DiarizationService {
         { ...base, ...counts, windowSeconds: Number.MAX_SAFE_INTEGER, minSpeakerSeconds: 0, minTurnSeconds: 0 },
         models.embedding,
         signal,
+        knownVoices,
       );
       return diarization(turns, audio, 'tinydiarize');
     });

@@ -1,5 +1,6 @@
 // The diarization domain: what callers configure and ask for, the settings the pipeline runs with, and what it
 // answers. Protocol files (worker-protocol.ts) and the engine import these; these import nothing but other domain types.
+import type { AudioInput } from '../audio/decode.js';
 import type { SpeakerTurn } from './turn.js';
 
 /** Per call: how many speakers to expect. */
@@ -10,6 +11,30 @@ export interface SpeakerCountOptions {
   maxSpeakers?: number;
   /** Exactly this many, when known (1–32): the strongest hint, and the best results. */
   numSpeakers?: number;
+}
+
+/**
+ * A speaker to recognize by name: a short clip of only their voice (enrollment). Needs a speaker-embedding model
+ * (`diarization.embeddingModel`): the clip's embedding is compared with each speaker found, and the closest one within
+ * the clustering threshold takes the name. Limits: KNOWN_SPEAKER_LIMITS.
+ */
+export interface KnownSpeaker {
+  /** The label their turns get instead of `speaker_N`: 1–64 characters, unique in the call. */
+  name: string;
+  /** 1–30 s of their voice: anything `transcribe` accepts (a path, a Buffer or Uint8Array, 16 kHz Float32Array). */
+  audio: AudioInput;
+}
+
+/** Per call: the speaker counts, and the speakers to recognize by name. */
+export interface SpeakerOptions extends SpeakerCountOptions {
+  /** Speakers to label by name when their voice is found (at most 8). Default none. */
+  knownSpeakers?: KnownSpeaker[];
+}
+
+/** A known speaker's clip, decoded to 16 kHz mono (what the speaker worker embeds). */
+export interface KnownVoice {
+  name: string;
+  samples: Float32Array;
 }
 
 /** Engine settings of diarization (`createSpeech({ diarization })`). */
@@ -66,7 +91,7 @@ export interface DiarizeSettings {
 }
 
 /** Options of `Speech.diarize`. */
-export interface DiarizeOptions extends SpeakerCountOptions {
+export interface DiarizeOptions extends SpeakerOptions {
   /** Reject longer audio with AudioTooLongError. Default: the engine's. */
   maxDurationSeconds?: number;
   signal?: AbortSignal;
@@ -80,7 +105,10 @@ export type DiarizationMethod = 'channels' | 'features' | 'embedding' | 'tinydia
 
 /** Who spoke when. */
 export interface Diarization {
-  /** Speaker turns in time order; `speaker_1`, `speaker_2`, ... numbered by first appearance. */
+  /**
+   * Speaker turns in time order; `speaker_1`, `speaker_2`, ... numbered by first appearance, or a known speaker's
+   * name (see {@link KnownSpeaker}).
+   */
   turns: SpeakerTurn[];
   /** The speakers found, in order of first appearance. */
   speakers: string[];

@@ -4,7 +4,7 @@ import type { SpeechRegion } from '../audio/speech-regions.js';
 import type { OnnxWorkerData } from '../util/onnx-worker.js';
 import type { CancelMessage } from '../util/worker-client.js';
 import type { SpeakerTurn } from './turn.js';
-import type { DiarizeSettings } from './types.js';
+import type { DiarizeSettings, KnownVoice } from './types.js';
 
 export interface DiarizeWorkerData extends OnnxWorkerData {
   /** ONNX Runtime intra-op threads for a speaker-embedding model. */
@@ -21,6 +21,8 @@ export type ToDiarizeWorker =
       settings: DiarizeSettings;
       /** A speaker-embedding ONNX model taking 80-bin log-mel frames; built-in features when absent. */
       embeddingModel: string | undefined;
+      /** Speakers to recognize by name (only with an embedding model): short clips, copied with the message. */
+      knownVoices: KnownVoice[];
     }
   | CancelMessage
   | { type: 'shutdown' };

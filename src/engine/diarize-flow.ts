@@ -1,13 +1,14 @@
 // `Speech.diarize()`: who spoke when, without transcribing. Checks the call, finds the models, decodes under the
 // engine's audio budget, and hands the samples to the diarization service.
 import type { AudioInput } from '../audio/decode.js';
-import { SPEAKER_COUNT_KEYS, speakerCounts } from '../diarize/request.js';
+import { SPEAKER_KEYS, type SpeakerRequest, speakerRequest } from '../diarize/request.js';
 import type { DiarizationModels, DiarizationService } from '../diarize/service.js';
 import type { Diarization, DiarizeOptions } from '../diarize/types.js';
-import { ModelNotFoundError } from '../errors.js';
+import { InvalidOptionValueError, ModelNotFoundError } from '../errors.js';
 import { numberOption, objectOption, rejectUnknownKeys, signalOption } from '../util/validate.js';
 import type { AudioAdmission } from './audio-admission.js';
 import type { ResolvedSpeechConfig } from './config.js';
+import { decodeKnownSpeakers } from './known-speakers.js';
 import type { ModelLocator } from './model-locator.js';
 
 /** Copies of the 16 kHz samples a diarizing call holds: the mix, the two sides, the diarization worker's copy. */
@@ -25,14 +26,24 @@ export interface DiarizeFlowContext {
  * The VAD model and (when configured) the speaker-embedding model, as installed paths.
  * @throws ModelNotFoundError saying which model is missing and how to install it.
  */
-export function diarizationModels({
-  config,
-  locator,
-}: Pick<DiarizeFlowContext, 'config' | 'locator'>): DiarizationModels {
+export function diarizationModels(
+  { config, locator }: Pick<DiarizeFlowContext, 'config' | 'locator'>,
+  request: SpeakerRequest,
+  param: string,
+): DiarizationModels {
   if (config.vadModel === null) {
     throw new ModelNotFoundError('diarization needs the Silero VAD model, but vadModel is null');
   }
   const embedding = config.diarization.embeddingModel;
+  // Known speakers are recognized by comparing voices, which only an embedding model can do across recordings (the
+  // built-in features are normalized per recording).
+  if (request.knownSpeakers.length > 0 && embedding === null) {
+    throw new InvalidOptionValueError(
+      param,
+      'given only with a speaker-embedding model (createSpeech({ diarization: { embeddingModel } })); none is configured',
+      request.knownSpeakers,
+    );
+  }
   return {
     vad: locator.requireInstalled('vad', config.vadModel),
     embedding: embedding === null ? undefined : locator.requireInstalled('diarization.embeddingModel', embedding),
@@ -46,24 +57,29 @@ export async function diarizeInput(
 ): Promise<Diarization> {
   const { config } = context;
   const raw = objectOption('options', options);
-  rejectUnknownKeys('options', raw, [...SPEAKER_COUNT_KEYS, 'maxDurationSeconds', 'signal']);
-  const counts = speakerCounts(raw);
+  rejectUnknownKeys('options', raw, [...SPEAKER_KEYS, 'maxDurationSeconds', 'signal']);
+  const request = speakerRequest(raw);
   const signal = signalOption('signal', raw.signal);
   const maxDurationSeconds = Math.min(
     numberOption('maxDurationSeconds', raw.maxDurationSeconds, 0.001, 1e7) ?? config.maxDurationSeconds,
     config.maxDurationSeconds,
   );
-  const models = diarizationModels(context);
-  const { audio, release } = await context.admission.decode(input, {
-    maxDurationSeconds,
-    copies: DIARIZE_SAMPLE_COPIES,
-    stereo: true,
-    allowEmpty: false,
-    signal,
-  });
+  const models = diarizationModels(context, request, 'knownSpeakers');
+  const known = await decodeKnownSpeakers(context.admission, request.knownSpeakers, 'knownSpeakers', signal);
   try {
-    return await context.diarization.diarize(audio, counts, models, signal);
+    const { audio, release } = await context.admission.decode(input, {
+      maxDurationSeconds,
+      copies: DIARIZE_SAMPLE_COPIES,
+      stereo: true,
+      allowEmpty: false,
+      signal,
+    });
+    try {
+      return await context.diarization.diarize(audio, request.counts, models, signal, known.voices);
+    } finally {
+      release();
+    }
   } finally {
-    release();
+    known.release();
   }
 }

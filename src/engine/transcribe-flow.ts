@@ -13,6 +13,7 @@ import { objectOption } from '../util/validate.js';
 import type { AudioAdmission } from './audio-admission.js';
 import type { ResolvedSpeechConfig } from './config.js';
 import { DIARIZE_SAMPLE_COPIES, diarizationModels } from './diarize-flow.js';
+import { decodeKnownSpeakers } from './known-speakers.js';
 import type { ModelLocator } from './model-locator.js';
 import type { ModelRegistry } from './model-registry.js';
 
@@ -50,7 +51,8 @@ export async function transcribeInput(
   const { signal } = normalized;
   // Fail before decoding when the model file is missing (the error says how to install it).
   registry.requireAvailable(slot);
-  const models = normalized.diarize ? diarizationModels(context) : undefined;
+  const speakers = normalized.speakers;
+  const models = speakers ? diarizationModels(context, speakers, 'diarize.knownSpeakers') : undefined;
 
   // Take a place first (fails fast when full), then decode while earlier jobs still run.
   const lease = slot.queue.admit();
@@ -59,6 +61,7 @@ export async function transcribeInput(
   let nativeWork: Promise<void> | undefined;
   let stopDiarizing: (() => void) | undefined;
   let releaseAudio: (() => void) | undefined;
+  let releaseVoices: (() => void) | undefined;
   try {
     const { audio, release } = await admission.decode(input, {
       maxDurationSeconds: normalized.maxDurationSeconds,
@@ -68,7 +71,12 @@ export async function transcribeInput(
       signal,
     });
     releaseAudio = release;
-    const counts = normalized.speakers;
+    const known = speakers
+      ? await decodeKnownSpeakers(admission, speakers.knownSpeakers, 'diarize.knownSpeakers', signal)
+      : undefined;
+    releaseVoices = known?.release;
+    const counts = speakers?.counts;
+    const voices = known?.voices ?? [];
     const tinydiarize = normalized.params.tinydiarize === true;
     // Speakers are found on their own worker thread while whisper transcribes; if the transcription fails, the
     // diarization is cancelled with it.
@@ -81,7 +89,7 @@ export async function transcribeInput(
     };
     const early =
       counts && models && !tinydiarize && audio.samples.length > 0
-        ? context.diarization.diarize(audio, counts, models, diarizing.signal)
+        ? context.diarization.diarize(audio, counts, models, diarizing.signal, voices)
         : undefined;
     early?.catch(() => undefined); // awaited below; a transcription failure must not leave it unhandled
     await lease.acquire(signal);
@@ -101,6 +109,7 @@ export async function transcribeInput(
                 counts,
                 models,
                 diarizing.signal,
+                voices,
               ));
       attachSpeakers(transcription, transcription.words ?? [], diarization.turns);
       if (normalized.timestamps !== 'word') delete transcription.words;
@@ -110,6 +119,7 @@ export async function transcribeInput(
     stopDiarizing?.();
     const done = () => {
       releaseAudio?.();
+      releaseVoices?.();
       lease.release();
       registry.scheduleUnload(slot);
     };

@@ -49,3 +49,20 @@ export function uploadDecodeError(error: unknown, container: string, fileField: 
   }
   return error;
 }
+
+/** `data:[<media type>][;base64],<data>` with an audio (or unnamed) media type, base64-encoded. */
+const AUDIO_DATA_URL = /^data:(audio\/[\w.+-]+|application\/octet-stream)?((?:;[\w.+-]+=[\w.+-]+)*);base64,/i;
+
+/** The bytes of an audio data URL (OpenAI's `known_speaker_references[]`). */
+export function audioDataUrl(param: string, value: string): Buffer {
+  const head = AUDIO_DATA_URL.exec(value);
+  const data = head ? value.slice(head[0].length).replace(/\s+/g, '') : '';
+  if (!head || data.length === 0 || data.length % 4 === 1 || !/^[A-Za-z0-9+/]*={0,2}$/.test(data)) {
+    throw invalidField(
+      param,
+      'an audio data URL (data:audio/wav;base64,...)',
+      value.length > 48 ? `${value.slice(0, 45)}...` : value,
+    );
+  }
+  return Buffer.from(data, 'base64');
+}

@@ -83,8 +83,19 @@ export class HttpError extends VoxmillError {
 /** Library option names that the HTTP API spells differently. */
 const HTTP_PARAM_NAMES: Record<string, string> = { sampleRate: 'sample_rate' };
 
+/** `diarize.knownSpeakers[i].name|audio` of the library: the OpenAI route's two list fields. */
+const KNOWN_SPEAKER_PARAM = /^diarize\.knownSpeakers(?:\[(\d+)\]\.(name|audio))?$/;
+
 export function httpParamName(param: string): string {
+  const known = KNOWN_SPEAKER_PARAM.exec(param);
+  if (known) return known[2] === 'name' ? 'known_speaker_names[]' : 'known_speaker_references[]';
   return HTTP_PARAM_NAMES[param] ?? param;
+}
+
+/** How a message names the param: its HTTP name, and which value of a list field (`known_speaker_names[] #2`). */
+function httpParamLabel(param: string): string {
+  const index = KNOWN_SPEAKER_PARAM.exec(param)?.[1];
+  return index === undefined ? httpParamName(param) : `${httpParamName(param)} #${Number(index) + 1}`;
 }
 
 /** Decoder failures: the file's fault, so 4xx, with the decoder's own reason. */
@@ -137,7 +148,7 @@ export function toHttpError(error: unknown, retryAfterSeconds: number): HttpErro
   if (error instanceof InvalidOptionTypeError || error instanceof InvalidOptionValueError) {
     const param = httpParamName(error.param);
     const message = error.message.startsWith(error.param)
-      ? `${param}${error.message.slice(error.param.length)}`
+      ? `${httpParamLabel(error.param)}${error.message.slice(error.param.length)}`
       : error.message;
     const code = error instanceof InvalidOptionTypeError ? 'invalid_type' : 'invalid_value';
     return new HttpError(400, code, message, { param, cause: error });

@@ -34,6 +34,8 @@ export interface FormLimits {
   listFields?: readonly string[];
   /** Longest text field, in bytes. Default 1024. */
   maxFieldBytes?: number;
+  /** Per-field exceptions to `maxFieldBytes` and to the 16 values of a list field (audio data URLs are longer). */
+  fieldLimits?: Readonly<Record<string, { maxBytes?: number; maxValues?: number }>>;
   fileField: string;
   maxFileBytes: number;
   audioFormats: readonly AudioContainer[];
@@ -161,13 +163,18 @@ export async function readTranscriptionForm(req: IncomingMessage, limits: FormLi
   if (bodyAlreadyRead(req)) throw bodyConsumedError();
   const listFields = limits.listFields ?? [];
   const maxFieldBytes = limits.maxFieldBytes ?? MAX_FIELD_BYTES;
-  const maxFields = limits.fieldNames.length + listFields.length * MAX_LIST_VALUES;
+  const fieldLimits = limits.fieldLimits ?? {};
+  const bytesOf = (name: string) => fieldLimits[name]?.maxBytes ?? maxFieldBytes;
+  const valuesOf = (name: string) => fieldLimits[name]?.maxValues ?? MAX_LIST_VALUES;
+  const maxFields = limits.fieldNames.length + listFields.reduce((sum, name) => sum + valuesOf(name), 0);
+  // busboy truncates every field at one size: the largest allowed; each field's own limit is checked on arrival.
+  const busboyFieldBytes = Math.max(maxFieldBytes, ...Object.values(fieldLimits).map((l) => l.maxBytes ?? 0));
   let parser: busboy.Busboy;
   try {
     parser = busboy({
       headers: req.headers,
       limits: {
-        fieldSize: maxFieldBytes,
+        fieldSize: busboyFieldBytes,
         fields: maxFields,
         files: 1,
         parts: maxFields + 1,
@@ -223,18 +230,18 @@ export async function readTranscriptionForm(req: IncomingMessage, limits: FormLi
           ),
         );
       }
-      if (info.valueTruncated) {
+      if (info.valueTruncated || Buffer.byteLength(value) > bytesOf(name)) {
         return fail(
-          new HttpError(400, 'invalid_value', `the form field ${name} is longer than ${maxFieldBytes} bytes`, {
+          new HttpError(400, 'invalid_value', `the form field ${name} is longer than ${bytesOf(name)} bytes`, {
             param: name,
           }),
         );
       }
       if (listFields.includes(name)) {
         const values = lists.get(name) ?? [];
-        if (values.length === MAX_LIST_VALUES) {
+        if (values.length === valuesOf(name)) {
           return fail(
-            new HttpError(400, 'invalid_value', `the form field ${name} is given more than ${MAX_LIST_VALUES} times`, {
+            new HttpError(400, 'invalid_value', `the form field ${name} is given more than ${valuesOf(name)} times`, {
               param: name,
             }),
           );

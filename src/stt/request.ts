@@ -2,8 +2,7 @@
 
 import { availableParallelism } from 'node:os';
 import { readVadSettings, VAD_SETTING_KEYS } from '../audio/vad-settings.js';
-import { diarizeOption } from '../diarize/request.js';
-import type { SpeakerCounts } from '../diarize/types.js';
+import { diarizeOption, type SpeakerRequest } from '../diarize/request.js';
 import { InvalidOptionValueError } from '../errors.js';
 import type { NativeTranscribeParams } from '../native.js';
 import {
@@ -67,8 +66,8 @@ export interface NormalizedTranscribeOptions {
   language: string | undefined;
   timestamps: TimestampGranularity;
   diarize: boolean;
-  /** With diarize: the speaker counts asked for. */
-  speakers: SpeakerCounts | undefined;
+  /** With diarize: the speaker counts asked for, and the speakers to recognize by name. */
+  speakers: SpeakerRequest | undefined;
   /** Native parameters, VAD excluded (resolved by the caller, which knows the configured model). */
   params: NativeTranscribeParams;
   /** undefined = VAD off; otherwise the per-call settings (model may still be missing). */

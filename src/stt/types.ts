@@ -1,4 +1,4 @@
-import type { SpeakerCountOptions } from '../diarize/types.js';
+import type { SpeakerOptions } from '../diarize/types.js';
 
 /** One spoken word with its time span in seconds. */
 export interface Word {
@@ -98,10 +98,11 @@ export interface TranscribeOptions {
   /** `none`, `segment` (default) or `word`. */
   timestamps?: TimestampGranularity;
   /**
-   * Label speakers (`Speech.transcribe` only): `true`, or the speaker counts to expect. Each segment gets `speaker`
-   * (`speaker_1`, ... by first appearance) and is split where the speaker changes; segments are always returned.
+   * Label speakers (`Speech.transcribe` only): `true`, or the speaker counts to expect and the speakers to recognize
+   * by name. Each segment gets `speaker` (`speaker_1`, ... by first appearance, or a known speaker's name) and is split
+   * where the speaker changes; segments are always returned.
    */
-  diarize?: boolean | SpeakerCountOptions;
+  diarize?: boolean | SpeakerOptions;
   /** Translate to English instead of transcribing. Default false. */
   translate?: boolean;
   /** Text that conditions the decoder (spelling of names, style). At most 2,000 characters. */

@@ -1,7 +1,8 @@
 // Speaker diarization end to end: the real Silero VAD, built-in features or the fixture embedding model, the
 // worker thread, two-channel audio, attaching speakers to transcripts, the CLI's RTTM.
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,6 +17,7 @@ import {
 } from '../../src/index.js';
 import type { Transcription } from '../../src/stt/types.js';
 import { measureEventLoop } from '../helpers/event-loop.js';
+import { wavFile } from '../helpers/hostile-audio.js';
 import { fixture, repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js';
 
 const vadModel = sharedModel('whisper/ggml-silero-v6.2.0.bin');
@@ -152,6 +154,100 @@ describe('diarize', () => {
   });
 });
 
+describe('known speakers', () => {
+  const embeddingModel = fixture('embeddings/fixture-speaker-embedding.onnx');
+  const sample = sharedAudio('pyannote_sample.wav');
+
+  /** The audio of one speaker's turns in a first run, joined (at most 30 s): a clip of their voice. */
+  async function clipOf(turns: readonly { start: number; end: number; speaker: string }[], speaker: string) {
+    const { samples } = await decodeAudio(sample);
+    const parts = turns
+      .filter((t) => t.speaker === speaker)
+      .map((t) => samples.subarray(Math.round(t.start * 16000), Math.round(t.end * 16000)));
+    const joined = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+    let offset = 0;
+    for (const part of parts) {
+      joined.set(part, offset);
+      offset += part.length;
+    }
+    return joined.subarray(0, 30 * 16000);
+  }
+
+  it('a speaker whose clip matches takes its name, the other keeps speaker_N; a near-zero threshold names nobody', async () => {
+    const s = engine({ diarization: { embeddingModel } });
+    const first = await s.diarize(sample, { numSpeakers: 2 });
+    const clip = await clipOf(first.turns, 'speaker_2');
+    const named = await s.diarize(sample, { numSpeakers: 2, knownSpeakers: [{ name: 'Ada', audio: clip }] });
+    // The same clustering (numSpeakers fixes it), the clip's speaker renamed, the other numbered from 1.
+    expect(named.turns).toEqual(
+      first.turns.map((t) => ({ ...t, speaker: t.speaker === 'speaker_2' ? 'Ada' : 'speaker_1' })),
+    );
+    expect(named.speakers).toEqual(['speaker_1', 'Ada']);
+    await s.close();
+
+    // With numSpeakers the threshold only decides matches: a distance of 1e-6 is never met.
+    const strict = engine({ diarization: { embeddingModel, threshold: 1e-6 } });
+    const unnamed = await strict.diarize(sample, { numSpeakers: 2, knownSpeakers: [{ name: 'Ada', audio: clip }] });
+    expect(unnamed.turns).toEqual(first.turns);
+  });
+
+  it('a known name that looks like a generated label is not given twice', async () => {
+    const s = engine({ diarization: { embeddingModel } });
+    const first = await s.diarize(sample, { numSpeakers: 2 });
+    const clip = await clipOf(first.turns, 'speaker_2');
+    const named = await s.diarize(sample, { numSpeakers: 2, knownSpeakers: [{ name: 'speaker_1', audio: clip }] });
+    expect(named.speakers).toEqual(['speaker_2', 'speaker_1']);
+  });
+
+  it('transcribe labels segments with the known name', async () => {
+    const s = engine({ diarization: { embeddingModel } });
+    const first = await s.diarize(sample, { numSpeakers: 2 });
+    const clip = await clipOf(first.turns, 'speaker_1');
+    const result = await s.transcribe(sample, {
+      diarize: { numSpeakers: 2, knownSpeakers: [{ name: 'Grace', audio: clip }] },
+    });
+    const speakers = new Set(result.segments?.map((segment) => segment.speaker));
+    expect(speakers.has('Grace')).toBe(true);
+    expect([...speakers].every((speaker) => speaker === 'Grace' || speaker === 'speaker_1')).toBe(true);
+  });
+
+  it('bad known speakers are named: no embedding model, a clip too short, too long or not audio, names', async () => {
+    const clip = new Float32Array(2 * 16000).fill(0.1);
+    await expect(engine().diarize(sample, { knownSpeakers: [{ name: 'Ada', audio: clip }] })).rejects.toMatchObject({
+      name: 'InvalidOptionValueError',
+      param: 'knownSpeakers',
+    });
+    await speech?.close();
+    const s = engine({ diarization: { embeddingModel } });
+    const cases: Array<[unknown, string]> = [
+      [[{ name: 'Ada', audio: new Float32Array(8000) }], 'knownSpeakers[0].audio'],
+      [[{ name: 'Ada', audio: new Float32Array(31 * 16000) }], 'knownSpeakers[0].audio'],
+      [[{ name: 'Ada', audio: Buffer.from('not audio at all') }], 'knownSpeakers[0].audio'],
+      [
+        [
+          { name: 'Ada', audio: clip },
+          { name: 'Ada', audio: clip },
+        ],
+        'knownSpeakers[1].name',
+      ],
+      [[{ name: ' ', audio: clip }], 'knownSpeakers[0].name'],
+      [[{ name: 'Ada' }], 'knownSpeakers[0].audio'],
+      [[{ name: 'Ada', audio: clip, age: 3 }], 'knownSpeakers[0].age'],
+      [Array.from({ length: 9 }, (_, i) => ({ name: `p${i}`, audio: clip })), 'knownSpeakers'],
+      ['Ada', 'knownSpeakers'],
+    ];
+    for (const [knownSpeakers, param] of cases) {
+      await expect(
+        s.diarize(sample, { knownSpeakers } as unknown as Parameters<Speech['diarize']>[1]),
+        param,
+      ).rejects.toMatchObject({ param });
+    }
+    await expect(
+      s.transcribe(sample, { diarize: { knownSpeakers: [{ name: 'Ada', audio: new Float32Array(10) }] } }),
+    ).rejects.toMatchObject({ param: 'diarize.knownSpeakers[0].audio' });
+  });
+});
+
 describe('transcribe with diarize', () => {
   it('returns segments labelled with speakers whatever timestamps is; words carry speakers when asked', async () => {
     const s = engine();
@@ -194,5 +290,37 @@ describe('voxmill diarize', () => {
       vadModel,
     ]);
     expect(JSON.parse(json.stdout)).toMatchObject({ speakers: ['speaker_1'], method: 'features' });
+  });
+
+  it('--speaker NAME=FILE labels a known speaker; a malformed one is refused', async () => {
+    // jfk.wav is one voice; its own first 10 s are a clip of it.
+    const { samples } = await decodeAudio(sharedAudio('jfk.wav'));
+    const dir = mkdtempSync(join(tmpdir(), 'voxmill-speaker-'));
+    const clip = join(dir, 'kennedy.wav');
+    writeFileSync(
+      clip,
+      wavFile({ format: 3, rate: 16000, channels: 1, bits: 32 }, Buffer.from(samples.slice(0, 160000).buffer)),
+    );
+    const embedding = fixture('embeddings/fixture-speaker-embedding.onnx');
+    const common = ['--vad-model', vadModel, '--embedding-model', embedding, '--format', 'json'];
+    const json = await run(process.execPath, [
+      cli,
+      'diarize',
+      sharedAudio('jfk.wav'),
+      ...common,
+      '--speaker',
+      `JFK=${clip}`,
+    ]);
+    rmSync(dir, { recursive: true, force: true });
+    expect(JSON.parse(json.stdout)).toMatchObject({ speakers: ['JFK'], method: 'embedding' });
+    const bad = await run(process.execPath, [
+      cli,
+      'diarize',
+      sharedAudio('jfk.wav'),
+      ...common,
+      '--speaker',
+      'JFK',
+    ]).catch((error: { code: number; stderr: string }) => error);
+    expect(bad).toMatchObject({ code: 1, stderr: expect.stringMatching(/--speaker must be NAME=FILE/u) });
   });
 });

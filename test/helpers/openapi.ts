@@ -18,8 +18,8 @@ function validator(schema: Json): ReturnType<typeof ajv.compile> {
   const key = JSON.stringify(schema);
   let validate = compiled.get(key);
   if (!validate) {
-    const ref = schema.$ref as string | undefined;
-    validate = ajv.compile(ref ? { $ref: `openapi.json${ref}` } : schema);
+    // Refs inside an inline schema (a oneOf of components) point into the document, which ajv knows as openapi.json.
+    validate = ajv.compile(JSON.parse(key.replaceAll('"$ref":"#/', '"$ref":"openapi.json#/')) as Json);
     compiled.set(key, validate);
   }
   return validate;

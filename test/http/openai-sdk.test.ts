@@ -4,12 +4,15 @@
 // runs random-weight whisper (real compute, meaningless text) and fixture Piper voices.
 import { execFile } from 'node:child_process';
 import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSpeech, createSpeechHandler, type Speech } from '../../src/index.js';
+import { createSpeech, createSpeechHandler, decodeAudio, type Speech } from '../../src/index.js';
+import { wavFile } from '../helpers/hostile-audio.js';
 import { fixture, sharedAudio, sharedModel } from '../helpers/paths.js';
 import { requireOpenAiNodeSdk, requirePeerPython } from '../helpers/real-models.js';
 
@@ -50,6 +53,8 @@ beforeAll(async () => {
     },
     vadModel: sharedModel('whisper/ggml-silero-v6.2.0.bin'),
     voiceDirs: [fixture('voices')],
+    // Known speakers need one; the fixture's embeddings tell clips of one voice apart from others well enough here.
+    diarization: { embeddingModel: fixture('embeddings/fixture-speaker-embedding.onnx') },
   });
   server = createServer(createSpeechHandler({ speech, auth: [KEY] }));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -207,6 +212,25 @@ describe.skipIf(nodeSdk.skip)(`OpenAI's npm SDK ${nodeSdk.reason}`, () => {
     }
   });
 
+  it('transcriptions.create: diarized_json with known_speaker_names and known_speaker_references', async () => {
+    // The clip: a stretch of pyannote_sample.wav where only one person speaks (its RTTM: speaker90, 10.6–14.4 s).
+    const { samples } = await decodeAudio(sharedAudio('pyannote_sample.wav'));
+    const clip = samples.slice(Math.round(10.6 * 16000), Math.round(14.4 * 16000));
+    const wav = wavFile({ format: 3, rate: 16000, channels: 1, bits: 32 }, Buffer.from(clip.buffer));
+    const diarized = (await client.audio.transcriptions.create({
+      file: createReadStream(sharedAudio('pyannote_sample.wav')),
+      model: 'gpt-4o-transcribe-diarize',
+      response_format: 'diarized_json',
+      known_speaker_names: ['agent'],
+      known_speaker_references: [`data:audio/wav;base64,${wav.toString('base64')}`],
+    })) as { segments: Array<{ speaker: string; start: number; end: number }> };
+    const speakers = new Set(diarized.segments.map((segment) => segment.speaker));
+    expect(speakers.has('agent')).toBe(true);
+    // The segment that holds the clip's middle is the agent's.
+    const middle = diarized.segments.find((segment) => segment.start <= 12.5 && segment.end >= 12.5);
+    expect(middle?.speaker).toBe('agent');
+  });
+
   it('transcriptions.create with stream: deltas as segments finish, then the full text with usage', async () => {
     const stream = (await client.audio.transcriptions.create({
       file: createReadStream(jfk),
@@ -310,28 +334,49 @@ describe.skipIf(nodeSdk.skip)(`OpenAI's npm SDK ${nodeSdk.reason}`, () => {
 
 /** The Python SDK's side: every call, answered as JSON facts on stdout. */
 const PYTHON_CLIENT = `
-import json, sys
+import base64, json, sys
 from openai import OpenAI
 client = OpenAI(api_key=sys.argv[1], base_url=sys.argv[2], max_retries=0)
-audio = sys.argv[3]
+audio, two_speakers, reference = sys.argv[3], sys.argv[4], sys.argv[5]
 out = {}
 out["models"] = [m.id for m in client.models.list().data]
-with open(audio, "rb") as f:
-    out["json"] = client.audio.transcriptions.create(file=f, model="whisper-1").model_dump()
-with open(audio, "rb") as f:
-    v = client.audio.transcriptions.create(file=f, model="whisper-1", response_format="verbose_json", language="en",
-                                           timestamp_granularities=["word", "segment"])
-    out["verbose"] = {"language": v.language, "segments": len(v.segments or []), "words": v.words is not None,
-                      "avg_logprob": [s.avg_logprob for s in v.segments or []]}
-with open(audio, "rb") as f:
-    out["srt"] = client.audio.transcriptions.create(file=f, model="whisper-1", response_format="srt")[:2]
-with open(audio, "rb") as f:
-    events = list(client.audio.transcriptions.create(file=f, model="whisper-1", stream=True))
-    out["stream"] = [e.type for e in events]
+out["model"] = client.models.retrieve("whisper-1").model_dump()
+def transcribe(path=audio, **kwargs):
+    with open(path, "rb") as f:
+        return client.audio.transcriptions.create(file=f, **kwargs)
+out["json"] = transcribe(model="whisper-1").model_dump()
+out["logprobs"] = len(transcribe(model="gpt-4o-transcribe", include=["logprobs"]).logprobs or [])
+for fmt in ["text", "srt", "vtt"]:
+    out[fmt] = transcribe(model="whisper-1", response_format=fmt)[:6]
+v = transcribe(model="whisper-1", response_format="verbose_json", language="en", timestamp_granularities=["word", "segment"])
+out["verbose"] = {"language": v.language, "segments": len(v.segments or []), "words": v.words is not None,
+                  "avg_logprob": [s.avg_logprob for s in v.segments or []]}
+with open(reference, "rb") as f:
+    ref = "data:audio/wav;base64," + base64.b64encode(f.read()).decode()
+d = transcribe(two_speakers, model="gpt-4o-transcribe-diarize", response_format="diarized_json",
+               chunking_strategy="auto", known_speaker_names=["agent"], known_speaker_references=[ref])
+out["diarized"] = sorted({s.speaker for s in d.segments})
+out["stream"] = [e.type for e in transcribe(model="whisper-1", stream=True)]
+out["stream_diarized"] = sorted({e.type for e in transcribe(two_speakers, model="gpt-4o-transcribe-diarize",
+                                                            response_format="diarized_json", stream=True)})
 with open(audio, "rb") as f:
     out["translation"] = type(client.audio.translations.create(file=f, model="whisper-1").text).__name__
-speech = client.audio.speech.create(model="tts-1", voice="alloy", input="Hello.", response_format="flac")
-out["speech"] = speech.read()[:4].decode("latin-1")
+with open(audio, "rb") as f:
+    out["translation_verbose"] = client.audio.translations.create(file=f, model="whisper-1",
+                                                                  response_format="verbose_json").task
+out["speech"] = {}
+for fmt in ["mp3", "opus", "aac", "flac", "wav", "pcm"]:
+    response = client.audio.speech.create(model="tts-1", voice="alloy", input="Hello.", response_format=fmt)
+    out["speech"][fmt] = [response.response.headers["content-type"], len(response.read())]
+events = []
+with client.audio.speech.with_streaming_response.create(model="tts-1", voice="nova", input="Streaming speech.",
+                                                        response_format="pcm", stream_format="sse") as response:
+    for line in response.iter_lines():
+        if line.startswith("data: "):
+            events.append(json.loads(line[6:]))
+out["speech_sse"] = {"types": sorted({e["type"] for e in events}),
+                     "bytes": sum(len(base64.b64decode(e["audio"])) for e in events if e["type"] == "speech.audio.delta"),
+                     "usage": events[-1].get("usage", {}).get("output_tokens")}
 try:
     client.audio.speech.create(model="tts-9", voice="alloy", input="x")
 except Exception as e:
@@ -340,23 +385,40 @@ print(json.dumps(out))
 `;
 
 describe.skipIf(python.skip)(`OpenAI's Python SDK ${python.reason}`, () => {
-  it('models, transcriptions (json, verbose_json, srt, stream), translations, speech and a typed error', {
-    timeout: 180_000,
+  it('models, transcriptions in every format (known speakers, streams), translations, speech in every format and sse, a typed error', {
+    timeout: 240_000,
   }, async () => {
+    const { samples } = await decodeAudio(sharedAudio('pyannote_sample.wav'));
+    const clip = samples.slice(Math.round(10.6 * 16000), Math.round(14.4 * 16000));
+    const reference = join(await mkdtemp(join(tmpdir(), 'voxmill-sdk-')), 'agent.wav');
+    await writeFile(reference, wavFile({ format: 3, rate: 16000, channels: 1, bits: 32 }, Buffer.from(clip.buffer)));
     // Asynchronously: the server answering it runs in this process.
-    const run = await promisify(execFile)(python.path as string, ['-c', PYTHON_CLIENT, KEY, baseURL, jfk], {
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
+    const args = ['-c', PYTHON_CLIENT, KEY, baseURL, jfk, sharedAudio('pyannote_sample.wav'), reference];
+    const run = await promisify(execFile)(python.path as string, args, { encoding: 'utf8', timeout: 200_000 });
+    await rm(dirname(reference), { recursive: true, force: true });
     const out = JSON.parse(run.stdout) as Record<string, unknown>;
     expect(out.models).toEqual(expect.arrayContaining(['whisper-1', 'tts-1', 'svc-stt-1']));
+    expect(out.model).toMatchObject({ id: 'whisper-1', object: 'model', owned_by: expect.any(String) });
     expect(out.json).toMatchObject({ text: expect.any(String), usage: { type: 'duration', seconds: 11 } });
+    expect(out.logprobs).toBeGreaterThan(0);
+    expect(out.text).toEqual(expect.any(String));
+    expect(out.srt).toMatch(/^1\n\d\d:/u);
+    expect(out.vtt).toBe('WEBVTT');
     expect(out.verbose).toMatchObject({ language: 'english', words: true });
     expect((out.verbose as { segments: number }).segments).toBeGreaterThan(0);
-    expect(out.srt).toBe('1\n');
+    expect(out.diarized).toContain('agent');
     expect((out.stream as string[]).at(-1)).toBe('transcript.text.done');
+    expect(out.stream_diarized).toEqual(expect.arrayContaining(['transcript.text.done', 'transcript.text.segment']));
     expect(out.translation).toBe('str');
-    expect(out.speech).toBe('fLaC');
+    expect(out.translation_verbose).toBe('translate');
+    const speechOut = out.speech as Record<string, [string, number]>;
+    for (const format of Object.keys(AUDIO_MAGIC)) {
+      expect(speechOut[format]?.[0], format).toBe(CONTENT_TYPES[format]);
+      expect(speechOut[format]?.[1], format).toBeGreaterThan(1000);
+    }
+    const sse = out.speech_sse as { types: string[]; bytes: number; usage: number };
+    expect(sse.types).toEqual(['speech.audio.delta', 'speech.audio.done']);
+    expect(sse.bytes).toBe(sse.usage);
     expect(out.error).toEqual({ status: 400, code: 'model_not_found', param: 'model' });
   });
 });

@@ -231,9 +231,14 @@ describe('options', () => {
     expect(() => speakerCounts({ minSpeakers: 3, maxSpeakers: 2 })).toThrow(/maxSpeakers/);
     expect(() => speakerCounts({ numSpeakers: 0 })).toThrow(/numSpeakers/);
     expect(() => speakerCounts({ numSpeakers: 5, maxSpeakers: 2 })).toThrow(/^numSpeakers must be between/);
-    expect(diarizeOption(true)).toMatchObject({ minSpeakers: 1 });
+    expect(diarizeOption(true)).toMatchObject({ counts: { minSpeakers: 1 }, knownSpeakers: [] });
     expect(diarizeOption(false)).toBeUndefined();
-    expect(diarizeOption({ numSpeakers: 2 })).toMatchObject({ numSpeakers: 2 });
+    expect(diarizeOption({ numSpeakers: 2 })).toMatchObject({ counts: { numSpeakers: 2 } });
+    const audio = new Float32Array(16000);
+    expect(diarizeOption({ knownSpeakers: [{ name: 'Ada', audio }] })?.knownSpeakers).toEqual([{ name: 'Ada', audio }]);
+    expect(() => diarizeOption({ knownSpeakers: [{ name: 'x'.repeat(65), audio }] })).toThrow(
+      /^diarize\.knownSpeakers\[0\]\.name must be 1–64 characters/,
+    );
     expect(() => diarizeOption({ speakers: 2 })).toThrow(/diarize\.speakers/);
     expect(() => diarizeOption('yes')).toThrow(/diarize/);
   });

@@ -756,3 +756,109 @@ describe('limits and lifecycle', () => {
     );
   });
 });
+
+describe('POST /v1/audio/transcriptions known speakers', () => {
+  const dataUrl = (bytes: Buffer, type = 'audio/wav') => `data:${type};base64,${bytes.toString('base64')}`;
+  const diarizedForm = (agent: ReturnType<typeof request>) =>
+    auth(agent.post('/v1/audio/transcriptions'))
+      .field('model', 'gpt-4o-transcribe-diarize')
+      .field('response_format', 'diarized_json');
+
+  it('passes each name with its data URL decoded, in order, as diarize.knownSpeakers', async () => {
+    const { agent, check, engine } = await start('bare http');
+    const res = await check(
+      diarizedForm(agent)
+        .field('known_speaker_names[]', 'Ada')
+        .field('known_speaker_names[]', 'Grace')
+        .field('known_speaker_references[]', dataUrl(AUDIO_HEADS.wav))
+        .field('known_speaker_references[]', dataUrl(AUDIO_HEADS.mp3, 'audio/mpeg'))
+        .attach('file', AUDIO_HEADS.wav, 'a.wav'),
+    );
+    expect(res.status).toBe(200);
+    expect(engine.transcribeCalls[0]?.options.diarize).toEqual({
+      knownSpeakers: [
+        { name: 'Ada', audio: AUDIO_HEADS.wav },
+        { name: 'Grace', audio: AUDIO_HEADS.mp3 },
+      ],
+    });
+  });
+
+  it('answers 400 naming the field: another format, unpaired values, a bad data URL, too many, too long', async () => {
+    const { agent, check, engine } = await start('bare http');
+    const cases: Array<[(test: request.Test) => request.Test, string]> = [
+      [(t) => t.field('response_format', 'json').field('known_speaker_names[]', 'Ada'), 'known_speaker_names[]'],
+      [
+        (t) => t.field('response_format', 'diarized_json').field('known_speaker_names[]', 'Ada'),
+        'known_speaker_references[]',
+      ],
+      [
+        (t) =>
+          t
+            .field('response_format', 'diarized_json')
+            .field('known_speaker_names[]', 'Ada')
+            .field('known_speaker_references[]', 'https://example.com/ada.wav'),
+        'known_speaker_references[]',
+      ],
+      [
+        (t) =>
+          t
+            .field('response_format', 'diarized_json')
+            .field('known_speaker_names[]', 'Ada')
+            .field('known_speaker_references[]', 'data:audio/wav;base64,%%%'),
+        'known_speaker_references[]',
+      ],
+      [
+        (t) => {
+          let test = t.field('response_format', 'diarized_json');
+          for (let i = 0; i < 9; i++) test = test.field('known_speaker_names[]', `p${i}`);
+          return test;
+        },
+        'known_speaker_names[]',
+      ],
+      [
+        (t) =>
+          t
+            .field('response_format', 'diarized_json')
+            .field('known_speaker_names[]', 'Ada')
+            .field('known_speaker_references[]', dataUrl(Buffer.alloc(1_600_000))),
+        'known_speaker_references[]',
+      ],
+    ];
+    for (const [fields, param] of cases) {
+      const test = fields(auth(agent.post('/v1/audio/transcriptions')).field('model', 'whisper-1'));
+      const res = await check(test.attach('file', AUDIO_HEADS.wav, 'a.wav'));
+      expect(res.status, `${param}: ${res.text}`).toBe(400);
+      expect(res.body.error.param).toBe(param);
+    }
+    expect(engine.transcribeCalls).toHaveLength(0);
+  });
+
+  it("maps the library's knownSpeakers errors to the fields: no embedding model, a clip that does not decode", async () => {
+    const { agent, check, engine } = await start('bare http');
+    const send = () =>
+      check(
+        diarizedForm(agent)
+          .field('known_speaker_names[]', 'Ada')
+          .field('known_speaker_names[]', 'Grace')
+          .field('known_speaker_references[]', dataUrl(AUDIO_HEADS.wav))
+          .field('known_speaker_references[]', dataUrl(AUDIO_HEADS.wav))
+          .attach('file', AUDIO_HEADS.wav, 'a.wav'),
+      );
+    engine.onTranscribe = async () => {
+      throw new InvalidOptionValueError('diarize.knownSpeakers', 'given only with a speaker-embedding model', []);
+    };
+    const missing = await send();
+    expect(missing.status).toBe(400);
+    expect(missing.body.error).toMatchObject({ code: 'invalid_value', param: 'known_speaker_references[]' });
+    engine.onTranscribe = async () => {
+      throw new InvalidOptionValueError('diarize.knownSpeakers[1].audio', 'at least 1 s of audio', Buffer.alloc(4));
+    };
+    const short = await send();
+    expect(short.body.error.param).toBe('known_speaker_references[]');
+    expect(short.body.error.message).toMatch(/^known_speaker_references\[\] #2 must be at least 1 s of audio/u);
+    engine.onTranscribe = async () => {
+      throw new InvalidOptionValueError('diarize.knownSpeakers[0].name', 'a name no other known speaker has', 'Ada');
+    };
+    expect((await send()).body.error.param).toBe('known_speaker_names[]');
+  });
+});

@@ -1,8 +1,17 @@
 // POST /v1/audio/transcriptions and /v1/audio/translations: OpenAI's audio API on the engine, with the same upload
 // limits, auth and error shape as POST /v1/transcriptions. Shapes: openai npm, resources/audio/*.
+import { KNOWN_SPEAKER_LIMITS } from '../../diarize/request.js';
+import type { KnownSpeaker } from '../../diarize/types.js';
 import type { Segment, SpeechTranscribeOptions, Transcription, VadOptions } from '../../stt/types.js';
-import { formBoolean, formNumber, invalidField, missingField, uploadDecodeError } from '../form-fields.js';
-import { HttpError, toHttpError } from '../http-error.js';
+import {
+  audioDataUrl,
+  formBoolean,
+  formNumber,
+  invalidField,
+  missingField,
+  uploadDecodeError,
+} from '../form-fields.js';
+import { toHttpError } from '../http-error.js';
 import { readTranscriptionForm } from '../multipart.js';
 import { servedModelId } from '../openai/openai-options.js';
 import {
@@ -42,6 +51,18 @@ const LIST_FIELDS = [
 ] as const;
 /** OpenAI's prompt limit is 224 tokens; a few KB of text is ample and still bounded. */
 const MAX_FIELD_BYTES = 16 * 1024;
+/**
+ * A known speaker's clip as a data URL: 2 MB of base64 is 1.5 MB of audio, 47 s of 16 kHz 16-bit WAV (the library
+ * takes at most 30 s; compressed formats fit easily). The library's limit on known speakers bounds the values.
+ */
+const MAX_REFERENCE_FIELD_BYTES = 2 * 1024 * 1024;
+const KNOWN_SPEAKER_FIELD_LIMITS = {
+  'known_speaker_names[]': { maxValues: KNOWN_SPEAKER_LIMITS.maxSpeakers },
+  'known_speaker_references[]': {
+    maxBytes: MAX_REFERENCE_FIELD_BYTES,
+    maxValues: KNOWN_SPEAKER_LIMITS.maxSpeakers,
+  },
+} as const;
 
 /** `chunking_strategy`: `auto` or a `server_vad` object -> the Silero VAD with those settings. */
 function chunkingStrategy(field: (name: string) => string | undefined): boolean | VadOptions | undefined {
@@ -77,8 +98,28 @@ function chunkingStrategy(field: (name: string) => string | undefined): boolean 
   return vad;
 }
 
-function unsupported(param: string, why: string): HttpError {
-  return new HttpError(400, 'unsupported_parameter', `${param} is not supported: ${why}`, { param });
+/**
+ * `known_speaker_names[]` with `known_speaker_references[]` (one audio data URL per name, in order): the library's
+ * `diarize.knownSpeakers`, so only with `diarized_json` (the library needs an embedding model, or answers 400).
+ */
+function knownSpeakersOf(lists: Map<string, string[]>, format: OpenAiResponseFormat): KnownSpeaker[] {
+  const names = lists.get('known_speaker_names[]') ?? [];
+  const references = lists.get('known_speaker_references[]') ?? [];
+  if (names.length === 0 && references.length === 0) return [];
+  if (format !== 'diarized_json') {
+    throw invalidField('known_speaker_names[]', 'given only with response_format diarized_json', format);
+  }
+  if (names.length !== references.length) {
+    throw invalidField(
+      'known_speaker_references[]',
+      `one audio data URL per known_speaker_names[] value (${names.length})`,
+      `${references.length} values`,
+    );
+  }
+  return names.map((name, index) => ({
+    name,
+    audio: audioDataUrl('known_speaker_references[]', references[index] as string),
+  }));
 }
 
 interface OpenAiRequest {
@@ -122,9 +163,7 @@ function parseRequest(
     if (value !== 'logprobs') throw invalidField('include[]', 'logprobs', value);
   }
   const logprobs = lists.has('include[]');
-  if (lists.has('known_speaker_names[]') || lists.has('known_speaker_references[]')) {
-    throw unsupported('known_speaker_references[]', 'speakers are labelled speaker_1, speaker_2, ... by first turn');
-  }
+  const knownSpeakers = knownSpeakersOf(lists, format);
   const stream = formBoolean('stream', field('stream')) ?? false;
   // As OpenAI: log probabilities come with json (streamed or not) only.
   if (logprobs && format !== 'json') {
@@ -146,7 +185,7 @@ function parseRequest(
     maxDurationSeconds: ctx.options.maxAudioSeconds,
     signal: ctx.signal,
   };
-  if (diarize) options.diarize = true;
+  if (diarize) options.diarize = knownSpeakers.length > 0 ? { knownSpeakers } : true;
   const language = field('language');
   if (language !== undefined) options.language = language;
   const prompt = field('prompt');
@@ -212,6 +251,7 @@ function audioRoute(task: OpenAiTask): Route {
       fieldNames: task === 'translate' ? TRANSLATION_FIELDS : TRANSCRIPTION_FIELDS,
       listFields: task === 'translate' ? [] : LIST_FIELDS,
       maxFieldBytes: MAX_FIELD_BYTES,
+      fieldLimits: KNOWN_SPEAKER_FIELD_LIMITS,
       fileField: FILE_FIELD,
       maxFileBytes: ctx.options.maxFileBytes,
       audioFormats: ctx.options.audioFormats,
