@@ -8,8 +8,9 @@
 // last closing line as its verdict, so this one line must close the log (schemathesis's pytest-like banner, which
 // read as "no test ran", is filtered out by scripts/api-fuzz/schemathesis.sh).
 //
-// A report is <step>.json (vitest's JSON reporter), or <step>.count: "passed failed" on one line (schemathesis).
-import { readdirSync, readFileSync } from 'node:fs';
+// A report is <step>.json (vitest's JSON reporter), or <step>.count: "passed failed" on one line (schemathesis, or a
+// step that failed without a report of its own).
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const [folder, step] = process.argv.slice(2);
@@ -58,7 +59,9 @@ function tierLines(report) {
   return lines;
 }
 
-if (step) {
+if (step && !existsSync(join(folder, `${step}.json`))) {
+  console.log(`${step}: no report (the step failed before its test runner wrote one)`);
+} else if (step) {
   const counts = readReport(`${step}.json`);
   console.log(`${step}: ${countsLine(counts)}`);
   for (const line of tierLines(counts.report)) console.log(line);

@@ -50,6 +50,9 @@ export function registerDiarizeCommand(program: Command): Command {
     )
     .option('--models-dir <dir>', 'models directory')
     .action(async (files: string[], flags: DiarizeFlags) => {
+      if (flags.speaker.length > 0 && !flags.embeddingModel) {
+        throw new InvalidArgumentError('--speaker needs --embedding-model (the model that compares the voices)');
+      }
       const speech = createSpeech({
         ...(flags.modelsDir ? { modelsDir: flags.modelsDir } : {}),
         ...(flags.vadModel ? { vadModel: flags.vadModel } : {}),

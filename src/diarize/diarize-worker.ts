@@ -120,11 +120,9 @@ async function diarize(message: Extract<ToDiarizeWorker, { type: 'diarize' }>): 
     const embed = message.embeddingModel === undefined ? undefined : embedder(message.embeddingModel, checkpoint);
     const knownSpeakers: KnownSpeakerVector[] = [];
     // The engine sends known voices only with an embedding model; each is the mean of its windows' embeddings.
-    for (const { name, samples } of embed ? message.knownVoices : []) {
-      const vectors = await (embed as NonNullable<typeof embed>)(
-        samples,
-        clipWindows(samples.length, message.settings),
-      );
+    for (const { name, samples, speech } of embed ? message.knownVoices : []) {
+      const windows = speech.flatMap((region) => clipWindows(region, message.settings));
+      const vectors = await (embed as NonNullable<typeof embed>)(samples, windows);
       const mean = new Float32Array(vectors[0]?.length ?? 0);
       for (const vector of vectors)
         for (let d = 0; d < mean.length; d++) mean[d] = (mean[d] as number) + (vector[d] as number);

@@ -92,13 +92,18 @@ export async function diarizePcm(
   return turnsOf(blocks, options.minTurnSeconds, names);
 }
 
-/** Windows `windowSeconds` long every `hopSeconds` over a whole clip (one window when it is shorter). */
-export function clipWindows(length: number, options: Pick<DiarizeSettings, 'windowSeconds' | 'hopSeconds'>) {
+/** Windows `windowSeconds` long every `hopSeconds` over one speech region (one window when it is shorter). */
+export function clipWindows(
+  region: SpeechRegion,
+  options: Pick<DiarizeSettings, 'windowSeconds' | 'hopSeconds'>,
+): EmbeddingWindow[] {
+  const first = Math.round(region.start * SAMPLE_RATE);
+  const last = Math.round(region.end * SAMPLE_RATE);
   const size = Math.round(options.windowSeconds * SAMPLE_RATE);
   const hop = Math.max(1, Math.round(options.hopSeconds * SAMPLE_RATE));
   const windows: EmbeddingWindow[] = [];
-  for (let start = 0; start === 0 || start + size <= length; start += hop) {
-    windows.push({ startSample: start, endSample: Math.min(start + size, length) });
+  for (let start = first; start === first || start + size <= last; start += hop) {
+    windows.push({ startSample: start, endSample: Math.min(start + size, last) });
   }
   return windows;
 }
@@ -115,6 +120,8 @@ function matchKnownSpeakers(
   const pairs: Array<{ speaker: number; name: string; distance: number }> = [];
   centers.forEach((center, speaker) => {
     for (const { name, vector } of known) {
+      // A clip whose embeddings cancel out (or a model that returned zeros) matches nobody.
+      if (!vector.some((v) => v !== 0)) continue;
       let similarity = 0;
       for (let d = 0; d < center.length; d++) similarity += (center[d] as number) * (vector[d] as number);
       const distance = 1 - similarity;

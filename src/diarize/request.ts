@@ -8,8 +8,9 @@ export const SPEAKER_COUNT_KEYS = ['minSpeakers', 'maxSpeakers', 'numSpeakers'] 
 export const SPEAKER_KEYS = [...SPEAKER_COUNT_KEYS, 'knownSpeakers'] as const;
 
 /**
- * Limits of `knownSpeakers`. A clip needs a second of speech for a stable embedding; 30 s is ample (OpenAI asks for
- * 2–10 s) and bounds what one call decodes for them (8 x 30 s of 16 kHz float32 is 15 MB).
+ * Limits of `knownSpeakers`. A clip needs a second of speech (`minSeconds`, as the VAD finds it) for a stable
+ * embedding; 30 s of audio (`maxSeconds`) is ample (OpenAI asks for 2–10 s) and bounds what one call decodes for them
+ * (8 x 30 s of 16 kHz float32 is 15 MB, twice over with the worker's copy).
  */
 export const KNOWN_SPEAKER_LIMITS = { maxSpeakers: 8, maxNameLength: 64, minSeconds: 1, maxSeconds: 30 } as const;
 

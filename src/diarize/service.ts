@@ -120,6 +120,13 @@ export class DiarizationService {
     });
   }
 
+  /** Where someone speaks in a known speaker's clip (the VAD may overwrite the samples it gets: pass a copy). */
+  async speechOfClip(samples: Float32Array, models: DiarizationModels, signal: AbortSignal | undefined) {
+    return inDomain(() =>
+      this.#options.detectSpeechRegions(samples, { model: models.vad, ...(signal ? { signal } : {}) }),
+    );
+  }
+
   #speakerWorker(): SpeakerWorker {
     if (this.#closed) throw new ClosedError();
     const { maxQueue, intraOpThreads, stallTimeoutMs } = this.#options.config;

@@ -1,6 +1,7 @@
 // The diarization domain: what callers configure and ask for, the settings the pipeline runs with, and what it
 // answers. Protocol files (worker-protocol.ts) and the engine import these; these import nothing but other domain types.
 import type { AudioInput } from '../audio/decode.js';
+import type { SpeechRegion } from '../audio/speech-regions.js';
 import type { SpeakerTurn } from './turn.js';
 
 /** Per call: how many speakers to expect. */
@@ -21,7 +22,10 @@ export interface SpeakerCountOptions {
 export interface KnownSpeaker {
   /** The label their turns get instead of `speaker_N`: 1–64 characters, unique in the call. */
   name: string;
-  /** 1–30 s of their voice: anything `transcribe` accepts (a path, a Buffer or Uint8Array, 16 kHz Float32Array). */
+  /**
+   * Up to 30 s of their voice alone, with at least 1 s of speech: anything `transcribe` accepts (a path, a Buffer or
+   * Uint8Array, a 16 kHz Float32Array). Embedded over its speech only.
+   */
   audio: AudioInput;
 }
 
@@ -31,10 +35,11 @@ export interface SpeakerOptions extends SpeakerCountOptions {
   knownSpeakers?: KnownSpeaker[];
 }
 
-/** A known speaker's clip, decoded to 16 kHz mono (what the speaker worker embeds). */
+/** A known speaker's clip, decoded to 16 kHz mono, and where in it someone speaks (what the speaker worker embeds). */
 export interface KnownVoice {
   name: string;
   samples: Float32Array;
+  speech: SpeechRegion[];
 }
 
 /** Engine settings of diarization (`createSpeech({ diarization })`). */

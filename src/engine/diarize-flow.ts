@@ -40,7 +40,7 @@ export function diarizationModels(
   if (request.knownSpeakers.length > 0 && embedding === null) {
     throw new InvalidOptionValueError(
       param,
-      'given only with a speaker-embedding model (createSpeech({ diarization: { embeddingModel } })); none is configured',
+      'given only when a speaker-embedding model is configured (diarization.embeddingModel); none is',
       request.knownSpeakers,
     );
   }
@@ -65,7 +65,12 @@ export async function diarizeInput(
     config.maxDurationSeconds,
   );
   const models = diarizationModels(context, request, 'knownSpeakers');
-  const known = await decodeKnownSpeakers(context.admission, request.knownSpeakers, 'knownSpeakers', signal);
+  const known = await decodeKnownSpeakers(request.knownSpeakers, 'knownSpeakers', {
+    admission: context.admission,
+    findSpeech: (samples) => context.diarization.speechOfClip(samples, models, signal),
+    maxDurationSeconds,
+    signal,
+  });
   try {
     const { audio, release } = await context.admission.decode(input, {
       maxDurationSeconds,

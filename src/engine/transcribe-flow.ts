@@ -71,9 +71,15 @@ export async function transcribeInput(
       signal,
     });
     releaseAudio = release;
-    const known = speakers
-      ? await decodeKnownSpeakers(admission, speakers.knownSpeakers, 'diarize.knownSpeakers', signal)
-      : undefined;
+    const known =
+      speakers && models
+        ? await decodeKnownSpeakers(speakers.knownSpeakers, 'diarize.knownSpeakers', {
+            admission,
+            findSpeech: (samples) => context.diarization.speechOfClip(samples, models, signal),
+            maxDurationSeconds: normalized.maxDurationSeconds,
+            signal,
+          })
+        : undefined;
     releaseVoices = known?.release;
     const counts = speakers?.counts;
     const voices = known?.voices ?? [];

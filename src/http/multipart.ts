@@ -34,8 +34,11 @@ export interface FormLimits {
   listFields?: readonly string[];
   /** Longest text field, in bytes. Default 1024. */
   maxFieldBytes?: number;
-  /** Per-field exceptions to `maxFieldBytes` and to the 16 values of a list field (audio data URLs are longer). */
-  fieldLimits?: Readonly<Record<string, { maxBytes?: number; maxValues?: number }>>;
+  /**
+   * Per-field exceptions to `maxFieldBytes` and to the 16 values of a list field (audio data URLs are longer), and a
+   * cap on the bytes of all of a list field's values together.
+   */
+  fieldLimits?: Readonly<Record<string, { maxBytes?: number; maxValues?: number; maxTotalBytes?: number }>>;
   fileField: string;
   maxFileBytes: number;
   audioFormats: readonly AudioContainer[];
@@ -239,6 +242,22 @@ export async function readTranscriptionForm(req: IncomingMessage, limits: FormLi
       }
       if (listFields.includes(name)) {
         const values = lists.get(name) ?? [];
+        const maxTotalBytes = fieldLimits[name]?.maxTotalBytes;
+        if (
+          maxTotalBytes !== undefined &&
+          values.reduce((sum, v) => sum + Buffer.byteLength(v), Buffer.byteLength(value)) > maxTotalBytes
+        ) {
+          return fail(
+            new HttpError(
+              400,
+              'invalid_value',
+              `the values of ${name} are longer than ${maxTotalBytes} bytes together`,
+              {
+                param: name,
+              },
+            ),
+          );
+        }
         if (values.length === valuesOf(name)) {
           return fail(
             new HttpError(400, 'invalid_value', `the form field ${name} is given more than ${valuesOf(name)} times`, {

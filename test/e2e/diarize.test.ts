@@ -211,7 +211,7 @@ describe('known speakers', () => {
     expect([...speakers].every((speaker) => speaker === 'Grace' || speaker === 'speaker_1')).toBe(true);
   });
 
-  it('bad known speakers are named: no embedding model, a clip too short, too long or not audio, names', async () => {
+  it('bad known speakers are named: no embedding model, a clip too short, too long, silent or not audio, names', async () => {
     const clip = new Float32Array(2 * 16000).fill(0.1);
     await expect(engine().diarize(sample, { knownSpeakers: [{ name: 'Ada', audio: clip }] })).rejects.toMatchObject({
       name: 'InvalidOptionValueError',
@@ -223,6 +223,10 @@ describe('known speakers', () => {
       [[{ name: 'Ada', audio: new Float32Array(8000) }], 'knownSpeakers[0].audio'],
       [[{ name: 'Ada', audio: new Float32Array(31 * 16000) }], 'knownSpeakers[0].audio'],
       [[{ name: 'Ada', audio: Buffer.from('not audio at all') }], 'knownSpeakers[0].audio'],
+      // 2 s of silence: long enough, but nobody speaks in it.
+      [[{ name: 'Ada', audio: new Float32Array(2 * 16000) }], 'knownSpeakers[0].audio'],
+      [[{ name: 'Ada', audio: '' }], 'knownSpeakers[0].audio'],
+      [[{ name: 'Ada', audio: 42 }], 'knownSpeakers[0].audio'],
       [
         [
           { name: 'Ada', audio: clip },

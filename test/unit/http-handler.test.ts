@@ -823,6 +823,19 @@ describe('POST /v1/audio/transcriptions known speakers', () => {
             .field('known_speaker_references[]', dataUrl(Buffer.alloc(1_600_000))),
         'known_speaker_references[]',
       ],
+      [
+        (t) => {
+          // Five values of 1.9 MB each: each under its own limit, 9.5 MB together over the 8 MB of all of them.
+          let test = t.field('response_format', 'diarized_json');
+          for (let i = 0; i < 5; i++) {
+            test = test
+              .field('known_speaker_names[]', `p${i}`)
+              .field('known_speaker_references[]', dataUrl(Buffer.alloc(1_400_000)));
+          }
+          return test;
+        },
+        'known_speaker_references[]',
+      ],
     ];
     for (const [fields, param] of cases) {
       const test = fields(auth(agent.post('/v1/audio/transcriptions')).field('model', 'whisper-1'));

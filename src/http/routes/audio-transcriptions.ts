@@ -53,14 +53,17 @@ const LIST_FIELDS = [
 const MAX_FIELD_BYTES = 16 * 1024;
 /**
  * A known speaker's clip as a data URL: 2 MB of base64 is 1.5 MB of audio, 47 s of 16 kHz 16-bit WAV (the library
- * takes at most 30 s; compressed formats fit easily). The library's limit on known speakers bounds the values.
+ * takes at most 30 s; compressed formats fit easily). All of a request's clips together: 8 MB, so a request holds at
+ * most that much of them as text (and three quarters of it decoded) before the audio budget sees them.
  */
 const MAX_REFERENCE_FIELD_BYTES = 2 * 1024 * 1024;
+const MAX_REFERENCE_TOTAL_BYTES = 8 * 1024 * 1024;
 const KNOWN_SPEAKER_FIELD_LIMITS = {
   'known_speaker_names[]': { maxValues: KNOWN_SPEAKER_LIMITS.maxSpeakers },
   'known_speaker_references[]': {
     maxBytes: MAX_REFERENCE_FIELD_BYTES,
     maxValues: KNOWN_SPEAKER_LIMITS.maxSpeakers,
+    maxTotalBytes: MAX_REFERENCE_TOTAL_BYTES,
   },
 } as const;
 
@@ -251,7 +254,7 @@ function audioRoute(task: OpenAiTask): Route {
       fieldNames: task === 'translate' ? TRANSLATION_FIELDS : TRANSCRIPTION_FIELDS,
       listFields: task === 'translate' ? [] : LIST_FIELDS,
       maxFieldBytes: MAX_FIELD_BYTES,
-      fieldLimits: KNOWN_SPEAKER_FIELD_LIMITS,
+      ...(task === 'transcribe' ? { fieldLimits: KNOWN_SPEAKER_FIELD_LIMITS } : {}),
       fileField: FILE_FIELD,
       maxFileBytes: ctx.options.maxFileBytes,
       audioFormats: ctx.options.audioFormats,
