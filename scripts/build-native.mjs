@@ -61,6 +61,17 @@ if (!force && existsSync(addon)) {
   console.log(`voxmill: native addon present at ${addon} (npm run build:native rebuilds it)`);
   process.exit(0);
 }
+// An installed package ships a prebuilt addon for its platform (scripts/prebuild.mjs): when it loads here (the FFmpeg
+// libraries it links are installed), there is nothing to compile.
+const prebuilt = join(root, 'prebuilds', `${process.platform}-${process.arch}`, 'voxmill.node');
+if (!force && existsSync(prebuilt)) {
+  const probe = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(prebuilt)})`], { encoding: 'utf8' });
+  if (probe.status === 0) {
+    console.log(`voxmill: using the prebuilt addon ${prebuilt} (npm run build:native builds one here)`);
+    process.exit(0);
+  }
+  console.log(`voxmill: the prebuilt addon does not load here (${probe.stderr.trim().split('\n')[0]}); building one`);
+}
 // Configuration mistakes first: they are quicker to fix than missing packages.
 const whisperDir = whisperTree();
 const gpu = gpuFlags();

@@ -3,6 +3,8 @@
  * errors also name the offending option (`param`) and what was received.
  */
 
+import { truncateText } from './util/truncate.js';
+
 /** Base class of voxmill's own errors (not of validation errors, which extend TypeError / RangeError). */
 export class VoxmillError extends Error {
   /** Stable, machine-readable error code. */
@@ -138,7 +140,7 @@ export class DiarizationError extends VoxmillError {
 }
 
 function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
+  if (typeof value === 'string') return JSON.stringify(truncateText(value, 80));
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
   if (value === null) return 'null';
   if (value === undefined) return 'undefined';

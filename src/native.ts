@@ -248,20 +248,43 @@ export function isNativeError(error: unknown): error is NativeError {
 const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 let cached: NativeAddon | undefined;
 
+/**
+ * Where the addon is: `VOXMILL_ADDON_PATH`; else the one built here (`build/Release`, by the install script or
+ * `npm run build:native`); else the one the package ships for this platform (`prebuilds/<platform>-<arch>`, made by
+ * `npm pack`: npm 11 runs no dependency's install script unless the app allows it).
+ */
+function addonPath(): { path: string; prebuilt: boolean } | undefined {
+  if (process.env.VOXMILL_ADDON_PATH) return { path: process.env.VOXMILL_ADDON_PATH, prebuilt: false };
+  const built = join(packageRoot, 'build', 'Release', 'voxmill.node');
+  if (existsSync(built)) return { path: built, prebuilt: false };
+  const prebuilt = join(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`, 'voxmill.node');
+  return existsSync(prebuilt) ? { path: prebuilt, prebuilt: true } : undefined;
+}
+
+const FFMPEG_PACKAGES = 'apt-get install libavformat59 libavcodec59 libswresample4 libavutil57 (Debian 12)';
+const BUILD_HELP =
+  "build it with 'npm rebuild voxmill' (npm 11 runs it only after 'npm install-scripts approve voxmill'); it needs cmake, a " +
+  'C++17 compiler and: apt-get install pkg-config libavformat-dev libavcodec-dev libswresample-dev libavutil-dev';
+
 /** Loads the addon once per thread (it is safe to load in worker_threads). */
 export function native(): NativeAddon {
   if (cached) return cached;
-  const path = process.env.VOXMILL_ADDON_PATH ?? join(packageRoot, 'build', 'Release', 'voxmill.node');
-  if (!existsSync(path)) {
+  const found = addonPath();
+  if (!found) {
     throw new NativeAddonError(
-      `the voxmill native addon is not built (${path} is missing). Run 'npm run build:native'; it needs cmake, ` +
-        'a C++17 compiler and: apt-get install pkg-config libavformat-dev libavcodec-dev libswresample-dev libavutil-dev',
+      `the voxmill native addon is not built for ${process.platform}-${process.arch} (no prebuilt one ships for it): ` +
+        BUILD_HELP,
     );
   }
   try {
-    cached = createRequire(import.meta.url)(path) as NativeAddon;
+    cached = createRequire(import.meta.url)(found.path) as NativeAddon;
   } catch (cause) {
-    throw new NativeAddonError(`cannot load the voxmill native addon ${path}: ${(cause as Error).message}`, { cause });
+    const message = (cause as Error).message;
+    // The prebuilt addon links the system's FFmpeg libraries; without them dlopen names the first one missing.
+    const hint = /\blib(av|sw)\w*\.so/.test(message)
+      ? `; it needs FFmpeg's shared libraries: ${FFMPEG_PACKAGES}${found.prebuilt ? `, or ${BUILD_HELP}` : ''}`
+      : '';
+    throw new NativeAddonError(`cannot load the voxmill native addon ${found.path}: ${message}${hint}`, { cause });
   }
   return cached;
 }

@@ -62,6 +62,7 @@ export class Speech {
       config: config.diarization,
       detectSpeechRegions: deps.detectSpeechRegions,
       createSpeakerWorker: deps.createSpeakerWorker,
+      onnxRuntime: config.onnxRuntime,
     });
   }
 
@@ -136,7 +137,12 @@ export class Speech {
   #ttsService(): TtsService {
     if (this.#closed) throw new ClosedError();
     const { tts } = this.#config;
-    this.#tts ??= this.#dependencies.createTtsService({ ...tts, size: tts.workers, scanner: this.#voices() });
+    this.#tts ??= this.#dependencies.createTtsService({
+      ...tts,
+      size: tts.workers,
+      scanner: this.#voices(),
+      onnxRuntime: this.#config.onnxRuntime,
+    });
     return this.#tts;
   }
 

@@ -1,8 +1,8 @@
 // The diarization worker thread: features, optional speaker embeddings (ONNX Runtime) and clustering, all of
 // which would hold the event loop for a second or more on long audio.
-import { createRequire } from 'node:module';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import type * as Ort from 'onnxruntime-node';
+import type * as Ort from 'onnxruntime-common';
+import { loadOnnxRuntime } from '../util/onnx-runtime.js';
 import { insideOnnxRuntime } from '../util/onnx-worker.js';
 import { normalize } from './clustering.js';
 import { FeatureExtractor } from './features.js';
@@ -13,7 +13,6 @@ if (!parentPort) throw new Error('diarize-worker must run in a worker thread');
 const port: MessagePort = parentPort;
 const data = workerData as DiarizeWorkerData;
 const inOnnxRuntime = new Int32Array(data.inOnnxRuntime);
-const require = createRequire(import.meta.url);
 
 class Cancelled extends Error {}
 class JobError extends Error {
@@ -35,7 +34,11 @@ const known = new Set<number>();
 async function sessionFor(path: string): Promise<Ort.InferenceSession> {
   const cached = sessions.get(path);
   if (cached) return cached;
-  ort ??= require('onnxruntime-node') as typeof Ort;
+  try {
+    ort ??= loadOnnxRuntime(data.onnxRuntime, data.intraOpThreads).ort;
+  } catch (error) {
+    throw new JobError('MODEL_LOAD_FAILED', (error as Error).message);
+  }
   const runtime = ort;
   try {
     const session = await insideOnnxRuntime(inOnnxRuntime, () =>

@@ -4,6 +4,7 @@
 import type { SpeechRegion } from '../audio/speech-regions.js';
 import { ClosedError, DiarizationError } from '../errors.js';
 import { untilAborted } from '../util/job.js';
+import type { OnnxRuntimeChoice } from '../util/onnx-runtime.js';
 import { workerScriptUrl } from '../util/onnx-worker.js';
 import { WorkQueue } from '../util/queue.js';
 import { WorkerClient, type WorkerErrors } from '../util/worker-client.js';
@@ -15,6 +16,8 @@ import type { FromDiarizeWorker, ToDiarizeWorker } from './worker-protocol.js';
 
 export interface DiarizerOptions {
   intraOpThreads: number;
+  /** Which ONNX Runtime runs a speaker-embedding model. */
+  onnxRuntime: OnnxRuntimeChoice;
   maxQueue: number;
   /**
    * A job that gets no message from the worker for this long per hour of audio (an hour at least) fails with
@@ -61,7 +64,7 @@ export class Diarizer {
           new URL('./diarize-worker.js', import.meta.url),
           (message) => new DiarizationError(message, { code: 'DIARIZATION_WORKER_MISSING' }),
         ),
-      data: { intraOpThreads: options.intraOpThreads },
+      data: { intraOpThreads: options.intraOpThreads, onnxRuntime: options.onnxRuntime },
       name: 'diarization worker',
       errors: diarizationWorkerErrors,
       stallTimeoutMs: this.stallPerHourMs,

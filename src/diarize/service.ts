@@ -6,6 +6,7 @@ import type { DecodedAudio } from '../audio/decode.js';
 import type { SpeechRegion, SpeechRegionOptions } from '../audio/speech-regions.js';
 import { ClosedError, DiarizationError, TranscriptionError } from '../errors.js';
 import type { Segment } from '../stt/types.js';
+import type { OnnxRuntimeChoice } from '../util/onnx-runtime.js';
 import { channelsDiffer, turnsByChannel } from './channels.js';
 import type { ResolvedDiarizationConfig } from './config.js';
 import { turnStretches } from './tinydiarize.js';
@@ -36,7 +37,14 @@ export interface DiarizationServiceOptions {
   /** Speech regions of 16 kHz mono PCM, which it may overwrite (`detectSpeechRegionsInPlace`, or a fake). */
   detectSpeechRegions: (samples: Float32Array, options: SpeechRegionOptions) => Promise<SpeechRegion[]>;
   /** Makes the speaker worker pool on first use. */
-  createSpeakerWorker: (options: { maxQueue: number; intraOpThreads: number; stallTimeoutMs: number }) => SpeakerWorker;
+  createSpeakerWorker: (options: {
+    maxQueue: number;
+    intraOpThreads: number;
+    stallTimeoutMs: number;
+    onnxRuntime: OnnxRuntimeChoice;
+  }) => SpeakerWorker;
+  /** Which ONNX Runtime the speaker worker loads (the engine's `onnxRuntime`). */
+  onnxRuntime: OnnxRuntimeChoice;
 }
 
 export class DiarizationService {
@@ -130,7 +138,8 @@ export class DiarizationService {
   #speakerWorker(): SpeakerWorker {
     if (this.#closed) throw new ClosedError();
     const { maxQueue, intraOpThreads, stallTimeoutMs } = this.#options.config;
-    this.#worker ??= this.#options.createSpeakerWorker({ maxQueue, intraOpThreads, stallTimeoutMs });
+    const { onnxRuntime } = this.#options;
+    this.#worker ??= this.#options.createSpeakerWorker({ maxQueue, intraOpThreads, stallTimeoutMs, onnxRuntime });
     return this.#worker;
   }
 

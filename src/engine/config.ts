@@ -11,8 +11,10 @@ import { defaultThreads, normalizeVadOptions } from '../stt/request.js';
 import type { SttModelConfig, VadOptions } from '../stt/types.js';
 import { STT_MODEL_IDS, sttTierDefaults } from '../tiers.js';
 import { type ResolvedTtsOptions, resolveTtsOptions, type TtsOptions } from '../tts/config.js';
+import { ONNX_RUNTIME_CHOICES, type OnnxRuntimeChoice } from '../util/onnx-runtime.js';
 import {
   booleanOption,
+  enumOption,
   integerOption,
   isPlainObject,
   numberOption,
@@ -64,6 +66,12 @@ export interface SpeechOptions {
   /** Use a GPU backend when the addon was built with one. Default true. */
   gpu?: boolean;
   /**
+   * The ONNX Runtime that runs Piper voices and speaker-embedding models: `'native'` (the optional peer
+   * `onnxruntime-node`, several times faster), `'wasm'` (`onnxruntime-web`, a dependency; needs no install script), or
+   * `'auto'` (default): native when onnxruntime-node is installed, else wasm.
+   */
+  onnxRuntime?: OnnxRuntimeChoice;
+  /**
    * Directories scanned for Piper voices (`<name>.onnx` with `<name>.onnx.json`), in order; the first one holding
    * a variant wins. Default: the models directory, where `voxmill models pull <voice>` puts them.
    */
@@ -102,6 +110,7 @@ export interface ResolvedSpeechConfig {
   sampleRates: { minSampleRate: number; maxSampleRate: number };
   maxDecodedBytes: number;
   gpu: boolean;
+  onnxRuntime: OnnxRuntimeChoice;
   vadModel: string | null;
   /** 'auto': on when the VAD model is installed. */
   vad: VadOptions | 'auto' | undefined;
@@ -125,6 +134,7 @@ const SPEECH_KEYS = [
   'maxSampleRate',
   'maxDecodedBytes',
   'gpu',
+  'onnxRuntime',
   'voiceDirs',
   'tts',
   'diarization',
@@ -173,6 +183,7 @@ export function resolveSpeechConfig(options: unknown): ResolvedSpeechConfig {
       integerOption('maxDecodedBytes', raw.maxDecodedBytes, 1024 * 1024, Number.MAX_SAFE_INTEGER) ??
       DEFAULT_MAX_DECODED_BYTES,
     gpu: booleanOption('gpu', raw.gpu) ?? true,
+    onnxRuntime: enumOption('onnxRuntime', raw.onnxRuntime, ONNX_RUNTIME_CHOICES) ?? 'auto',
     vadModel: vadModel === undefined ? (catalogDefaults().vad ?? null) : vadModel,
     vad: raw.vad === undefined || raw.vad === 'auto' ? 'auto' : normalizeVadOptions('vad', raw.vad),
     voiceDirs: voiceDirsOption(raw.voiceDirs) ?? [modelsDir],

@@ -1,5 +1,6 @@
 // Reading the text fields of a multipart form: the errors both transcription routes answer with, and form booleans.
 import { AudioDecodeError } from '../errors.js';
+import { truncateText } from '../util/truncate.js';
 import { HttpError } from './http-error.js';
 
 export function missingField(param: string): HttpError {
@@ -7,7 +8,8 @@ export function missingField(param: string): HttpError {
 }
 
 export function invalidField(param: string, expected: string, received: string): HttpError {
-  return new HttpError(400, 'invalid_value', `${param} must be ${expected}; received ${JSON.stringify(received)}`, {
+  const quoted = JSON.stringify(truncateText(received, 80));
+  return new HttpError(400, 'invalid_value', `${param} must be ${expected}; received ${quoted}`, {
     param,
   });
 }
@@ -58,11 +60,7 @@ export function audioDataUrl(param: string, value: string): Buffer {
   const head = AUDIO_DATA_URL.exec(value);
   const data = head ? value.slice(head[0].length).replace(/\s+/g, '') : '';
   if (!head || data.length === 0 || data.length % 4 === 1 || !/^[A-Za-z0-9+/]*={0,2}$/.test(data)) {
-    throw invalidField(
-      param,
-      'an audio data URL (data:audio/wav;base64,...)',
-      value.length > 48 ? `${value.slice(0, 45)}...` : value,
-    );
+    throw invalidField(param, 'an audio data URL (data:audio/wav;base64,...)', truncateText(value, 48));
   }
   return Buffer.from(data, 'base64');
 }

@@ -13,6 +13,20 @@ export function bodyAlreadyRead(req: IncomingMessage): boolean {
   return (req as { _body?: unknown })._body === true || req.readableEnded;
 }
 
+/**
+ * What a body parser that consumed the body left on `req.body`: its bytes (express.raw(): a Buffer), its text
+ * (express.text(): a string), a parsed value (express.json()), or nothing the handler can use (koa-bodyparser keeps
+ * it on ctx.request.body; express.urlencoded() leaves an object for a form it could not read).
+ */
+export function parsedBody(req: IncomingMessage): { bytes: Buffer } | { value: unknown } | undefined {
+  const body = (req as { body?: unknown }).body;
+  if (Buffer.isBuffer(body)) return { bytes: body };
+  if (body instanceof Uint8Array) return { bytes: Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
+  if (typeof body === 'string') return { bytes: Buffer.from(body, 'utf8') };
+  if (body === undefined || body === null) return undefined;
+  return { value: body };
+}
+
 /** 415 unless `accepts` takes the request's media type; `expected` says in the message what was wanted. */
 export function requireMediaType(req: IncomingMessage, expected: string, accepts: (type: string) => boolean): void {
   const type = mediaTypeOf(req);
@@ -26,7 +40,13 @@ export function requireMediaType(req: IncomingMessage, expected: string, accepts
 
 /** The answer when middleware in front of the handler read a body it needed (a host misconfiguration: 500). */
 export function bodyConsumedError(): HttpError {
-  return new HttpError(500, 'body_consumed', 'the request body was read by middleware before the voxmill handler');
+  return new HttpError(
+    500,
+    'body_consumed',
+    'the request body was read by middleware before the voxmill handler and not left on req.body as a Buffer, a ' +
+      'string or parsed JSON; mount the handler before body parsers (app.use(handler) ahead of express.json() or ' +
+      'koa-bodyparser), or let the parser keep the raw bytes (express.raw({ type: () => true }))',
+  );
 }
 
 function tooLarge(limit: number): HttpError {
@@ -81,12 +101,16 @@ export async function readJsonBody(req: IncomingMessage, limit: number, signal: 
     'JSON with Content-Type: application/json',
     (type) => type === 'application/json' || type.endsWith('+json'),
   );
+  let bytes: Buffer;
   if (bodyAlreadyRead(req)) {
-    const parsed = (req as { body?: unknown }).body;
+    const parsed = parsedBody(req);
     if (parsed === undefined) throw bodyConsumedError();
-    return parsed;
+    if ('value' in parsed) return parsed.value;
+    if (parsed.bytes.length > limit) throw tooLarge(limit);
+    bytes = parsed.bytes;
+  } else {
+    bytes = await readBody(req, limit, signal);
   }
-  const bytes = await readBody(req, limit, signal);
   if (bytes.length === 0) throw new HttpError(400, 'invalid_json', 'the request body is empty; expected a JSON object');
   try {
     return JSON.parse(bytes.toString('utf8'));

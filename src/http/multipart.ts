@@ -5,11 +5,11 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { type AudioContainer, SNIFF_BYTES, sniffAudioContainer } from './audio-sniff.js';
 import { HttpError } from './http-error.js';
-import { bodyAlreadyRead, bodyConsumedError, requireMediaType } from './json-body.js';
+import { bodyAlreadyRead, bodyConsumedError, parsedBody, requireMediaType } from './json-body.js';
 
 /** The uploaded audio: in memory, or at `path` (which the caller removes with `dispose()`). */
 export interface Upload {
@@ -163,7 +163,13 @@ class FileSink {
  */
 export async function readTranscriptionForm(req: IncomingMessage, limits: FormLimits): Promise<TranscriptionForm> {
   requireMediaType(req, 'multipart/form-data', (type) => type === 'multipart/form-data');
-  if (bodyAlreadyRead(req)) throw bodyConsumedError();
+  // A raw body parser (express.raw) in front of the handler left the bytes: the form is read from them.
+  let body: Readable = req;
+  if (bodyAlreadyRead(req)) {
+    const parsed = parsedBody(req);
+    if (parsed === undefined || !('bytes' in parsed)) throw bodyConsumedError();
+    body = Readable.from([parsed.bytes]);
+  }
   const listFields = limits.listFields ?? [];
   const maxFieldBytes = limits.maxFieldBytes ?? MAX_FIELD_BYTES;
   const fieldLimits = limits.fieldLimits ?? {};
@@ -200,7 +206,7 @@ export async function readTranscriptionForm(req: IncomingMessage, limits: FormLi
       if (settled) return;
       settled = true;
       limits.signal.removeEventListener('abort', onAbort);
-      req.unpipe(parser);
+      body.unpipe(parser);
       parser.removeAllListeners();
       // busboy may still report the end of a form it no longer reads; nobody is listening for that any more. It
       // is not destroyed here: this may run inside its own 'limit' emit, which goes on to touch its file stream.
@@ -214,7 +220,7 @@ export async function readTranscriptionForm(req: IncomingMessage, limits: FormLi
       );
     };
     const onAbort = () => fail(new HttpError(499, 'client_closed', 'the request was aborted'));
-    if (limits.signal.aborted || req.destroyed) {
+    if (limits.signal.aborted || (body === req && req.destroyed)) {
       reject(limits.signal.reason ?? new HttpError(499, 'client_closed', 'the request was aborted'));
       return;
     }
@@ -338,6 +344,6 @@ export async function readTranscriptionForm(req: IncomingMessage, limits: FormLi
         (cause: Error) => fail(new HttpError(500, 'upload_spool_failed', 'the upload could not be stored', { cause })),
       );
     });
-    req.pipe(parser);
+    body.pipe(parser);
   });
 }

@@ -86,7 +86,11 @@ export class SynthPool {
 
   constructor(private readonly options: SynthPoolOptions) {
     const url = options.workerUrl ?? defaultWorkerUrl();
-    const data: SynthWorkerSettings = { intraOpThreads: options.intraOpThreads, sessionIdleMs: options.sessionIdleMs };
+    const data: SynthWorkerSettings = {
+      intraOpThreads: options.intraOpThreads,
+      sessionIdleMs: options.sessionIdleMs,
+      onnxRuntime: options.onnxRuntime,
+    };
     this.slots = Array.from(
       { length: options.size },
       () =>

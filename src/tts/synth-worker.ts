@@ -7,7 +7,8 @@
 // a cancel stops it before the next sentence.
 import { createRequire } from 'node:module';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import type * as Ort from 'onnxruntime-node';
+import type * as Ort from 'onnxruntime-common';
+import { loadOnnxRuntime } from '../util/onnx-runtime.js';
 import { insideOnnxRuntime as insideOnnx } from '../util/onnx-worker.js';
 import { PhonemeIdEncoder } from './phoneme-ids.js';
 import type { FromWorker, SynthJob, SynthStats, SynthWorkerData, ToWorker } from './worker-protocol.js';
@@ -45,13 +46,22 @@ interface CachedSession {
 }
 const sessions = new Map<string, CachedSession>();
 
+/** The configured ONNX Runtime; a missing one fails the job that needed it, not the worker. */
+function loadRuntime(): typeof Ort {
+  try {
+    return loadOnnxRuntime(settings.onnxRuntime, settings.intraOpThreads).ort;
+  } catch (error) {
+    throw new JobError('MODEL_LOAD_FAILED', (error as Error).message);
+  }
+}
+
 async function sessionFor(modelPath: string): Promise<{ cached: CachedSession; loadMs: number }> {
   const existing = sessions.get(modelPath);
   if (existing) {
     existing.lastUsed = Date.now();
     return { cached: existing, loadMs: 0 };
   }
-  ort ??= require('onnxruntime-node') as typeof Ort;
+  ort ??= loadRuntime();
   const started = performance.now();
   let session: Ort.InferenceSession;
   try {

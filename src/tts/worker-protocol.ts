@@ -1,6 +1,7 @@
 // Messages between the engine (main thread) and a synthesis worker thread. Plain data only: they cross
 // `postMessage` by structured clone, audio by transferring its ArrayBuffer. Every message about a job names it by
 // `id` (the job's `jobId`), as the worker client routes them.
+import type { OnnxRuntimeChoice } from '../util/onnx-runtime.js';
 import type { OnnxWorkerData } from '../util/onnx-worker.js';
 import type { CancelMessage } from '../util/worker-client.js';
 import type { PhonemeTables } from './phoneme-ids.js';
@@ -11,6 +12,8 @@ export interface SynthWorkerSettings {
   intraOpThreads: number;
   /** Release a voice's session after this many ms without use; 0 keeps it. */
   sessionIdleMs: number;
+  /** Which ONNX Runtime runs the voices. */
+  onnxRuntime: OnnxRuntimeChoice;
 }
 
 /** What a synthesis worker receives: its settings and the shared ONNX Runtime in-flight count. */

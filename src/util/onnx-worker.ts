@@ -8,11 +8,14 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { VoxmillError } from '../errors.js';
+import type { OnnxRuntimeChoice } from './onnx-runtime.js';
 
 /** What every ONNX worker receives in `workerData`, next to its own settings. */
 export interface OnnxWorkerData {
   /** Int32Array over this: [0] counts the worker's ONNX Runtime calls in flight (session create, run, release). */
   inOnnxRuntime: SharedArrayBuffer;
+  /** Which ONNX Runtime to load (see loadOnnxRuntime). */
+  onnxRuntime: OnnxRuntimeChoice;
 }
 
 /** A worker thread and its count of ONNX Runtime calls in flight. */

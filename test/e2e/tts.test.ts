@@ -108,6 +108,22 @@ describe('synthesizeToBuffer', () => {
     });
   }
 
+  it("onnxRuntime 'wasm' (onnxruntime-web) gives the native runtime's audio; a bad choice is named", async () => {
+    const native = engine({ onnxRuntime: 'native' });
+    const expected = (await native.synthesizeToBuffer({ voice: 'en_US-fixture', input: TEXT, format: 'pcm16' })).audio;
+    await native.close();
+    const wasm = engine({ onnxRuntime: 'wasm' });
+    const actual = (await wasm.synthesizeToBuffer({ voice: 'en_US-fixture', input: TEXT, format: 'pcm16' })).audio;
+    expect(actual.length).toBe(expected.length);
+    // 16-bit samples of the same float computation: equal, or one step apart where the two runtimes round differently.
+    let largest = 0;
+    for (let i = 0; i < expected.length; i += 2) {
+      largest = Math.max(largest, Math.abs(actual.readInt16LE(i) - expected.readInt16LE(i)));
+    }
+    expect(largest).toBeLessThanOrEqual(1);
+    expect(() => createSpeech({ onnxRuntime: 'gpu' as 'wasm' })).toThrow(/^onnxRuntime must be one of/);
+  });
+
   it('uses the voice rate by default, and the next Opus rate for opus; names content types', async () => {
     const s = engine();
     const wav = await s.synthesizeToBuffer({ voice: 'en_US-fixture', input: 'Hi.', format: 'wav' });

@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 const make = (maxQueue = 4, stallTimeoutMs?: number) => {
-  diarizer = new Diarizer({ intraOpThreads: 1, maxQueue, workerUrl, stallTimeoutMs });
+  diarizer = new Diarizer({ intraOpThreads: 1, maxQueue, workerUrl, stallTimeoutMs, onnxRuntime: 'auto' });
   return diarizer;
 };
 const samples = new Float32Array(32000);
@@ -81,7 +81,7 @@ describe('the real diarization worker', () => {
     const sibling = new URL('../../src/diarize/diarize-worker.js', import.meta.url);
     const script = workerScriptUrl(sibling, (message) => new DiarizationError(message));
     expect(script.pathname.endsWith('/src/diarize/diarize-worker.ts')).toBe(true);
-    diarizer = new Diarizer({ intraOpThreads: 1, maxQueue: 1 });
+    diarizer = new Diarizer({ intraOpThreads: 1, maxQueue: 1, onnxRuntime: 'auto' });
     // Two voices, 8 s each: a low hum and a bright buzz.
     const pcm = new Float32Array(16000 * 16);
     for (let i = 0; i < pcm.length; i++) {

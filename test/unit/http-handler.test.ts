@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import express from 'express';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -873,5 +874,65 @@ describe('POST /v1/audio/transcriptions known speakers', () => {
       throw new InvalidOptionValueError('diarize.knownSpeakers[0].name', 'a name no other known speaker has', 'Ada');
     };
     expect((await send()).body.error.param).toBe('known_speaker_names[]');
+  });
+});
+
+describe('body parsers in front of the handler', () => {
+  /** An Express 5 app whose `parser` runs before the handler on every path. */
+  async function behind(parser: express.RequestHandler) {
+    const engine = new FakeSpeechEngine();
+    const app = express();
+    app.use(parser);
+    app.use(createSpeechHandler({ speech: engine, auth: [KEY] }));
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    open.push({ name: 'parser', mount: '', server, hostErrors: [] });
+    return { agent: request(`http://127.0.0.1:${(server.address() as AddressInfo).port}`), engine };
+  }
+  const speechBody = { model: 'svc-tts-1', voice: 'en_US-fake', input: 'Hello.' };
+
+  it('uses the bytes express.raw() kept: multipart forms and JSON', async () => {
+    const { agent, engine } = await behind(express.raw({ type: () => true, limit: '50mb' }));
+    const form = await auth(agent.post('/v1/transcriptions'))
+      .field('model', 'svc-stt-1')
+      .attach('file', AUDIO_HEADS.wav, 'a.wav');
+    expect(form.status).toBe(200);
+    expect(engine.transcribeCalls[0]?.input).toEqual(AUDIO_HEADS.wav);
+    const json = await auth(agent.post('/v1/speech')).send(speechBody);
+    expect(json.status).toBe(200);
+    expect(engine.synthesizeCalls[0]).toMatchObject({ voice: 'en_US-fake', input: 'Hello.' });
+  });
+
+  it('uses the text express.text() kept, and what express.json() parsed', async () => {
+    for (const parser of [express.text({ type: () => true }), express.json()]) {
+      const { agent, engine } = await behind(parser);
+      const res = await auth(agent.post('/v1/speech')).send(speechBody);
+      expect(res.status).toBe(200);
+      expect(engine.synthesizeCalls[0]).toMatchObject({ input: 'Hello.' });
+    }
+  });
+
+  it('answers 500 body_consumed naming the fix when a parser kept nothing (as koa-bodyparser does)', async () => {
+    // Reads the whole body and keeps it elsewhere, as koa-bodyparser keeps it on ctx.request.body.
+    const { agent } = await behind((req, _res, next) => {
+      req.on('data', () => undefined);
+      req.on('end', () => next());
+    });
+    for (const res of [
+      await auth(agent.post('/v1/speech')).send(speechBody),
+      await auth(agent.post('/v1/transcriptions')).field('model', 'svc-stt-1').attach('file', AUDIO_HEADS.wav, 'a'),
+    ]) {
+      expect(res.status).toBe(500);
+      expect(res.body.error.code).toBe('body_consumed');
+      expect(res.body.error.message).toMatch(/mount the handler before body parsers/u);
+    }
+  });
+
+  it('answers 413 when the bytes a parser kept are over maxJsonBytes', async () => {
+    const { agent } = await behind(express.raw({ type: () => true, limit: '50mb' }));
+    const res = await auth(agent.post('/v1/speech'))
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ ...speechBody, input: 'x'.repeat(300_000) }));
+    expect(res.status).toBe(413);
   });
 });

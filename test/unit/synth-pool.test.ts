@@ -17,6 +17,7 @@ function makePool(overrides: Partial<ConstructorParameters<typeof SynthPool>[0]>
     stallTimeoutMs: 300,
     intraOpThreads: 1,
     sessionIdleMs: 0,
+    onnxRuntime: 'auto',
     workerUrl,
     ...overrides,
   });

@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+// Runs before `npm pack` / `npm publish` (prepack): copies the addon built here into prebuilds/<platform>-<arch>/,
+// which the package ships. npm 11 runs no dependency's install script unless the app allows it, so an app that
+// installs voxmill gets no compiled addon of its own; src/native.ts then loads this one. It is an N-API addon (one
+// build serves every Node version) linked to the system's FFmpeg shared libraries: the ones it needs are written
+// beside it (voxmill.json) and named in the error when they are missing.
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const addon = join(root, 'build', 'Release', 'voxmill.node');
+const target = join(root, 'prebuilds', `${process.platform}-${process.arch}`);
+
+if (!existsSync(addon)) {
+  console.error(`voxmill: prepack: ${addon} is missing; run npm run build:native first`);
+  process.exit(1);
+}
+rmSync(join(root, 'prebuilds'), { recursive: true, force: true });
+mkdirSync(target, { recursive: true });
+copyFileSync(addon, join(target, 'voxmill.node'));
+// The FFmpeg libraries it links (its direct NEEDED entries), for the message when one is missing.
+const readelf = spawnSync('readelf', ['-d', addon], { encoding: 'utf8' });
+const needed = [...(readelf.stdout ?? '').matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)]
+  .map((match) => match[1])
+  .filter((name) => /^lib(av|sw)/.test(name));
+writeFileSync(join(target, 'voxmill.json'), `${JSON.stringify({ ffmpeg: needed }, null, 2)}\n`);
+console.log(`voxmill: prepack: ${target}/voxmill.node (FFmpeg: ${needed.join(', ') || 'unknown'})`);

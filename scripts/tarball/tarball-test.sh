@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The package as an app gets it: `npm pack`, then `npm install <tarball>` into a fresh app (the registry is the only
+# network this machine reaches), timed, and again offline from npm's cache; node_modules' size; no ONNX Runtime GPU
+# libraries and no compiled addon of the app's own; then the package used from CommonJS and from an ES module (the
+# addon decodes a file, a fixture voice speaks) and type-checked from both.
+#
+#   bash scripts/tarball/tarball-test.sh
+#
+# Needs the addon built (npm ci) and the test fixtures (node scripts/make-fixtures.mjs). With VOXMILL_CI_REPORTS set
+# (a folder), its checks are counted in tarball.count for scripts/ci-summary.mjs.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root="$PWD"
+data="${VOXMILL_TEST_DATA:-$root/../shared}"
+[[ -f "$data/audio/jfk.wav" ]] || {
+  echo "tarball: test data not found at $data (set VOXMILL_TEST_DATA)" >&2
+  exit 1
+}
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+passed=0
+failed=0
+check() {
+  local what=$1
+  shift
+  if "$@"; then
+    passed=$((passed + 1))
+    echo "  ok: $what"
+  else
+    failed=$((failed + 1))
+    echo "  FAILED: $what"
+  fi
+}
+
+echo "--- tarball: npm pack"
+started=$SECONDS
+npm pack --silent --pack-destination "$work" >"$work/pack.txt"
+tarball="$work/$(tail -1 "$work/pack.txt")"
+echo "packed $(basename "$tarball"): $(du -k "$tarball" | cut -f1) KB in $((SECONDS - started)) s"
+
+app="$work/app"
+mkdir -p "$app"
+cp scripts/tarball/smoke.cjs scripts/tarball/smoke.mjs scripts/tarball/types.mts scripts/tarball/types.cts "$app/"
+cd "$app"
+echo '{ "name": "voxmill-tarball-app", "version": "1.0.0", "private": true }' >package.json
+
+install() {
+  local started_ms
+  started_ms=$(date +%s%3N)
+  npm install "$tarball" --no-audit --no-fund --loglevel=error "$@" >"$work/install.log" 2>&1 || {
+    cat "$work/install.log"
+    return 1
+  }
+  echo $(($(date +%s%3N) - started_ms))
+}
+echo "--- tarball: npm install into a fresh app (registry only)"
+online_ms=$(install)
+modules_mb=$(($(du -sk node_modules | cut -f1) / 1024))
+echo "installed in $((online_ms / 1000)).$(((online_ms % 1000) / 100)) s; node_modules ${modules_mb} MB, the largest:"
+du -sk node_modules/* node_modules/@*/* 2>/dev/null | sort -rn | head -5 | awk '{ printf "  %5d MB  %s\n", $1 / 1024, $2 }' || true
+grep -i "install-scripts\|skipped" "$work/install.log" || true
+
+echo "--- tarball: again, offline (npm's cache)"
+rm -rf node_modules package-lock.json
+offline_ms=$(install --offline)
+echo "installed offline in $((offline_ms / 1000)).$(((offline_ms % 1000) / 100)) s"
+
+echo "--- tarball: checks"
+voxmill="$app/node_modules/voxmill"
+check "no onnxruntime-node (and so no CUDA libraries) was installed" test ! -e node_modules/onnxruntime-node
+check "no CUDA library under node_modules" bash -c '! find node_modules -iname "*cuda*.so*" | grep -q .'
+check "the package ships the prebuilt addon for $(node -p 'process.platform + "-" + process.arch')" \
+  test -f "$voxmill/prebuilds/$(node -p 'process.platform + "-" + process.arch')/voxmill.node"
+check "the app compiled nothing (no build/ in the package)" test ! -e "$voxmill/build"
+cjs="$(node smoke.cjs "$data/audio/jfk.wav" "$root/test/fixtures/voices" 2>&1)" || true
+echo "  cjs: $cjs"
+check "CommonJS: require('voxmill') decodes jfk.wav and speaks" \
+  node -e 'const r = JSON.parse(process.argv[1]); process.exit(r.decodedSeconds > 10 && r.spokenBytes > 1000 ? 0 : 1)' "$cjs"
+esm="$(node smoke.mjs "$data/audio/jfk.wav" "$root/test/fixtures/voices" 2>&1)" || true
+echo "  esm: $esm"
+check "ES module: import from 'voxmill' decodes jfk.wav and speaks" \
+  node -e 'const r = JSON.parse(process.argv[1]); process.exit(r.decodedSeconds > 10 && r.spokenBytes > 1000 ? 0 : 1)' "$esm"
+tsc="$root/node_modules/typescript/bin/tsc"
+check "types from an ES module and from CommonJS (tsc, module nodenext)" \
+  node "$tsc" --noEmit --strict --module nodenext --moduleResolution nodenext --target es2022 --skipLibCheck false \
+  types.mts types.cts
+
+echo "tarball: install ${online_ms} ms online, ${offline_ms} ms offline; node_modules ${modules_mb} MB"
+echo "tarball: $passed passed, $failed failed"
+[[ -n "${VOXMILL_CI_REPORTS:-}" ]] && echo "$passed $failed" >"$VOXMILL_CI_REPORTS/tarball.count"
+((failed == 0))
