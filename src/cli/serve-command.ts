@@ -119,10 +119,11 @@ async function serve(flags: ServeFlags): Promise<void> {
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) {
-      // A second signal means now: the work is cancelled (whisper stops at its next checkpoint) and the process ends.
+      // A second signal means now: the work is cancelled (whisper stops at its next checkpoint), every request still
+      // waiting is answered 503 shutting_down (for at most a second), and the process ends.
       logLine({ level: 'warn', event: 'shutdown_forced', signal });
-      server.abortAll();
-      process.exit(1);
+      void server.forceStop().finally(() => process.exit(1));
+      return;
     }
     stopping = true;
     logLine({ event: 'shutdown', signal, message: 'no new connections; finishing in-flight requests' });

@@ -41,8 +41,14 @@ export interface SpeechServer {
    * time, false when work had to be cancelled. Idempotent.
    */
   shutdown(): Promise<boolean>;
-  /** Cancels every request in progress now (a second signal): their work stops at its next checkpoint. */
+  /** Cancels every request in progress now: their work stops at its next checkpoint. */
   abortAll(): void;
+  /**
+   * Stops now (a second signal): no new connections, every request in progress cancelled and answered 503
+   * `shutting_down` (a stream already started is cut), up to a second for those answers to go out, then every
+   * connection closed. Does not close the engine; the caller exits.
+   */
+  forceStop(): Promise<void>;
 }
 
 /** How long answers to cancelled requests get to go out before their connections are closed. */
@@ -188,6 +194,13 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
     },
     abortAll() {
       control.abortAll();
+    },
+    async forceStop() {
+      draining = true;
+      server.close();
+      control.abortAll();
+      await Promise.race([control.idle(CANCEL_GRACE_MS), delay(CANCEL_GRACE_MS)]);
+      server.closeAllConnections();
     },
   };
 }
