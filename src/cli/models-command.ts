@@ -2,7 +2,6 @@
  * `voxmill models list | pull | path`: the model store from the command line.
  * Results go to stdout; progress and errors go to stderr, so `$(voxmill models path base)` stays clean.
  */
-import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import { type CatalogEntry, catalogDefaults, listCatalog, withCompanions } from '../models/catalog.js';
 import {
@@ -14,6 +13,7 @@ import {
   pullModel,
   resolveModelEntry,
 } from '../models/store.js';
+import { terminalBar } from './terminal-bar.js';
 
 /** Where the command writes, and how it reports failure; tests pass their own. */
 export interface ModelsCommandIo {
@@ -188,17 +188,22 @@ interface ProgressReporter {
 /** A live bar on a terminal; elsewhere (CI logs, pipes) a line at every 10%. */
 function progressReporter(io: ModelsCommandIo, entry: CatalogEntry): ProgressReporter {
   if (io.stderr.isTTY) {
-    const bar = new cliProgress.SingleBar({
-      stream: io.stderr,
-      format: `${entry.id} |{bar}| {percentage}% | {done} / {size} | ETA {eta_formatted}`,
-      hideCursor: true,
-      // Our SIGINT handler stops the bar; cli-progress's own would race it.
-      gracefulExit: false,
-    });
+    // Our SIGINT handler (pullAll) stops the transfer and then the bar.
+    const bar = terminalBar(
+      io.stderr as NodeJS.WriteStream,
+      `${entry.id} |{bar}| {percentage}% | {done} / {size} | {rate}/s | ETA {eta_formatted}`,
+      { exitOnSignal: false },
+    );
+    const startedAt = performance.now();
+    // The rate counts this run's bytes: a resumed download starts with what it already had.
+    let firstBytes: number | undefined;
     let started = false;
     return {
       update: ({ receivedBytes, totalBytes }) => {
-        const payload = { done: formatBytes(receivedBytes), size: formatBytes(totalBytes) };
+        firstBytes ??= receivedBytes;
+        const seconds = (performance.now() - startedAt) / 1000;
+        const rate = seconds > 0.5 ? formatBytes(Math.round((receivedBytes - firstBytes) / seconds)) : '-';
+        const payload = { done: formatBytes(receivedBytes), size: formatBytes(totalBytes), rate };
         if (!started) {
           bar.start(totalBytes, receivedBytes, payload);
           started = true;

@@ -13,6 +13,7 @@ interface ServeFlags {
   auth: boolean;
   modelsDir?: string;
   preload?: boolean;
+  lazy?: boolean;
   quiet?: boolean;
 }
 
@@ -55,9 +56,15 @@ function hostOf(flags: ServeFlags, config: ServeConfig): string {
 }
 
 /** Loads the installed speech-to-text models now; each failure names its model. */
-async function preloadModels(speech: Speech): Promise<void> {
+/**
+ * --preload: every configured model loaded before the port opens. A model that is not installed fails start-up
+ * (a server that would answer 503 for it is not ready), unless --lazy says to skip it and serve the others.
+ */
+async function preloadModels(speech: Speech, lazy: boolean): Promise<void> {
   for (const model of speech.status()) {
     if (!model.installed) {
+      const message = `${model.path} is not installed (voxmill models pull ${model.id}, or --lazy to serve without it)`;
+      if (!lazy) throw new Error(`--preload: model ${model.id}: ${message}`);
       logLine({ level: 'warn', event: 'preload_skipped', model: model.id, message: `${model.path} is not installed` });
       continue;
     }
@@ -141,7 +148,7 @@ async function serve(flags: ServeFlags): Promise<void> {
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 
-  if (flags.preload) await preloadModels(speech);
+  if (flags.preload) await preloadModels(speech, flags.lazy === true);
   if (stopping) return;
   let address: AddressInfo;
   try {
@@ -170,7 +177,8 @@ export function registerServeCommand(program: Command): Command {
     .option('-c, --config <file>', 'JSON config: createSpeech options plus apiKeys, host, port, http')
     .option('--no-auth', 'serve without authentication (only behind your own auth)')
     .option('--models-dir <dir>', 'where catalog models are installed')
-    .option('--preload', 'load the installed speech-to-text models before listening')
+    .option('--preload', 'load every configured speech-to-text model before listening; a missing one fails start-up')
+    .option('--lazy', 'with --preload: skip models that are not installed instead of failing')
     .option('-q, --quiet', 'no request logs')
     .addHelpText(
       'after',

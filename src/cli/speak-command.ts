@@ -32,6 +32,26 @@ const FORMAT_BY_EXTENSION: Record<string, SpeechFormat> = {
   '.flac': 'flac',
 };
 
+/**
+ * The format to write: --format, else the output file's extension (mp3 for stdout or a name without one). An
+ * extension that names another format than --format, or none voxmill writes, is refused: `say -o out.aac` used to
+ * write MP3 into it.
+ */
+function outputFormat(output: string | undefined, format: SpeechFormat | undefined): SpeechFormat {
+  const extension = output === undefined || output === '-' ? '' : extname(output).toLowerCase();
+  const byExtension = FORMAT_BY_EXTENSION[extension];
+  const known = Object.keys(FORMAT_BY_EXTENSION).join(', ');
+  if (extension !== '' && byExtension === undefined && format === undefined) {
+    throw new InvalidArgumentError(
+      `cannot tell the format of ${output} from "${extension}" (${known}); add -f <format>`,
+    );
+  }
+  if (format !== undefined && byExtension !== undefined && byExtension !== format) {
+    throw new InvalidArgumentError(`-f ${format} does not match the extension of ${output} (${byExtension})`);
+  }
+  return format ?? byExtension ?? 'mp3';
+}
+
 function number(name: string) {
   return (value: string): number => {
     const n = Number(value);
@@ -80,7 +100,7 @@ export function registerSpeakCommands(program: Command): void {
             : text;
       const toStdout = flags.output === undefined || flags.output === '-';
       if (toStdout && process.stdout.isTTY) throw new Error('refusing to write audio to a terminal; use -o <file>');
-      const format = flags.format ?? (toStdout ? 'mp3' : (FORMAT_BY_EXTENSION[extname(flags.output ?? '')] ?? 'mp3'));
+      const format = outputFormat(flags.output, flags.format);
       const speech = engineFor(flags);
       try {
         const audio = await speech.synthesize({
@@ -126,6 +146,13 @@ export function registerSpeakCommands(program: Command): void {
         } else {
           for (const voice of voices) {
             process.stdout.write(`${voice.id}\t${voice.languages.join(',')}\t${voice.gender}\t${voice.name}\n`);
+          }
+          if (voices.length === 0) {
+            process.stderr.write(
+              `voxmill: no voices installed in ${flags.voiceDir?.join(', ') ?? speech.modelsDir}. Download the ` +
+                "default one with 'voxmill models pull svc-tts-1', list others with 'voxmill models list', or point " +
+                '--voice-dir at a directory of Piper voices (<name>.onnx with <name>.onnx.json).\n',
+            );
           }
         }
         for (const problem of await speech.voiceProblems()) {

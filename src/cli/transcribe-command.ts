@@ -1,11 +1,14 @@
 /** `voxmill transcribe <file...>`: transcribe audio files from the command line. */
-import cliProgress from 'cli-progress';
+import { randomBytes } from 'node:crypto';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { basename, extname, join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { createSpeech } from '../speech.js';
 import { TIMESTAMP_GRANULARITIES } from '../stt/request.js';
 import type { TimestampGranularity, TranscribeOptions } from '../stt/types.js';
 import { DEFAULT_STT_MODEL, STT_MODEL_IDS } from '../tiers.js';
 import { OUTPUT_FORMATS, type OutputFormat, renderTranscription } from './output-formats.js';
+import { terminalBar } from './terminal-bar.js';
 
 interface TranscribeFlags {
   model: string;
@@ -23,7 +26,22 @@ interface TranscribeFlags {
   prompt?: string;
   translate?: boolean;
   modelsDir?: string;
+  outputDir?: string;
   progress: boolean;
+}
+
+const EXTENSIONS: Record<OutputFormat, string> = { text: '.txt', json: '.json', srt: '.srt', vtt: '.vtt' };
+
+/** Writes beside the target and renames: a failure never leaves a half-written file under its name. */
+async function writeAtomically(path: string, content: string): Promise<void> {
+  const temporary = `${path}.${randomBytes(4).toString('hex')}.part`;
+  try {
+    await writeFile(temporary, content, { flag: 'wx' });
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
 }
 
 function integer(name: string) {
@@ -59,8 +77,15 @@ export function registerTranscribeCommand(program: Command): Command {
     .option('--prompt <text>', 'text that conditions the decoder (names, spelling)')
     .option('--translate', 'translate to English')
     .option('--models-dir <dir>', 'models directory')
+    .option('-o, --output-dir <dir>', 'write each result to <dir>/<file name>.txt|json|srt|vtt instead of stdout')
     .option('--no-progress', 'no progress bar')
     .action(async (files: string[], flags: TranscribeFlags) => {
+      const subtitles = flags.format === 'srt' || flags.format === 'vtt';
+      // Subtitle files number their cues from 1: several on stdout would read as one broken file.
+      if (files.length > 1 && subtitles && flags.outputDir === undefined) {
+        throw new InvalidArgumentError(`several files as ${flags.format} need --output-dir (one subtitle file each)`);
+      }
+      if (flags.outputDir !== undefined) await mkdir(flags.outputDir, { recursive: true });
       const configured = (STT_MODEL_IDS as readonly string[]).includes(flags.model);
       const speech = createSpeech({
         ...(flags.modelsDir ? { modelsDir: flags.modelsDir } : {}),
@@ -68,17 +93,20 @@ export function registerTranscribeCommand(program: Command): Command {
         ...(configured ? {} : { models: { cli: flags.model } }),
         idleUnloadMs: 0,
       });
-      const subtitles = flags.format === 'srt' || flags.format === 'vtt';
+      // Ctrl-C stops the bar (giving the terminal back) and exits 130; the transcription goes with the process.
       const bar =
         flags.progress && process.stderr.isTTY
-          ? new cliProgress.SingleBar(
-              { format: '{file} [{bar}] {percentage}%', stream: process.stderr, clearOnComplete: true },
-              cliProgress.Presets.shades_classic,
+          ? terminalBar(
+              process.stderr,
+              '{file} [{bar}] {percentage}% | {rate}%/s | {duration_formatted} elapsed | ETA {eta_formatted}',
+              { exitOnSignal: true, clearOnComplete: true },
             )
           : undefined;
+      const documents: object[] = [];
       try {
         for (const file of files) {
-          bar?.start(100, 0, { file });
+          const fileStarted = performance.now();
+          bar?.start(100, 0, { file, rate: '-' });
           const options: TranscribeOptions & { model: string } = {
             model: configured ? flags.model : 'cli',
             timestamps: flags.timestamps ?? (subtitles || flags.format === 'json' ? 'segment' : 'none'),
@@ -92,13 +120,31 @@ export function registerTranscribeCommand(program: Command): Command {
             ...(flags.beamSize ? { beamSize: flags.beamSize } : {}),
             ...(flags.prompt ? { prompt: flags.prompt } : {}),
             ...(flags.translate ? { translate: true } : {}),
-            ...(bar ? { onProgress: (p: number) => bar.update(Math.round(p * 100)) } : {}),
+            ...(bar
+              ? {
+                  onProgress: (p: number) => {
+                    const seconds = (performance.now() - fileStarted) / 1000;
+                    bar.update(Math.round(p * 100), { rate: seconds > 0.5 ? ((p * 100) / seconds).toFixed(1) : '-' });
+                  },
+                }
+              : {}),
           };
           const result = await speech.transcribe(file, options);
           bar?.stop();
-          if (files.length > 1 && flags.format === 'text') process.stdout.write(`${file}: `);
-          process.stdout.write(renderTranscription(result, flags.format));
+          if (flags.outputDir !== undefined) {
+            const path = join(flags.outputDir, `${basename(file, extname(file))}${EXTENSIONS[flags.format]}`);
+            await writeAtomically(path, renderTranscription(result, flags.format));
+            process.stderr.write(`${file} -> ${path}\n`);
+          } else if (files.length > 1 && flags.format === 'json') {
+            documents.push({ file, ...result });
+          } else {
+            // Several files as text: each line says whose it is.
+            if (files.length > 1) process.stdout.write(`${file}: `);
+            process.stdout.write(renderTranscription(result, flags.format));
+          }
         }
+        // Several files as JSON: one array of documents, each naming its file.
+        if (documents.length > 0) process.stdout.write(`${JSON.stringify(documents, null, 2)}\n`);
       } finally {
         bar?.stop();
         await speech.close();

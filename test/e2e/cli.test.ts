@@ -65,6 +65,42 @@ describe('voxmill CLI', () => {
     expect((error as { stderr: string }).stderr).toMatch(/^voxmill: not a recognised audio format.*\n$/);
   });
 
+  it('several files: labelled text, one JSON array, srt refused without --output-dir, which writes a file each', async () => {
+    const files = [sharedAudio('jfk.wav'), sharedAudio('2830-3980-0043.wav')];
+    const text = (await transcribe('--no-progress', ...files)).stdout.trimEnd().split('\n');
+    expect(text.map((line) => line.split(': ', 1)[0])).toEqual(files);
+    const json = JSON.parse((await transcribe('-f', 'json', ...files)).stdout) as Array<{ file: string }>;
+    expect(json.map((document) => document.file)).toEqual(files);
+    const refused = await transcribe('-f', 'srt', ...files).catch(
+      (e: unknown) => e as { code: number; stderr: string },
+    );
+    expect(refused).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/several files as srt need --output-dir/u),
+    });
+    const dir = join(mkdtempSync(join(tmpdir(), 'voxmill-out-')), 'subtitles');
+    const written = await transcribe('-f', 'srt', '-o', dir, ...files);
+    expect(written.stdout).toBe('');
+    expect(readdirSync(dir).sort()).toEqual(['2830-3980-0043.srt', 'jfk.srt']);
+    expect(readFileSync(join(dir, 'jfk.srt'), 'utf8')).toMatch(/^1\n\d\d:/u);
+  });
+
+  it('a progress bar gives the terminal back and exits 130 on Ctrl-C', async () => {
+    // The bar on a stream that says it is a terminal, then SIGINT: line wrapping and the cursor come back.
+    const script = `
+      const { terminalBar } = await import(${JSON.stringify(join(repoRoot, 'dist', 'cli', 'terminal-bar.js'))});
+      process.stderr.isTTY = true;
+      const bar = terminalBar(process.stderr, '[{bar}] {percentage}%', { exitOnSignal: true });
+      bar.start(100, 10);
+      process.kill(process.pid, 'SIGINT');
+      setTimeout(() => {}, 5000);`;
+    const result = await run(process.execPath, ['--input-type=module', '-e', script]).catch(
+      (e: unknown) => e as { code: number; stderr: string },
+    );
+    expect(result).toMatchObject({ code: 130 });
+    expect((result as { stderr: string }).stderr.endsWith('\u001b[?7h\u001b[?25h\n')).toBe(true);
+  });
+
   it('--version names whisper.cpp and FFmpeg', async () => {
     const { stdout } = await run(process.execPath, [cli, '--version']);
     expect(stdout).toMatch(/whisper\.cpp 1\.9\.1, FFmpeg /);
@@ -109,6 +145,32 @@ describe('voxmill say / voices', () => {
     expect(error).toMatchObject({ code: 1 });
     expect((error as { stderr: string }).stderr).toMatch(/^voxmill: no installed voice has id "nobody"/);
     expect(readdirSync(temp).filter((name) => name.startsWith('none'))).toEqual([]);
+  });
+
+  it('say refuses an output extension it would not honour, and a --format the extension contradicts', async () => {
+    const say = (...args: string[]) =>
+      run(process.execPath, [cli, 'say', 'Hi.', '-v', 'en_US-fixture', '--voice-dir', voiceDir, ...args]).catch(
+        (e: unknown) => e as { code: number; stderr: string },
+      );
+    expect(await say('-o', join(temp, 'x.m4a'))).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/cannot tell the format of .*x\.m4a from "\.m4a"/u),
+    });
+    expect(await say('-f', 'wav', '-o', join(temp, 'x.mp3'))).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/-f wav does not match the extension of .*x\.mp3 \(mp3\)/u),
+    });
+    await say('-o', join(temp, 'speech.aac'));
+    // ADTS frames start with 0xFFF sync bits.
+    const aac = readFileSync(join(temp, 'speech.aac'));
+    expect([aac[0], (aac[1] as number) & 0xf0]).toEqual([0xff, 0xf0]);
+  });
+
+  it('voices with nothing installed says how to get one', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'voxmill-novoices-'));
+    const { stdout, stderr } = await run(process.execPath, [cli, 'voices', '--voice-dir', empty]);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(/no voices installed in .*voxmill models pull svc-tts-1/u);
   });
 
   it('voices --json lists the installed voices', async () => {

@@ -241,4 +241,18 @@ describe('voxmill serve', () => {
     expect((empty as { code: number }).code).toBe(1);
     expect((empty as { stderr: string }).stderr).toContain('the host is empty');
   });
+
+  it('--preload with a model that is not installed fails start-up, naming the fix; --lazy serves without it', async () => {
+    const config = writeConfig('missing.json', {
+      ...baseConfig,
+      models: { ...baseConfig.models, 'svc-stt-1': join(fixture('models'), 'not-there.bin') },
+    });
+    const refused = await run(process.execPath, [cli, 'serve', '-c', config, '--port', '0', '--preload']).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/--preload: model svc-stt-1: .*--lazy/u) });
+    const served = await serve(['-c', config, '--preload', '--lazy']);
+    expect(served.lines.some((line) => line.event === 'preload_skipped' && line.model === 'svc-stt-1')).toBe(true);
+    expect(served.lines.some((line) => line.event === 'model_loaded' && line.model === 'svc-stt-1-flash')).toBe(true);
+  });
 });
