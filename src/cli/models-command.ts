@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import { type CatalogEntry, catalogDefaults, listCatalog, withCompanions } from '../models/catalog.js';
+import { addLocalModel, listLocalModels } from '../models/local.js';
 import {
   defaultModelsDir,
   installedPath,
@@ -62,6 +63,32 @@ export function registerModelsCommand(program: Command, io: ModelsCommandIo = pr
     );
 
   models
+    .command('add')
+    .description(
+      'check and add a model file you have: a whisper.cpp ggml .bin, or a Piper voice .onnx (with its .onnx.json)',
+    )
+    .argument('<file>', 'the model file')
+    .option('--id <id>', 'the id to use it by (whisper; default: the file name without ggml- and .bin)')
+    .option('--dir <dir>', DIR_HELP)
+    .option('--force', 'replace a model already added under that name')
+    .action((file: string, options: { id?: string; dir?: string; force?: boolean }) =>
+      guard(io, async () => {
+        const added = await addLocalModel(file, {
+          dir: options.dir ?? defaultModelsDir(),
+          id: options.id,
+          force: options.force === true,
+        });
+        const use =
+          added.kind === 'whisper'
+            ? `use it as: voxmill transcribe -m ${added.id} ..., or "models": { "svc-stt-1": "${added.id}" } in the config`
+            : `use it as: voxmill say -v ${added.id.replace(/-(x_low|low|medium|high)$/u, '')} ...`;
+        io.stdout.write(
+          `${added.id}: added ${added.path} (${formatBytes(added.bytes)}, sha256 ${added.sha256}); ${use}\n`,
+        );
+      }),
+    );
+
+  models
     .command('path')
     .description("print an installed model's file path")
     .argument('<id>', 'catalog id or service id')
@@ -80,9 +107,18 @@ async function guard(io: ModelsCommandIo, action: () => Promise<void>): Promise<
   }
 }
 
+/** Network failures of a pull: the machine cannot reach the model's host. */
+const OFFLINE = /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|ETIMEDOUT|ECONNRESET|fetch failed/u;
+
 function fail(io: ModelsCommandIo, error: unknown, code = 1): void {
   const message = error instanceof Error ? error.message : String(error);
   io.stderr.write(`voxmill: ${message.split('\n')[0]}\n`);
+  if (OFFLINE.test(message)) {
+    io.stderr.write(
+      'voxmill: the model host cannot be reached. Offline: copy the files from a mirror directory with ' +
+        "'voxmill models pull <id> --from <dir>', or add a file you have with 'voxmill models add <file>'\n",
+    );
+  }
   io.setExitCode(code);
 }
 
@@ -123,6 +159,12 @@ async function listModels(io: ModelsCommandIo, dir: string, json: boolean): Prom
         .join('  ')
         .trimEnd()}\n`,
     );
+  }
+  const added = await listLocalModels(dir);
+  if (added.length > 0) {
+    io.stdout.write("\nadded with 'voxmill models add':\n");
+    for (const model of added)
+      io.stdout.write(`${model.id}  ${model.kind}  ${formatBytes(model.bytes)}  ${model.path}\n`);
   }
   io.stdout.write(`\nmodels directory: ${dir}\n`);
 }

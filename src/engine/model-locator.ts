@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { ModelNotFoundError } from '../errors.js';
 import { findCatalogEntry } from '../models/catalog.js';
+import { localModelPath } from '../models/local.js';
 import { installedPath } from '../models/store.js';
 
 /** Where a configured model lives. */
@@ -33,8 +34,13 @@ export class ModelLocator {
   locate(spec: string): ModelLocation {
     if (looksLikePath(spec)) return { path: resolve(spec), catalogId: undefined };
     const entry = findCatalogEntry(spec);
-    if (!entry) throw new ModelNotFoundError(`"${spec}" is neither a catalog model id nor a path to a model file`);
-    return { path: installedPath(entry, this.modelsDir), catalogId: entry.id };
+    if (entry) return { path: installedPath(entry, this.modelsDir), catalogId: entry.id };
+    // A model added with `voxmill models add` (the id of a file under <models dir>/local).
+    const added = localModelPath(spec, this.modelsDir);
+    if (this.exists(added)) return { path: added, catalogId: undefined };
+    throw new ModelNotFoundError(
+      `"${spec}" is not a catalog model id, a model added with 'voxmill models add <file>', or a path to a model file`,
+    );
   }
 
   /** Whether the model `spec` names is installed; false for an unknown catalog id. */

@@ -232,7 +232,9 @@ export function resolveVoice(variants: readonly VoiceVariant[], voice: string, c
       configOnly
         ? `voice "${voice}" has a config but its model ${configOnly.modelPath} is missing; pull it with ` +
             `'voxmill models pull ${configOnly.variantId}'`
-        : `no installed voice has id "${voice}"; list them with listVoices() or 'voxmill voices'`,
+        : `no installed voice has id "${voice}"; list them with 'voxmill voices' (GET /v1/voices), download one with ` +
+            "'voxmill models pull <voice>' (see 'voxmill models list'), or add a Piper .onnx you have with " +
+            "'voxmill models add <file>'",
     );
   }
   const candidates = speaker === undefined ? group : group.filter((v) => v.config.speakers.has(speaker));

@@ -101,6 +101,37 @@ describe('voxmill CLI', () => {
     expect((result as { stderr: string }).stderr.endsWith('\u001b[?7h\u001b[?25h\n')).toBe(true);
   });
 
+  it('models add registers a ggml file you have; transcribe then takes its id', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'voxmill-add-'));
+    const added = await run(process.execPath, [
+      cli,
+      'models',
+      'add',
+      fixture('models/ggml-tiny.en-random.bin'),
+      '--id',
+      'my-tiny',
+      '--dir',
+      dir,
+    ]);
+    expect(added.stdout).toMatch(/^my-tiny: added .*sha256 [0-9a-f]{64}\); use it as: voxmill transcribe -m my-tiny/u);
+    const { stdout } = await run(process.execPath, [
+      cli,
+      'transcribe',
+      '-m',
+      'my-tiny',
+      '--models-dir',
+      dir,
+      '--threads',
+      '1',
+      '-f',
+      'json',
+      sharedAudio('2830-3980-0043.wav'),
+    ]);
+    expect(JSON.parse(stdout)).toMatchObject({ language: 'en' });
+    const list = await run(process.execPath, [cli, 'models', 'list', '--dir', dir]);
+    expect(list.stdout).toMatch(/added with 'voxmill models add':\nmy-tiny {2}whisper/u);
+  });
+
   it('--version names whisper.cpp and FFmpeg', async () => {
     const { stdout } = await run(process.execPath, [cli, '--version']);
     expect(stdout).toMatch(/whisper\.cpp 1\.9\.1, FFmpeg /);

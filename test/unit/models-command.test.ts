@@ -113,6 +113,13 @@ describe('voxmill models pull', () => {
     expect(existsSync(join(models, 'ggml-silero-v6.2.0.bin'))).toBe(false);
   });
 
+  it('names --from and models add when the model host cannot be reached', { timeout: 30_000 }, async () => {
+    // Nothing listens on port 9 of this machine: each connection is refused at once (after 3 retries, 6 s).
+    const run = await voxmill('models', 'pull', 'silero-v6.2.0', '--dir', dir.path, '--from', 'http://127.0.0.1:9/');
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toMatch(/voxmill models pull <id> --from <dir>.*voxmill models add <file>/u);
+  });
+
   it('says so when the model is already installed', async () => {
     const path = await fakeInstall(dir.path, 'tiny.en');
     const run = await voxmill('models', 'pull', 'tiny.en', '--dir', dir.path);
