@@ -17,13 +17,21 @@ if (!existsSync(addon)) {
   console.error(`voxmill: prepack: ${addon} is missing; run npm run build:native first`);
   process.exit(1);
 }
+// The libraries it links (its direct NEEDED entries): the FFmpeg ones are recorded for the message when one is missing.
+const readelf = spawnSync('readelf', ['-d', addon], { encoding: 'utf8' });
+const linked = [...(readelf.stdout ?? '').matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map(
+  (match) => match[1],
+);
+// The package ships the plain CPU build: not one linked to a GPU runtime or a sanitizer (VOXMILL_GPU, ASan builds).
+const special = linked.filter((name) => /cuda|cublas|vulkan|asan|ubsan/i.test(name));
+if (special.length > 0) {
+  rmSync(join(root, 'prebuilds'), { recursive: true, force: true });
+  console.error(`voxmill: prepack: ${addon} links ${special.join(', ')}; rebuild it plainly (npm run build:native)`);
+  process.exit(1);
+}
+const needed = linked.filter((name) => /^lib(av|sw)/.test(name));
 rmSync(join(root, 'prebuilds'), { recursive: true, force: true });
 mkdirSync(target, { recursive: true });
 copyFileSync(addon, join(target, 'voxmill.node'));
-// The FFmpeg libraries it links (its direct NEEDED entries), for the message when one is missing.
-const readelf = spawnSync('readelf', ['-d', addon], { encoding: 'utf8' });
-const needed = [...(readelf.stdout ?? '').matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)]
-  .map((match) => match[1])
-  .filter((name) => /^lib(av|sw)/.test(name));
 writeFileSync(join(target, 'voxmill.json'), `${JSON.stringify({ ffmpeg: needed }, null, 2)}\n`);
 console.log(`voxmill: prepack: ${target}/voxmill.node (FFmpeg: ${needed.join(', ') || 'unknown'})`);

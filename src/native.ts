@@ -1,5 +1,5 @@
 // The one place that loads the C++ addon and types its surface. Nothing else touches the .node file.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -261,7 +261,18 @@ function addonPath(): { path: string; prebuilt: boolean } | undefined {
   return existsSync(prebuilt) ? { path: prebuilt, prebuilt: true } : undefined;
 }
 
-const FFMPEG_PACKAGES = 'apt-get install libavformat59 libavcodec59 libswresample4 libavutil57 (Debian 12)';
+/** The FFmpeg libraries a prebuilt addon links, as its build recorded them (prebuilds/<target>/voxmill.json). */
+function prebuiltNeeds(path: string): string {
+  try {
+    const recorded = JSON.parse(readFileSync(join(dirname(path), 'voxmill.json'), 'utf8')) as { ffmpeg?: string[] };
+    if (Array.isArray(recorded.ffmpeg) && recorded.ffmpeg.length > 0) return recorded.ffmpeg.join(', ');
+  } catch {
+    // No record: the Debian 12 names below still say what to install.
+  }
+  return "FFmpeg's shared libraries";
+}
+
+const FFMPEG_PACKAGES = 'on Debian 12: apt-get install libavformat59 libavcodec59 libswresample4 libavutil57';
 const BUILD_HELP =
   "build it with 'npm rebuild voxmill' (npm 11 runs it only after 'npm install-scripts approve voxmill'); it needs cmake, a " +
   'C++17 compiler and: apt-get install pkg-config libavformat-dev libavcodec-dev libswresample-dev libavutil-dev';
@@ -282,7 +293,8 @@ export function native(): NativeAddon {
     const message = (cause as Error).message;
     // The prebuilt addon links the system's FFmpeg libraries; without them dlopen names the first one missing.
     const hint = /\blib(av|sw)\w*\.so/.test(message)
-      ? `; it needs FFmpeg's shared libraries: ${FFMPEG_PACKAGES}${found.prebuilt ? `, or ${BUILD_HELP}` : ''}`
+      ? `; it needs ${found.prebuilt ? prebuiltNeeds(found.path) : "FFmpeg's shared libraries"} (${FFMPEG_PACKAGES})` +
+        (found.prebuilt ? `, or ${BUILD_HELP}` : '')
       : '';
     throw new NativeAddonError(`cannot load the voxmill native addon ${found.path}: ${message}${hint}`, { cause });
   }

@@ -49,7 +49,7 @@ install() {
   local started_ms
   started_ms=$(date +%s%3N)
   npm install "$tarball" --no-audit --no-fund --loglevel=error "$@" >"$work/install.log" 2>&1 || {
-    cat "$work/install.log"
+    cat "$work/install.log" >&2
     return 1
   }
   echo $(($(date +%s%3N) - started_ms))
@@ -73,12 +73,15 @@ check "no CUDA library under node_modules" bash -c '! find node_modules -iname "
 check "the package ships the prebuilt addon for $(node -p 'process.platform + "-" + process.arch')" \
   test -f "$voxmill/prebuilds/$(node -p 'process.platform + "-" + process.arch')/voxmill.node"
 check "the app compiled nothing (no build/ in the package)" test ! -e "$voxmill/build"
-cjs="$(node smoke.cjs "$data/audio/jfk.wav" "$root/test/fixtures/voices" 2>&1)" || true
+# stdout only (a warning on stderr must not break the JSON); stderr is shown when the check fails.
+cjs="$(node smoke.cjs "$data/audio/jfk.wav" "$root/test/fixtures/voices" 2>"$work/cjs.err" | tail -1)" || true
 echo "  cjs: $cjs"
+[[ -n "$cjs" ]] || cat "$work/cjs.err"
 check "CommonJS: require('voxmill') decodes jfk.wav and speaks" \
   node -e 'const r = JSON.parse(process.argv[1]); process.exit(r.decodedSeconds > 10 && r.spokenBytes > 1000 ? 0 : 1)' "$cjs"
-esm="$(node smoke.mjs "$data/audio/jfk.wav" "$root/test/fixtures/voices" 2>&1)" || true
+esm="$(node smoke.mjs "$data/audio/jfk.wav" "$root/test/fixtures/voices" 2>"$work/esm.err" | tail -1)" || true
 echo "  esm: $esm"
+[[ -n "$esm" ]] || cat "$work/esm.err"
 check "ES module: import from 'voxmill' decodes jfk.wav and speaks" \
   node -e 'const r = JSON.parse(process.argv[1]); process.exit(r.decodedSeconds > 10 && r.spokenBytes > 1000 ? 0 : 1)' "$esm"
 tsc="$root/node_modules/typescript/bin/tsc"

@@ -81,7 +81,7 @@ export function registerModelsCommand(program: Command, io: ModelsCommandIo = pr
         const use =
           added.kind === 'whisper'
             ? `use it as: voxmill transcribe -m ${added.id} ..., or "models": { "svc-stt-1": "${added.id}" } in the config`
-            : `use it as: voxmill say -v ${added.id.replace(/-(x_low|low|medium|high)$/u, '')} ...`;
+            : "'voxmill voices' lists it (its id is the file name without the quality)";
         io.stdout.write(
           `${added.id}: added ${added.path} (${formatBytes(added.bytes)}, sha256 ${added.sha256}); ${use}\n`,
         );

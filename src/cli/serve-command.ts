@@ -63,9 +63,13 @@ function hostOf(flags: ServeFlags, config: ServeConfig): string {
 async function preloadModels(speech: Speech, lazy: boolean): Promise<void> {
   for (const model of speech.status()) {
     if (!model.installed) {
-      const message = `${model.path} is not installed (voxmill models pull ${model.id}, or --lazy to serve without it)`;
+      // The fix names the configured model: its catalog id to pull, else the file that is missing (or the spec that
+      // names nothing: a typo, an id never added).
+      const what = model.path ?? 'the model it names (neither a catalog id, an added model nor a file)';
+      const fix = model.catalogId ? `voxmill models pull ${model.catalogId}` : 'voxmill models add <file>';
+      const message = `${what} is not installed (${fix}, or --lazy to serve without it)`;
       if (!lazy) throw new Error(`--preload: model ${model.id}: ${message}`);
-      logLine({ level: 'warn', event: 'preload_skipped', model: model.id, message: `${model.path} is not installed` });
+      logLine({ level: 'warn', event: 'preload_skipped', model: model.id, message });
       continue;
     }
     try {

@@ -77,7 +77,7 @@ export function registerTranscribeCommand(program: Command): Command {
     .option('--prompt <text>', 'text that conditions the decoder (names, spelling)')
     .option('--translate', 'translate to English')
     .option('--models-dir <dir>', 'models directory')
-    .option('-o, --output-dir <dir>', 'write each result to <dir>/<file name>.txt|json|srt|vtt instead of stdout')
+    .option('--output-dir <dir>', 'write each result to <dir>/<file name>.txt|json|srt|vtt instead of stdout')
     .option('--no-progress', 'no progress bar')
     .action(async (files: string[], flags: TranscribeFlags) => {
       const subtitles = flags.format === 'srt' || flags.format === 'vtt';
@@ -85,7 +85,19 @@ export function registerTranscribeCommand(program: Command): Command {
       if (files.length > 1 && subtitles && flags.outputDir === undefined) {
         throw new InvalidArgumentError(`several files as ${flags.format} need --output-dir (one subtitle file each)`);
       }
-      if (flags.outputDir !== undefined) await mkdir(flags.outputDir, { recursive: true });
+      const outputs = new Map<string, string>();
+      if (flags.outputDir !== undefined) {
+        // Two inputs with one base name (a.wav, other/a.wav, a.mp3) would write one file: refused before any work.
+        for (const file of files) {
+          const path = join(flags.outputDir, `${basename(file, extname(file))}${EXTENSIONS[flags.format]}`);
+          const other = [...outputs].find(([, target]) => target === path)?.[0];
+          if (other !== undefined) {
+            throw new InvalidArgumentError(`${other} and ${file} would both be written to ${path}; run them apart`);
+          }
+          outputs.set(file, path);
+        }
+        await mkdir(flags.outputDir, { recursive: true });
+      }
       const configured = (STT_MODEL_IDS as readonly string[]).includes(flags.model);
       const speech = createSpeech({
         ...(flags.modelsDir ? { modelsDir: flags.modelsDir } : {}),
@@ -132,7 +144,7 @@ export function registerTranscribeCommand(program: Command): Command {
           const result = await speech.transcribe(file, options);
           bar?.stop();
           if (flags.outputDir !== undefined) {
-            const path = join(flags.outputDir, `${basename(file, extname(file))}${EXTENSIONS[flags.format]}`);
+            const path = outputs.get(file) as string;
             await writeAtomically(path, renderTranscription(result, flags.format));
             process.stderr.write(`${file} -> ${path}\n`);
           } else if (files.length > 1 && flags.format === 'json') {

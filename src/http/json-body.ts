@@ -18,11 +18,14 @@ export function bodyAlreadyRead(req: IncomingMessage): boolean {
  * (express.text(): a string), a parsed value (express.json()), or nothing the handler can use (koa-bodyparser keeps
  * it on ctx.request.body; express.urlencoded() leaves an object for a form it could not read).
  */
-export function parsedBody(req: IncomingMessage): { bytes: Buffer } | { value: unknown } | undefined {
+export function parsedBody(req: IncomingMessage): { bytes: Buffer; text: boolean } | { value: unknown } | undefined {
   const body = (req as { body?: unknown }).body;
-  if (Buffer.isBuffer(body)) return { bytes: body };
-  if (body instanceof Uint8Array) return { bytes: Buffer.from(body.buffer, body.byteOffset, body.byteLength) };
-  if (typeof body === 'string') return { bytes: Buffer.from(body, 'utf8') };
+  if (Buffer.isBuffer(body)) return { bytes: body, text: false };
+  if (body instanceof Uint8Array) {
+    return { bytes: Buffer.from(body.buffer, body.byteOffset, body.byteLength), text: false };
+  }
+  // Text is bytes decoded as UTF-8: fine for JSON, not for a binary upload (invalid bytes became U+FFFD).
+  if (typeof body === 'string') return { bytes: Buffer.from(body, 'utf8'), text: true };
   if (body === undefined || body === null) return undefined;
   return { value: body };
 }
@@ -45,7 +48,7 @@ export function bodyConsumedError(): HttpError {
     'body_consumed',
     'the request body was read by middleware before the voxmill handler and not left on req.body as a Buffer, a ' +
       'string or parsed JSON; mount the handler before body parsers (app.use(handler) ahead of express.json() or ' +
-      'koa-bodyparser), or let the parser keep the raw bytes (express.raw({ type: () => true }))',
+      "koa-bodyparser), or let the parser keep the raw bytes (express.raw({ type: () => true, limit: '50mb' }))",
   );
 }
 

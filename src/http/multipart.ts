@@ -167,7 +167,7 @@ export async function readTranscriptionForm(req: IncomingMessage, limits: FormLi
   let body: Readable = req;
   if (bodyAlreadyRead(req)) {
     const parsed = parsedBody(req);
-    if (parsed === undefined || !('bytes' in parsed)) throw bodyConsumedError();
+    if (parsed === undefined || !('bytes' in parsed) || parsed.text) throw bodyConsumedError();
     body = Readable.from([parsed.bytes]);
   }
   const listFields = limits.listFields ?? [];
@@ -220,7 +220,8 @@ export async function readTranscriptionForm(req: IncomingMessage, limits: FormLi
       );
     };
     const onAbort = () => fail(new HttpError(499, 'client_closed', 'the request was aborted'));
-    if (limits.signal.aborted || (body === req && req.destroyed)) {
+    // A request whose body a parser read is always `destroyed`; its client is gone when its socket is.
+    if (limits.signal.aborted || (body === req ? req.destroyed : req.socket?.destroyed)) {
       reject(limits.signal.reason ?? new HttpError(499, 'client_closed', 'the request was aborted'));
       return;
     }

@@ -52,11 +52,10 @@ export async function listLocalModels(dir: string): Promise<AddedModel[]> {
   return models;
 }
 
-/** Copies `from` to `to` through a .part file, hashing on the way; never leaves a partial file under `to`. */
-async function copyHashed(from: string, to: string): Promise<{ sha256: string; bytes: number }> {
+/** Copies `from` to `part`, hashing on the way; removes `part` when the copy fails. */
+async function copyHashed(from: string, part: string): Promise<{ sha256: string; bytes: number }> {
   const hash = createHash('sha256');
   let bytes = 0;
-  const part = `${to}.part`;
   const tap = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       hash.update(chunk);
@@ -66,12 +65,28 @@ async function copyHashed(from: string, to: string): Promise<{ sha256: string; b
   });
   try {
     await pipeline(createReadStream(from), tap, createWriteStream(part));
-    await rename(part, to);
   } catch (error) {
     await rm(part, { force: true });
     throw error;
   }
   return { sha256: hash.digest('hex'), bytes };
+}
+
+/**
+ * Installs files together: each is copied to `<target>.part` first, and only when every copy succeeded are they
+ * renamed into place, in order (a voice's model before its config, so a scan never sees a config without its
+ * model). Never leaves a partial file under a final name.
+ */
+async function installFiles(pairs: Array<[from: string, to: string]>) {
+  const copied: Array<{ sha256: string; bytes: number }> = [];
+  try {
+    for (const [from, to] of pairs) copied.push(await copyHashed(from, `${to}.part`));
+  } catch (error) {
+    for (const [, to] of pairs) await rm(`${to}.part`, { force: true });
+    throw error;
+  }
+  for (const [, to] of pairs) await rename(`${to}.part`, to);
+  return copied;
 }
 
 async function readHead(file: string, length: number): Promise<Buffer> {
@@ -117,7 +132,10 @@ export async function addLocalModel(
     basename(file)
       .replace(/\.bin$/u, '')
       .replace(/^ggml-/u, '');
-  if (!ID.test(id)) throw new InvalidOptionValueError('id', 'letters, digits, ".", "_" and "-" (1–64)', id);
+  // An id ending in .bin would read as a file path wherever a model is named (`-m x.bin`).
+  if (!ID.test(id) || id.endsWith('.bin')) {
+    throw new InvalidOptionValueError('id', 'letters, digits, ".", "_" and "-" (1–64), not ending in .bin', id);
+  }
   if (findCatalogEntry(id) || (STT_MODEL_IDS as readonly string[]).includes(id)) {
     throw new InvalidOptionValueError('id', 'an id no catalog model or service has (pass --id)', id);
   }
@@ -127,7 +145,7 @@ export async function addLocalModel(
     throw new InvalidOptionValueError('id', `an id not added yet (${path} exists; --force replaces it)`, id);
   }
   await mkdir(join(options.dir, LOCAL_MODELS_DIR), { recursive: true });
-  const { sha256, bytes } = await copyHashed(file, path);
+  const [{ sha256, bytes }] = (await installFiles([[file, path]])) as [{ sha256: string; bytes: number }];
   const added: AddedModel = { id, kind: 'whisper', path, sha256, bytes, source: file };
   await writeFile(`${path}.json`, `${JSON.stringify(added, null, 2)}\n`);
   return added;
@@ -155,7 +173,9 @@ async function addVoice(file: string, options: { dir: string; id?: string | unde
   if (existsSync(path) && !options.force) {
     throw new InvalidOptionValueError('file', `a voice not installed yet (${path} exists; --force replaces it)`, file);
   }
-  await copyHashed(configFile, `${path}.json`);
-  const { sha256, bytes } = await copyHashed(file, path);
+  const [{ sha256, bytes }] = (await installFiles([
+    [file, path],
+    [configFile, `${path}.json`],
+  ])) as [{ sha256: string; bytes: number }];
   return { id, kind: 'piper-voice', path, sha256, bytes, source: file } satisfies AddedModel;
 }

@@ -21,9 +21,14 @@ export interface LoadedOnnxRuntime {
 const require = createRequire(import.meta.url);
 const loaded = new Map<OnnxRuntimeChoice, LoadedOnnxRuntime>();
 
-function isMissing(error: unknown, name: string): boolean {
-  const e = error as { code?: string; message?: string };
-  return e?.code === 'MODULE_NOT_FOUND' && (e.message ?? '').includes(`'${name}'`);
+/** Whether a package can be found from here at all (missing and broken are different failures). */
+function installed(name: string): boolean {
+  try {
+    require.resolve(name);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -36,14 +41,21 @@ export function loadOnnxRuntime(choice: OnnxRuntimeChoice, threads: number): Loa
   if (cached) return cached;
   let result: LoadedOnnxRuntime | undefined;
   if (choice !== 'wasm') {
-    try {
-      result = { ort: require('onnxruntime-node') as typeof Ort, backend: 'native' };
-    } catch (error) {
-      // `auto` falls back only when the package is absent: a native build that is present but broken says so.
-      if (choice === 'native' || !isMissing(error, 'onnxruntime-node')) {
-        const why = isMissing(error, 'onnxruntime-node') ? 'it is not installed' : (error as Error).message;
-        throw new Error(`onnxRuntime 'native' needs onnxruntime-node (${why}): npm install onnxruntime-node@1.30.0`);
+    if (installed('onnxruntime-node')) {
+      try {
+        result = { ort: require('onnxruntime-node') as typeof Ort, backend: 'native' };
+      } catch (error) {
+        // Present but broken (a binary for another platform, a missing shared library): said, never hidden.
+        throw new Error(
+          `onnxruntime-node is installed but does not load (${(error as Error).message}); reinstall it, or set ` +
+            "onnxRuntime: 'wasm' to use onnxruntime-web",
+        );
       }
+    } else if (choice === 'native') {
+      throw new Error(
+        "onnxRuntime 'native' needs onnxruntime-node, which is not installed: " +
+          'ONNXRUNTIME_NODE_INSTALL=skip npm install onnxruntime-node',
+      );
     }
   }
   if (!result) {

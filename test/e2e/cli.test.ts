@@ -79,10 +79,14 @@ describe('voxmill CLI', () => {
       stderr: expect.stringMatching(/several files as srt need --output-dir/u),
     });
     const dir = join(mkdtempSync(join(tmpdir(), 'voxmill-out-')), 'subtitles');
-    const written = await transcribe('-f', 'srt', '-o', dir, ...files);
+    const written = await transcribe('-f', 'srt', '--output-dir', dir, ...files);
     expect(written.stdout).toBe('');
     expect(readdirSync(dir).sort()).toEqual(['2830-3980-0043.srt', 'jfk.srt']);
     expect(readFileSync(join(dir, 'jfk.srt'), 'utf8')).toMatch(/^1\n\d\d:/u);
+    const clash = await transcribe('--output-dir', dir, files[0] as string, sharedAudio('jfk.mp3')).catch(
+      (e: unknown) => e as { code: number; stderr: string },
+    );
+    expect(clash).toMatchObject({ code: 1, stderr: expect.stringMatching(/would both be written to/u) });
   });
 
   it('a progress bar gives the terminal back and exits 130 on Ctrl-C', async () => {

@@ -903,6 +903,16 @@ describe('body parsers in front of the handler', () => {
     expect(engine.synthesizeCalls[0]).toMatchObject({ voice: 'en_US-fake', input: 'Hello.' });
   });
 
+  it('refuses a multipart body express.text() decoded (binary audio does not survive UTF-8)', async () => {
+    const { agent, engine } = await behind(express.text({ type: () => true, limit: '50mb' }));
+    const res = await auth(agent.post('/v1/transcriptions'))
+      .field('model', 'svc-stt-1')
+      .attach('file', AUDIO_HEADS.wav, 'a');
+    expect(res.status).toBe(500);
+    expect(res.body.error.code).toBe('body_consumed');
+    expect(engine.transcribeCalls).toHaveLength(0);
+  });
+
   it('uses the text express.text() kept, and what express.json() parsed', async () => {
     for (const parser of [express.text({ type: () => true }), express.json()]) {
       const { agent, engine } = await behind(parser);
