@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The peers voxmill is measured against, outside the repository (never a dependency of voxmill): in one Python
 # virtualenv faster-whisper (CTranslate2 Whisper), piper-tts (Piper's own Python runtime), onnx (for the
-# speaker-encoder conversion in scripts/models/) and OpenAI's Python SDK; in a node_modules beside it OpenAI's npm
-# SDK (both for test/http/openai-sdk.test.ts). Pinned; idempotent: a second run with everything present only checks
+# speaker-encoder conversion in scripts/models/), OpenAI's Python SDK, schemathesis and pyannote.metrics (the DER
+# peer of test/accuracy/der-parity.test.ts); in a node_modules beside it OpenAI's npm SDK (both SDKs for
+# test/http/openai-sdk.test.ts). Pinned; idempotent: a second run with everything present only checks
 # the versions.
 #
 #   bash scripts/peers-setup.sh        prints the venv's python path on its last line
@@ -13,7 +14,8 @@ set -euo pipefail
 dir="${VOXMILL_PEERS_DIR:-$HOME/.cache/voxmill/peers}"
 venv="$dir/venv"
 python="$venv/bin/python"
-pins=(faster-whisper==1.2.1 piper-tts==1.8.0 onnx==1.19.1 numpy==2.2.6 openai==3.57.0 schemathesis==4.32.5)
+pins=(faster-whisper==1.2.1 piper-tts==1.8.0 onnx==1.19.1 numpy==2.2.6 openai==3.57.0 schemathesis==4.32.5
+  pyannote.metrics==4.2.0)
 node_sdk="openai@7.57.0"
 
 if [[ ! -x "$python" ]]; then
