@@ -24,7 +24,8 @@ export function normalize(vector: Float32Array): Float32Array {
   return vector;
 }
 
-function dot(a: Float32Array, b: Float32Array): number {
+/** Cosine similarity of unit vectors. */
+export function dot(a: Float32Array, b: Float32Array): number {
   let sum = 0;
   for (let i = 0; i < a.length; i++) sum += (a[i] as number) * (b[i] as number);
   return sum;

@@ -4,7 +4,7 @@ import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type * as Ort from 'onnxruntime-common';
 import { loadOnnxRuntime } from '../util/onnx-runtime.js';
 import { insideOnnxRuntime } from '../util/onnx-worker.js';
-import { normalize } from './clustering.js';
+import { centroids, normalize } from './clustering.js';
 import { FeatureExtractor } from './features.js';
 import { clipWindows, diarizePcm, type EmbeddingWindow, type KnownSpeakerVector } from './pipeline.js';
 import type { DiarizeWorkerData, FromDiarizeWorker, ToDiarizeWorker } from './worker-protocol.js';
@@ -126,10 +126,9 @@ async function diarize(message: Extract<ToDiarizeWorker, { type: 'diarize' }>): 
     for (const { name, samples, speech } of embed ? message.knownVoices : []) {
       const windows = speech.flatMap((region) => clipWindows(region, message.settings));
       const vectors = await (embed as NonNullable<typeof embed>)(samples, windows);
-      const mean = new Float32Array(vectors[0]?.length ?? 0);
-      for (const vector of vectors)
-        for (let d = 0; d < mean.length; d++) mean[d] = (mean[d] as number) + (vector[d] as number);
-      knownSpeakers.push({ name, vector: normalize(mean) });
+      // The clip's windows as one cluster: their centroid is its voice.
+      const [vector = new Float32Array(0)] = centroids(vectors, new Int32Array(vectors.length), 1);
+      knownSpeakers.push({ name, vector });
     }
     const turns = await diarizePcm(message.samples, message.regions, {
       ...message.settings,

@@ -4,7 +4,7 @@
 // Memory is linear in the speech duration (the frames' features) plus a capped clustering matrix.
 
 import type { SpeechRegion } from '../audio/speech-regions.js';
-import { agglomerate, centroids, MAX_CLUSTERED_ITEMS, nearestCentroid, normalize } from './clustering.js';
+import { agglomerate, centroids, dot, MAX_CLUSTERED_ITEMS, nearestCentroid, normalize } from './clustering.js';
 import { FeatureExtractor, FRAME_SHIFT, FRAME_SHIFT_SECONDS, SAMPLE_RATE } from './features.js';
 import type { SpeakerTurn } from './turn.js';
 import type { DiarizeSettings } from './types.js';
@@ -122,9 +122,7 @@ function matchKnownSpeakers(
     for (const { name, vector } of known) {
       // A clip whose embeddings cancel out (or a model that returned zeros) matches nobody.
       if (!vector.some((v) => v !== 0)) continue;
-      let similarity = 0;
-      for (let d = 0; d < center.length; d++) similarity += (center[d] as number) * (vector[d] as number);
-      const distance = 1 - similarity;
+      const distance = 1 - dot(center, vector);
       if (distance <= threshold) pairs.push({ speaker, name, distance });
     }
   });

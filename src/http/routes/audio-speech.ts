@@ -10,7 +10,7 @@ import { readJsonBody } from '../json-body.js';
 import { servedModelId, voiceIdFor } from '../openai/openai-options.js';
 import { startEventStream } from '../sse.js';
 import type { RouteContext } from './context.js';
-import { firstChunk, sendAudio } from './speech.js';
+import { firstAudio, sendAudio } from './speech.js';
 
 const FIELDS = ['model', 'input', 'voice', 'instructions', 'response_format', 'speed', 'stream_format'] as const;
 const RESPONSE_FORMATS = ['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'] as const;
@@ -109,15 +109,8 @@ export async function audioSpeechRoute(ctx: RouteContext): Promise<void> {
   const body = await readJsonBody(req, options.maxJsonBytes, signal);
   const { options: synth, streamFormat } = await requestOptions(ctx, body);
   const stream = await options.speech.synthesize(synth);
-  stream.on('error', () => undefined);
   // Errors before the first audio still answer with a JSON error and its status.
-  let first: Buffer | undefined;
-  try {
-    first = await firstChunk(stream, signal);
-  } catch (error) {
-    stream.destroy();
-    throw error;
-  }
+  const first = await firstAudio(stream, signal);
   if (streamFormat === 'sse') {
     const rest = async function* () {
       if (first) yield first;

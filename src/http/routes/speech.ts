@@ -58,8 +58,24 @@ function requestOptions(body: unknown): SynthesizeOptions {
   };
 }
 
+/**
+ * The first audio of a synthesis, before the response starts, so a failure up to there is answered with its own
+ * status and JSON error. Whatever fails, the synthesis is destroyed: it must not go on for nobody.
+ */
+export async function firstAudio(stream: SpeechStream, signal: AbortSignal): Promise<Buffer | undefined> {
+  // The engine destroys the stream with the signal's reason on abort, possibly after firstChunk() stopped
+  // listening; an 'error' with no listener would be thrown. Errors still reach firstChunk() and pipeline().
+  stream.on('error', () => undefined);
+  try {
+    return await firstChunk(stream, signal);
+  } catch (error) {
+    stream.destroy();
+    throw error;
+  }
+}
+
 /** Resolves with the first chunk (undefined when the stream ends empty); rejects with the stream's error. */
-export function firstChunk(stream: SpeechStream, signal: AbortSignal): Promise<Buffer | undefined> {
+function firstChunk(stream: SpeechStream, signal: AbortSignal): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const cleanup = () => {
       stream.off('readable', onReadable);
@@ -124,17 +140,7 @@ function writeAudioHeaders(res: ServerResponse, stream: SpeechStream): void {
 export async function speechRoute({ req, res, options, signal }: RouteContext): Promise<void> {
   const body = await readJsonBody(req, options.maxJsonBytes, signal);
   const stream = await options.speech.synthesize({ ...requestOptions(body), signal });
-  // The engine destroys the stream with the signal's reason on abort, possibly after firstChunk() stopped
-  // listening; an 'error' with no listener would be thrown. Errors still reach firstChunk() and pipeline().
-  stream.on('error', () => undefined);
-  let first: Buffer | undefined;
-  try {
-    first = await firstChunk(stream, signal);
-  } catch (error) {
-    // Whatever failed, the synthesis must not go on for nobody.
-    stream.destroy();
-    throw error;
-  }
+  const first = await firstAudio(stream, signal);
   await sendAudio(res, stream, first, signal);
 }
 
