@@ -4,9 +4,10 @@ import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type * as Ort from 'onnxruntime-common';
 import { loadOnnxRuntime } from '../util/onnx-runtime.js';
 import { insideOnnxRuntime } from '../util/onnx-worker.js';
-import { centroids, normalize } from './clustering.js';
-import { FeatureExtractor } from './features.js';
+import { centroids } from './clustering.js';
 import { clipWindows, diarizePcm, type EmbeddingWindow, type KnownSpeakerVector } from './pipeline.js';
+import { frontEndFor } from './speaker-front-end.js';
+import { embedWindows } from './window-embedder.js';
 import type { DiarizeWorkerData, FromDiarizeWorker, ToDiarizeWorker } from './worker-protocol.js';
 
 if (!parentPort) throw new Error('diarize-worker must run in a worker thread');
@@ -51,39 +52,38 @@ async function sessionFor(path: string): Promise<Ort.InferenceSession> {
   }
 }
 
-const FBANK_BINS = 80;
-
-/** Embeddings of each window: 80-bin log-mel frames, mean-normalized per window, through the model. */
+/** Embeddings of each window through the model at `path`, with the front end its input asks for. */
 function embedder(path: string, checkpoint: () => Promise<void>) {
   return async (samples: Float32Array, windows: EmbeddingWindow[]): Promise<Float32Array[]> => {
     const session = await sessionFor(path);
     const runtime = ort as typeof Ort;
-    const extractor = new FeatureExtractor(FBANK_BINS);
-    const vectors: Float32Array[] = [];
-    for (const { startSample, endSample } of windows) {
-      const fbank = extractor.compute(samples, startSample, Math.min(endSample, samples.length));
-      const frames = fbank.length / FBANK_BINS;
-      for (let d = 0; d < FBANK_BINS; d++) {
-        let mean = 0;
-        for (let f = 0; f < frames; f++) mean += fbank[f * FBANK_BINS + d] as number;
-        mean /= Math.max(frames, 1);
-        for (let f = 0; f < frames; f++) fbank[f * FBANK_BINS + d] = (fbank[f * FBANK_BINS + d] as number) - mean;
-      }
-      const feeds = {
-        [session.inputNames[0] as string]: new runtime.Tensor('float32', fbank, [1, frames, FBANK_BINS]),
-      };
+    const inputName = session.inputNames[0] as string;
+    const outputName = session.outputNames[0] as string;
+    const metadata = session.inputMetadata?.[0];
+    const shape = metadata?.isTensor ? metadata.shape : [];
+    const last = shape[shape.length - 1];
+    const frontEnd = frontEndFor(typeof last === 'number' ? last : undefined, inputName);
+    if (!frontEnd) {
+      throw new JobError(
+        'MODEL_LOAD_FAILED',
+        `speaker-embedding model ${path} takes ${String(last)} features per frame; voxmill feeds 80 (Kaldi fbank) or 40 (GE2E mels)`,
+      );
+    }
+    const run = async (input: Float32Array, batch: number, frames: number, dimension: number) => {
+      const feeds = { [inputName]: new runtime.Tensor('float32', input, [batch, frames, dimension]) };
       let output: Ort.Tensor | undefined;
       try {
         const results = await insideOnnxRuntime(inOnnxRuntime, () => session.run(feeds));
-        output = results[session.outputNames[0] as string];
+        output = results[outputName];
       } catch (error) {
         throw new JobError('DIARIZATION_FAILED', `speaker-embedding model ${path} failed: ${(error as Error).message}`);
       }
-      if (output?.type !== 'float32') throw new JobError('DIARIZATION_FAILED', `${path} returned no float32 embedding`);
-      vectors.push(normalize(Float32Array.from(output.data as Float32Array)));
-      await checkpoint();
-    }
-    return vectors;
+      if (output?.type !== 'float32' || output.data.length % batch !== 0) {
+        throw new JobError('DIARIZATION_FAILED', `${path} returned no float32 embedding per window`);
+      }
+      return output.data as Float32Array;
+    };
+    return embedWindows(samples, windows, frontEnd, run, checkpoint);
   };
 }
 

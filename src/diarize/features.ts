@@ -2,6 +2,8 @@
 // models take) and MFCCs (their cosine transform, the built-in speaker features). 25 ms Hamming frames every
 // 10 ms, pre-emphasis 0.97, a 512-point FFT. Pure arithmetic, for a worker thread.
 
+import { Fft } from './fft.js';
+
 export const FRAME_SHIFT_SECONDS = 0.01;
 const SAMPLE_RATE = 16000;
 const FRAME_LENGTH = 400; // 25 ms
@@ -10,58 +12,6 @@ const FFT_SIZE = 512;
 const PREEMPHASIS = 0.97;
 // Floor under the mel energies: keeps digital silence finite without dominating quiet speech.
 const ENERGY_FLOOR = 1e-10;
-
-/** An in-place radix-2 complex FFT of one fixed size. */
-class Fft {
-  private readonly cos: Float64Array;
-  private readonly sin: Float64Array;
-  private readonly reversed: Uint32Array;
-
-  constructor(readonly size: number) {
-    this.cos = new Float64Array(size / 2);
-    this.sin = new Float64Array(size / 2);
-    for (let i = 0; i < size / 2; i++) {
-      this.cos[i] = Math.cos((2 * Math.PI * i) / size);
-      this.sin[i] = -Math.sin((2 * Math.PI * i) / size);
-    }
-    const bits = Math.log2(size);
-    this.reversed = new Uint32Array(size);
-    for (let i = 0; i < size; i++) {
-      let r = 0;
-      for (let b = 0; b < bits; b++) r |= ((i >> b) & 1) << (bits - 1 - b);
-      this.reversed[i] = r;
-    }
-  }
-
-  transform(re: Float64Array, im: Float64Array): void {
-    const n = this.size;
-    for (let i = 0; i < n; i++) {
-      const j = this.reversed[i] as number;
-      if (j > i) {
-        [re[i], re[j]] = [re[j] as number, re[i] as number];
-        [im[i], im[j]] = [im[j] as number, im[i] as number];
-      }
-    }
-    for (let length = 2; length <= n; length *= 2) {
-      const half = length / 2;
-      const step = n / length;
-      for (let start = 0; start < n; start += length) {
-        for (let k = 0; k < half; k++) {
-          const wr = this.cos[k * step] as number;
-          const wi = this.sin[k * step] as number;
-          const a = start + k;
-          const b = a + half;
-          const xr = (re[b] as number) * wr - (im[b] as number) * wi;
-          const xi = (re[b] as number) * wi + (im[b] as number) * wr;
-          re[b] = (re[a] as number) - xr;
-          im[b] = (im[a] as number) - xi;
-          re[a] = (re[a] as number) + xr;
-          im[a] = (im[a] as number) + xi;
-        }
-      }
-    }
-  }
-}
 
 const melOf = (hz: number) => 1127 * Math.log(1 + hz / 700);
 

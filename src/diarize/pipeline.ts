@@ -78,7 +78,7 @@ export async function diarizePcm(
         samples,
         windows.map((w) => ({
           startSample: w.region.offset + w.first * FRAME_SHIFT,
-          endSample: w.region.offset + (w.last + 1) * FRAME_SHIFT + (400 - FRAME_SHIFT),
+          endSample: w.region.offset + (w.last + 1) * FRAME_SHIFT,
         })),
       )
     : statisticsVectors(windows);

@@ -45,8 +45,10 @@ export interface KnownVoice {
 /** Engine settings of diarization (`createSpeech({ diarization })`). */
 export interface DiarizationConfig {
   /**
-   * A speaker-embedding ONNX model (catalog id or path) taking 80-bin log-mel frames `[1, T, 80]` and returning an
-   * embedding `[1, D]`; default none: built-in MFCC statistics, no download.
+   * A speaker-embedding ONNX model (catalog id or path) returning an embedding `[N, D]`: one taking Kaldi fbank
+   * frames `[N, T, 80]` (WeSpeaker, 3D-Speaker) or Resemblyzer's GE2E encoder taking `mels` `[N, T, 40]` (made by
+   * scripts/models/ge2e-to-onnx.py); the front end follows the model's input. Default none: built-in MFCC statistics,
+   * no download.
    */
   embeddingModel?: string | null;
   /** Clustering stops merging speakers farther apart than this cosine distance. Default 1.15 (built-in features). */

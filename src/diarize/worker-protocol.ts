@@ -19,7 +19,7 @@ export type ToDiarizeWorker =
       samples: Float32Array;
       regions: SpeechRegion[];
       settings: DiarizeSettings;
-      /** A speaker-embedding ONNX model taking 80-bin log-mel frames; built-in features when absent. */
+      /** A speaker-embedding ONNX model (Kaldi fbank or GE2E input); built-in features when absent. */
       embeddingModel: string | undefined;
       /** Speakers to recognize by name (only with an embedding model): short clips, copied with the message. */
       knownVoices: KnownVoice[];

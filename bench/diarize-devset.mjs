@@ -1,0 +1,163 @@
+#!/usr/bin/env node
+// Diarization quality on the generated development set (scripts/diarize-devset/make-devset.mjs: 2-6 speaker
+// conversations from real clips, clean / noise / reverb) and the two real recordings in ../shared: DER per file
+// (0.25 s collar, overlaps scored, the project's scorer, which equals pyannote.metrics' — test/accuracy/der-parity),
+// whether the speaker count was right, and the real-time factor, per configuration.
+//
+//   node bench/diarize-devset.mjs [--config features|ge2e|both] [--diarization JSON] [--match TEXT] [--json]
+//
+// Used by bench/diarize.mjs (the recorded figures) and on its own to tune: --diarization overrides engine settings
+// (say '{"threshold":0.5}'); --match scores only the files whose name contains TEXT.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
+import { benchArgs, distEntry, ensureDist, flag, isEntry, root, sharedDir as shared, writeResults } from './lib.mjs';
+
+export const devsetDir = join(root, 'test', 'fixtures', 'diarize-dev');
+const vadModel = join(shared, 'models', 'whisper', 'ggml-silero-v6.2.0.bin');
+
+/** The GE2E encoder made by `npm run models:test`, or undefined. */
+export function ge2eModel() {
+  const file = join(root, 'test', 'fixtures', 'real', 'models.json');
+  if (!existsSync(file)) return undefined;
+  return JSON.parse(readFileSync(file, 'utf8'))['speaker-ge2e'];
+}
+
+/** The files scored: the development set's (with their manifest facts), then the real recordings. */
+export function devsetFiles(match = '') {
+  const manifestPath = join(devsetDir, 'manifest.json');
+  if (!existsSync(manifestPath)) {
+    process.emitWarning(`no development set in ${devsetDir} ('npm run devset:diarize' makes it): real recordings only`);
+  }
+  const manifest = existsSync(manifestPath) ? JSON.parse(readFileSync(manifestPath, 'utf8')) : { files: [] };
+  const generated = manifest.files
+    .filter((f) => !f.name.startsWith('long-'))
+    .map((f) => ({
+      name: f.name,
+      wav: join(devsetDir, `${f.name}.wav`),
+      rttm: join(devsetDir, `${f.name}.rttm`),
+      speakers: f.speakerCount,
+      variant: f.variant,
+      generated: true,
+    }));
+  const real = [
+    {
+      name: 'pyannote_sample',
+      wav: join(shared, 'audio', 'pyannote_sample.wav'),
+      rttm: join(shared, 'audio', 'pyannote_sample.rttm'),
+      speakers: 2,
+      variant: 'real',
+      generated: false,
+    },
+  ];
+  return [...generated, ...real].filter((f) => f.name.includes(match));
+}
+
+/** Scores one configuration on `files`: per-file DER, count, seconds; and the summary. */
+export async function scoreConfiguration(voxmill, { name, diarization }, files, log = () => {}) {
+  const speech = voxmill.createSpeech({ vadModel, diarization, idleUnloadMs: 0 });
+  try {
+    await speech.diarize(join(shared, 'audio', 'jfk.wav')); // warm-up: worker, model
+    const results = [];
+    for (const file of files) {
+      const reference = [...voxmill.parseRttm(readFileSync(file.rttm, 'utf8')).values()][0];
+      const started = performance.now();
+      const result = await speech.diarize(file.wav);
+      const seconds = (performance.now() - started) / 1000;
+      const score = voxmill.scoreDiarization(reference, result.turns);
+      const row = {
+        file: file.name,
+        variant: file.variant,
+        generated: file.generated,
+        der: score.der,
+        missed: score.missed / score.total,
+        falseAlarm: score.falseAlarm / score.total,
+        confusion: score.confusion / score.total,
+        speakers: file.speakers,
+        found: result.speakers.length,
+        duration: result.duration,
+        rtf: seconds / result.duration,
+      };
+      results.push(row);
+      log(
+        `${name.padEnd(9)} ${file.name.padEnd(24)} DER ${pct(row.der)} (miss ${pct(row.missed)}, fa ${pct(row.falseAlarm)}, ` +
+          `conf ${pct(row.confusion)}) speakers ${row.found}/${row.speakers} RTF ${row.rtf.toFixed(3)}`,
+      );
+    }
+    return { name, diarization, results, summary: summarize(results) };
+  } finally {
+    await speech.close();
+  }
+}
+
+const pct = (x) => `${(x * 100).toFixed(1).padStart(5)}%`;
+const mean = (values) => (values.length === 0 ? Number.NaN : values.reduce((a, b) => a + b, 0) / values.length);
+
+function summarize(results) {
+  const generated = results.filter((r) => r.generated);
+  const byVariant = {};
+  for (const variant of new Set(generated.map((r) => r.variant))) {
+    const rows = generated.filter((r) => r.variant === variant);
+    byVariant[variant] = {
+      der: mean(rows.map((r) => r.der)),
+      countRight: mean(rows.map((r) => (r.found === r.speakers ? 1 : 0))),
+    };
+  }
+  const totalAudio = results.reduce((a, r) => a + r.duration, 0);
+  return {
+    files: generated.length,
+    meanDer: mean(generated.map((r) => r.der)),
+    countRight: mean(generated.map((r) => (r.found === r.speakers ? 1 : 0))),
+    byVariant,
+    pyannoteSample: results.find((r) => r.file === 'pyannote_sample')?.der,
+    rtf: results.reduce((a, r) => a + r.rtf * r.duration, 0) / totalAudio,
+  };
+}
+
+export function configurations(which, overrides = {}) {
+  const ge2e = ge2eModel();
+  const all = [{ name: 'features', diarization: { ...overrides } }];
+  if (ge2e) all.push({ name: 'ge2e', diarization: { embeddingModel: ge2e, ...overrides } });
+  const wanted = which === 'both' ? all : all.filter((c) => c.name === which);
+  if (wanted.length === 0)
+    throw new Error(`configuration ${which} is not available (ge2e needs 'npm run models:test')`);
+  return wanted;
+}
+
+export function printSummary({ name, summary }) {
+  const variants = Object.entries(summary.byVariant)
+    .map(([v, s]) => `${v} ${pct(s.der)} / count ${pct(s.countRight)}`)
+    .join(', ');
+  console.log(
+    `${name}: mean DER ${pct(summary.meanDer)} over ${summary.files} generated files (${variants}); speaker count right ${pct(summary.countRight)}; ` +
+      `pyannote_sample ${summary.pyannoteSample === undefined ? 'n/a' : pct(summary.pyannoteSample)}; RTF ${summary.rtf.toFixed(3)}`,
+  );
+}
+
+if (isEntry(import.meta.url)) {
+  const { settings } = benchArgs('node bench/diarize-devset.mjs [options]', {
+    config: flag.string('features, ge2e or both', { value: 'NAME', defaultText: 'both' }),
+    diarization: flag.json('engine diarization settings to override', {}),
+    match: flag.string('only files whose name contains this', { value: 'TEXT', defaultText: 'all' }),
+    quiet: flag.boolean('no per-file lines'),
+    json: flag.boolean('print one JSON document'),
+  });
+  ensureDist();
+  const voxmill = await import(pathToFileURL(distEntry).href);
+  const files = devsetFiles(settings.match ?? '');
+  const runs = [];
+  for (const configuration of configurations(settings.config ?? 'both', settings.diarization)) {
+    const run = await scoreConfiguration(
+      voxmill,
+      configuration,
+      files,
+      settings.quiet || settings.json ? () => {} : (line) => console.error(line),
+    );
+    runs.push(run);
+    if (!settings.json) printSummary(run);
+  }
+  const out = writeResults('diarize-devset', { runs });
+  if (settings.json) process.stdout.write(`${JSON.stringify(runs, null, 2)}\n`);
+  else console.log(`raw results: ${out}`);
+}
