@@ -41,18 +41,18 @@ export function registerDiarizeCommand(program: Command): Command {
     .option('--min-speakers <n>', 'at least this many speakers', count('--min-speakers'))
     .option('--max-speakers <n>', 'at most this many speakers', count('--max-speakers'))
     .option('--vad-model <model>', 'Silero VAD catalog id or ggml file (default: the catalog default)')
-    .option('--embedding-model <model>', 'speaker-embedding catalog id or ONNX file (default: built-in features)')
+    .option(
+      '--embedding-model <model>',
+      'speaker-embedding catalog id or ONNX file (default: the first installed catalog one, else built-in features)',
+    )
     .option(
       '--speaker <name=file>',
-      'a known speaker: label their turns NAME, recognized from FILE (1–30 s of their voice; repeatable; needs --embedding-model)',
+      'a known speaker: label their turns NAME, recognized from FILE (1–30 s of their voice; repeatable; needs a speaker-embedding model)',
       knownSpeaker,
       [],
     )
     .option('--models-dir <dir>', 'models directory')
     .action(async (files: string[], flags: DiarizeFlags) => {
-      if (flags.speaker.length > 0 && !flags.embeddingModel) {
-        throw new InvalidArgumentError('--speaker needs --embedding-model (the model that compares the voices)');
-      }
       const speech = createSpeech({
         ...(flags.modelsDir ? { modelsDir: flags.modelsDir } : {}),
         ...(flags.vadModel ? { vadModel: flags.vadModel } : {}),

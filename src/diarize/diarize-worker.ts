@@ -5,6 +5,7 @@ import type * as Ort from 'onnxruntime-common';
 import { loadOnnxRuntime } from '../util/onnx-runtime.js';
 import { insideOnnxRuntime } from '../util/onnx-worker.js';
 import { centroids } from './clustering.js';
+import { DEFAULT_DIARIZATION_THRESHOLDS } from './config.js';
 import { clipWindows, diarizePcm, type EmbeddingWindow, type KnownSpeakerVector } from './pipeline.js';
 import { frontEndFor } from './speaker-front-end.js';
 import { embedWindows } from './window-embedder.js';
@@ -52,39 +53,42 @@ async function sessionFor(path: string): Promise<Ort.InferenceSession> {
   }
 }
 
-/** Embeddings of each window through the model at `path`, with the front end its input asks for. */
-function embedder(path: string, checkpoint: () => Promise<void>) {
-  return async (samples: Float32Array, windows: EmbeddingWindow[]): Promise<Float32Array[]> => {
-    const session = await sessionFor(path);
-    const runtime = ort as typeof Ort;
-    const inputName = session.inputNames[0] as string;
-    const outputName = session.outputNames[0] as string;
-    const metadata = session.inputMetadata?.[0];
-    const shape = metadata?.isTensor ? metadata.shape : [];
-    const last = shape[shape.length - 1];
-    const frontEnd = frontEndFor(typeof last === 'number' ? last : undefined, inputName);
-    if (!frontEnd) {
-      throw new JobError(
-        'MODEL_LOAD_FAILED',
-        `speaker-embedding model ${path} takes ${String(last)} features per frame; voxmill feeds 80 (Kaldi fbank) or 40 (GE2E mels)`,
-      );
+/**
+ * The model at `path` with the front end its input asks for: a function giving each window's embedding, and which
+ * front end it is (the clustering threshold's default depends on it).
+ */
+async function embedder(path: string, checkpoint: () => Promise<void>) {
+  const session = await sessionFor(path);
+  const runtime = ort as typeof Ort;
+  const inputName = session.inputNames[0] as string;
+  const outputName = session.outputNames[0] as string;
+  const metadata = session.inputMetadata?.[0];
+  const shape = metadata?.isTensor ? metadata.shape : [];
+  const last = shape[shape.length - 1];
+  const frontEnd = frontEndFor(typeof last === 'number' ? last : undefined, inputName);
+  if (!frontEnd) {
+    throw new JobError(
+      'MODEL_LOAD_FAILED',
+      `speaker-embedding model ${path} takes ${String(last)} features per frame; voxmill feeds 80 (Kaldi fbank) or 40 (GE2E mels)`,
+    );
+  }
+  const run = async (input: Float32Array, batch: number, frames: number, dimension: number) => {
+    const feeds = { [inputName]: new runtime.Tensor('float32', input, [batch, frames, dimension]) };
+    let output: Ort.Tensor | undefined;
+    try {
+      const results = await insideOnnxRuntime(inOnnxRuntime, () => session.run(feeds));
+      output = results[outputName];
+    } catch (error) {
+      throw new JobError('DIARIZATION_FAILED', `speaker-embedding model ${path} failed: ${(error as Error).message}`);
     }
-    const run = async (input: Float32Array, batch: number, frames: number, dimension: number) => {
-      const feeds = { [inputName]: new runtime.Tensor('float32', input, [batch, frames, dimension]) };
-      let output: Ort.Tensor | undefined;
-      try {
-        const results = await insideOnnxRuntime(inOnnxRuntime, () => session.run(feeds));
-        output = results[outputName];
-      } catch (error) {
-        throw new JobError('DIARIZATION_FAILED', `speaker-embedding model ${path} failed: ${(error as Error).message}`);
-      }
-      if (output?.type !== 'float32' || output.data.length % batch !== 0) {
-        throw new JobError('DIARIZATION_FAILED', `${path} returned no float32 embedding per window`);
-      }
-      return output.data as Float32Array;
-    };
-    return embedWindows(samples, windows, frontEnd, run, checkpoint);
+    if (output?.type !== 'float32' || output.data.length % batch !== 0) {
+      throw new JobError('DIARIZATION_FAILED', `${path} returned no float32 embedding per window`);
+    }
+    return output.data as Float32Array;
   };
+  const embed = (samples: Float32Array, windows: EmbeddingWindow[]) =>
+    embedWindows(samples, windows, frontEnd, run, checkpoint);
+  return { embed, kind: frontEnd.kind };
 }
 
 function post(message: FromDiarizeWorker): void {
@@ -120,7 +124,9 @@ async function diarize(message: Extract<ToDiarizeWorker, { type: 'diarize' }>): 
   };
   try {
     if (cancelled.has(id) || shuttingDown) throw new Cancelled();
-    const embed = message.embeddingModel === undefined ? undefined : embedder(message.embeddingModel, checkpoint);
+    const model = message.embeddingModel === undefined ? undefined : await embedder(message.embeddingModel, checkpoint);
+    const embed = model?.embed;
+    const threshold = message.settings.threshold ?? DEFAULT_DIARIZATION_THRESHOLDS[model?.kind ?? 'features'];
     const knownSpeakers: KnownSpeakerVector[] = [];
     // The engine sends known voices only with an embedding model; each is the mean of its windows' embeddings.
     for (const { name, samples, speech } of embed ? message.knownVoices : []) {
@@ -132,6 +138,7 @@ async function diarize(message: Extract<ToDiarizeWorker, { type: 'diarize' }>): 
     }
     const turns = await diarizePcm(message.samples, message.regions, {
       ...message.settings,
+      threshold,
       embed,
       knownSpeakers,
       checkpoint,

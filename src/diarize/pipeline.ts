@@ -21,7 +21,9 @@ export interface KnownSpeakerVector {
   vector: Float32Array;
 }
 
-export interface PipelineOptions extends DiarizeSettings {
+export interface PipelineOptions extends Omit<DiarizeSettings, 'threshold'> {
+  /** Clustering threshold on cosine distance (the method's default already chosen). */
+  threshold: number;
   /**
    * Speakers to recognize (embedding vectors only): each found speaker whose centroid lies within `threshold` of
    * one takes its name, closest pairs first, one speaker per name.

@@ -47,11 +47,16 @@ export interface DiarizationConfig {
   /**
    * A speaker-embedding ONNX model (catalog id or path) returning an embedding `[N, D]`: one taking Kaldi fbank
    * frames `[N, T, 80]` (WeSpeaker, 3D-Speaker) or Resemblyzer's GE2E encoder taking `mels` `[N, T, 40]` (made by
-   * scripts/models/ge2e-to-onnx.py); the front end follows the model's input. Default none: built-in MFCC statistics,
-   * no download.
+   * scripts/models/ge2e-to-onnx.py); the front end follows the model's input. Default `'auto'`: the first
+   * speaker-embedding model of the catalog that is installed in the models directory (`voxmill models pull`), else
+   * built-in MFCC statistics (no download). `null`: always the built-in features.
    */
   embeddingModel?: string | null;
-  /** Clustering stops merging speakers farther apart than this cosine distance. Default 1.15 (built-in features). */
+  /**
+   * Clustering stops merging speakers farther apart than this cosine distance; known speakers match within it.
+   * Default by how speakers are told apart: DEFAULT_DIARIZATION_THRESHOLDS (built-in features 1.15, GE2E 0.3,
+   * Kaldi-fbank models 0.6).
+   */
   threshold?: number;
   /** Speaker vectors are taken over windows this long (seconds). Default 1.5. */
   windowSeconds?: number;
@@ -82,8 +87,8 @@ export interface DiarizeSettings {
   minSpeakers: number;
   maxSpeakers: number;
   numSpeakers: number | undefined;
-  /** Clustering threshold on cosine distance. */
-  threshold: number;
+  /** Clustering threshold on cosine distance; undefined: the default of the method (DEFAULT_DIARIZATION_THRESHOLDS). */
+  threshold: number | undefined;
   windowSeconds: number;
   hopSeconds: number;
   /** Turns shorter than this are given to a neighbour. */

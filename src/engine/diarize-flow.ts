@@ -5,6 +5,7 @@ import { SPEAKER_KEYS, type SpeakerRequest, speakerRequest } from '../diarize/re
 import type { DiarizationModels, DiarizationService } from '../diarize/service.js';
 import type { Diarization, DiarizeOptions } from '../diarize/types.js';
 import { InvalidOptionValueError, ModelNotFoundError } from '../errors.js';
+import { listCatalog } from '../models/catalog.js';
 import { numberOption, objectOption, rejectUnknownKeys, signalOption } from '../util/validate.js';
 import type { AudioAdmission } from './audio-admission.js';
 import type { ResolvedSpeechConfig } from './config.js';
@@ -23,7 +24,8 @@ export interface DiarizeFlowContext {
 }
 
 /**
- * The VAD model and (when configured) the speaker-embedding model, as installed paths.
+ * The VAD model and the speaker-embedding model (configured, or with `'auto'` the first installed catalog one), as
+ * installed paths.
  * @throws ModelNotFoundError saying which model is missing and how to install it.
  */
 export function diarizationModels(
@@ -34,19 +36,23 @@ export function diarizationModels(
   if (config.vadModel === null) {
     throw new ModelNotFoundError('diarization needs the Silero VAD model, but vadModel is null');
   }
-  const embedding = config.diarization.embeddingModel;
+  const configured = config.diarization.embeddingModel;
+  const embedding =
+    configured === 'auto'
+      ? listCatalog().find((entry) => entry.kind === 'speaker-embedding' && locator.isInstalled(entry.id))?.id
+      : (configured ?? undefined);
   // Known speakers are recognized by comparing voices, which only an embedding model can do across recordings (the
   // built-in features are normalized per recording).
-  if (request.knownSpeakers.length > 0 && embedding === null) {
+  if (request.knownSpeakers.length > 0 && embedding === undefined) {
     throw new InvalidOptionValueError(
       param,
-      'given only when a speaker-embedding model is configured (diarization.embeddingModel); none is',
+      'given only when a speaker-embedding model is configured (diarization.embeddingModel) or installed; none is',
       request.knownSpeakers,
     );
   }
   return {
     vad: locator.requireInstalled('vad', config.vadModel),
-    embedding: embedding === null ? undefined : locator.requireInstalled('diarization.embeddingModel', embedding),
+    embedding: embedding === undefined ? undefined : locator.requireInstalled('diarization.embeddingModel', embedding),
   };
 }
 

@@ -244,8 +244,11 @@ describe('options', () => {
   });
 
   it('resolves the engine settings', () => {
-    expect(resolveDiarizationConfig(undefined)).toMatchObject({ embeddingModel: null, channels: 'auto' });
-    expect(resolveDiarizationConfig({ embeddingModel: 'x.onnx' }).base.threshold).toBe(0.6);
+    expect(resolveDiarizationConfig(undefined)).toMatchObject({ embeddingModel: 'auto', channels: 'auto' });
+    expect(resolveDiarizationConfig({ embeddingModel: null }).embeddingModel).toBeNull();
+    // The threshold's default is the method's, chosen by the worker once it knows the model's front end.
+    expect(resolveDiarizationConfig({ embeddingModel: 'x.onnx' }).base.threshold).toBeUndefined();
+    expect(resolveDiarizationConfig({ threshold: 0.4 }).base.threshold).toBe(0.4);
     expect(() => resolveDiarizationConfig({ channels: 'left' })).toThrow(/diarization\.channels/);
     expect(() => resolveDiarizationConfig({ windowSeconds: 0 })).toThrow(/diarization\.windowSeconds/);
     expect(() => resolveDiarizationConfig({ windowSeconds: 1, hopSeconds: 2 })).toThrow(/diarization\.hopSeconds/);

@@ -130,7 +130,8 @@ function harness(options: SpeechOptions = {}, overrides: Partial<SpeechDependenc
       close: async () => undefined,
     }),
     createTtsService: () => tts,
-    fileExists: () => true,
+    // Every file exists but speaker-embedding models (else diarization would pick one up by itself).
+    fileExists: (path) => !/speaker-embedding|wespeaker|3dspeaker|campplus|eres2net/i.test(path),
     ...overrides,
   };
   const speech = new Speech({ modelsDir: '/models', vadModel: 'silero-v6.2.0', ...options }, dependencies);
@@ -253,6 +254,13 @@ describe('Speech (fakes)', () => {
       duration: 2,
       method: 'features',
     });
+  });
+
+  it('diarize() uses an installed catalog speaker-embedding model by default, and none when told null', async () => {
+    const installed = harness({}, { fileExists: () => true });
+    await expect(installed.speech.diarize(new Float32Array(SECOND))).resolves.toMatchObject({ method: 'embedding' });
+    const off = harness({ diarization: { embeddingModel: null } }, { fileExists: () => true });
+    await expect(off.speech.diarize(new Float32Array(SECOND))).resolves.toMatchObject({ method: 'features' });
   });
 
   it('starts text-to-speech only when used, and closes everything once', async () => {

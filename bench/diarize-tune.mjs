@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+// How diarization's clustering settings were chosen: a grid search on the development set (never one file). Each
+// file's VAD regions and window embeddings are computed once, then the pipeline re-runs with each setting from the
+// cache, so a grid of dozens of settings takes minutes. Scores: mean DER (0.25 s collar, overlaps scored) and the
+// share of files whose speaker count is right, on the generated conversations only (pyannote_sample is the held-out
+// check and is scored, not tuned on).
+//
+//   node bench/diarize-tune.mjs [--config ge2e|features] [--grid JSON] [--match TEXT]
+//
+// --grid maps setting names to the values to try, e.g. '{"threshold":[0.2,0.25,0.3],"minSpeakerSeconds":[3,5,8]}'.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { devsetFiles, ge2eModel } from './diarize-devset.mjs';
+import { benchArgs, distEntry, ensureDist, flag, root, sharedDir as shared } from './lib.mjs';
+
+const { settings } = benchArgs('node bench/diarize-tune.mjs [options]', {
+  config: flag.string('ge2e or features', { value: 'NAME', defaultText: 'ge2e' }),
+  grid: flag.json('settings to try', { threshold: [0.2, 0.25, 0.3] }),
+  match: flag.string('only files whose name contains this', { value: 'TEXT', defaultText: 'all' }),
+});
+ensureDist();
+const voxmill = await import(pathToFileURL(distEntry).href);
+const dist = (file) => import(pathToFileURL(join(root, 'dist', file)).href);
+const { diarizePcm } = await dist('diarize/pipeline.js');
+const { resolveDiarizationConfig } = await dist('diarize/config.js');
+const { frontEndFor } = await dist('diarize/speaker-front-end.js');
+const { embedWindows } = await dist('diarize/window-embedder.js');
+
+const useModel = (settings.config ?? 'ge2e') === 'ge2e';
+const modelPath = useModel ? ge2eModel() : undefined;
+if (useModel && !modelPath) throw new Error("no GE2E model: run 'npm run models:test'");
+const base = resolveDiarizationConfig(modelPath ? { embeddingModel: modelPath } : {}).base;
+
+let session;
+let ort;
+if (modelPath) {
+  ort = await import('onnxruntime-node');
+  session = await ort.InferenceSession.create(modelPath, { intraOpNumThreads: 2 });
+}
+const frontEnd = frontEndFor(40, 'mels');
+const run = async (input, batch, frames, dimension) =>
+  (await session.run({ mels: new ort.Tensor('float32', input, [batch, frames, dimension]) })).embedding.data;
+
+/** Samples of a 16-bit mono WAV. */
+function readWav(path) {
+  const bytes = readFileSync(path);
+  const data = bytes.indexOf('data', 12);
+  const length = bytes.readUInt32LE(data + 4);
+  const pcm = new Int16Array(bytes.buffer.slice(bytes.byteOffset + data + 8, bytes.byteOffset + data + 8 + length));
+  return Float32Array.from(pcm, (v) => v / 32768);
+}
+
+const vadModel = join(shared, 'models', 'whisper', 'ggml-silero-v6.2.0.bin');
+const files = devsetFiles(settings.match ?? '');
+const cached = [];
+for (const file of files) {
+  const samples = readWav(file.wav);
+  const regions = await voxmill.detectSpeechRegions(samples, { model: vadModel });
+  const reference = [...voxmill.parseRttm(readFileSync(file.rttm, 'utf8')).values()][0];
+  // Embeddings keyed by window, computed on first use (window placement depends on windowSeconds / hopSeconds).
+  const memo = new Map();
+  const embed = async (pcm, windows) => {
+    const key = windows.map((w) => `${w.startSample}:${w.endSample}`).join(',');
+    if (!memo.has(key)) memo.set(key, await embedWindows(pcm, windows, frontEnd, run, async () => {}));
+    return memo.get(key);
+  };
+  cached.push({ file, samples, regions, reference, embed: modelPath ? embed : undefined });
+}
+
+const keys = Object.keys(settings.grid);
+const combos = keys.reduce((acc, key) => acc.flatMap((c) => settings.grid[key].map((v) => ({ ...c, [key]: v }))), [{}]);
+const pct = (x) => `${(x * 100).toFixed(1).padStart(5)}%`;
+for (const combo of combos) {
+  const rows = [];
+  for (const { file, samples, regions, reference, embed } of cached) {
+    const turns = await diarizePcm(samples, regions, {
+      ...base,
+      minSpeakers: 1,
+      maxSpeakers: 8,
+      numSpeakers: undefined,
+      ...combo,
+      embed,
+    });
+    const score = voxmill.scoreDiarization(reference, turns);
+    const found = new Set(turns.map((t) => t.speaker)).size;
+    rows.push({ file: file.name, generated: file.generated, der: score.der, right: found === file.speakers });
+  }
+  const generated = rows.filter((r) => r.generated);
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const sample = rows.find((r) => r.file === 'pyannote_sample');
+  console.log(
+    `${JSON.stringify(combo)}: mean DER ${pct(mean(generated.map((r) => r.der)))}, count right ${pct(mean(generated.map((r) => (r.right ? 1 : 0))))}` +
+      (sample ? `, pyannote_sample ${pct(sample.der)}` : ''),
+  );
+}
