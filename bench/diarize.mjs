@@ -14,12 +14,16 @@
 //    (diarization runs on its own worker thread while whisper decodes).
 // 3. DER of ../shared/audio/pyannote_sample.wav against its RTTM, 0.25 s collar, built-in features (target <= 15%),
 //    and the speakers found.
+// 4. Per configuration (built-in features; GE2E when `npm run models:test` made it): DER per file of the development
+//    set (`npm run devset:diarize`) and its mean, the share of conversations whose speaker count is right, and the
+//    real-time factor (bench/diarize-devset.mjs; skipped with --no-devset or when the set is missing).
 // Raw results go to bench/out/diarize-<timestamp>.json.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import { configurations, devsetDir, devsetFiles, printSummary, scoreConfiguration } from './diarize-devset.mjs';
 import { benchArgs, distEntry, ensureDist, flag, median, root, sharedDir as shared, writeResults } from './lib.mjs';
 
 const { settings } = benchArgs(
@@ -29,10 +33,11 @@ const { settings } = benchArgs(
     repeats: flag.integer('repeats', 3),
     threads: flag.integer('whisper threads', undefined, { defaultText: "voxmill's default, min(4, cores - 1)" }),
     json: flag.boolean('print one JSON document'),
+    'no-devset': flag.boolean('skip the development set (section 4)'),
   },
   { quick: { repeats: 1 } },
 );
-const { repeats, threads, json } = settings;
+const { repeats, threads, json, noDevset } = settings;
 
 ensureDist();
 const voxmill = await import(pathToFileURL(distEntry).href);
@@ -105,6 +110,15 @@ const report = {
   },
   runs,
 };
+if (!noDevset && existsSync(join(devsetDir, 'manifest.json'))) {
+  const files = devsetFiles();
+  report.devset = [];
+  for (const configuration of configurations('both')) {
+    report.devset.push(
+      await scoreConfiguration(voxmill, configuration, files, json ? () => {} : (l) => console.error(l)),
+    );
+  }
+}
 const out = writeResults('diarize', report);
 
 if (json) {
@@ -126,5 +140,6 @@ if (json) {
     `  DER ${(p.der * 100).toFixed(1)}% (missed ${p.missed.toFixed(2)} s, false alarm ${p.falseAlarm.toFixed(2)} s, ` +
       `confusion ${p.confusion.toFixed(2)} s of ${p.scoredSeconds.toFixed(2)} s) (<= 15%: ${met(p.met)}); ${p.speakers} speakers`,
   );
+  for (const run of report.devset ?? []) printSummary(run);
   console.log(`raw results: ${out}`);
 }
