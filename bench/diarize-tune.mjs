@@ -23,14 +23,20 @@ ensureDist();
 const voxmill = await import(pathToFileURL(distEntry).href);
 const dist = (file) => import(pathToFileURL(join(root, 'dist', file)).href);
 const { diarizePcm } = await dist('diarize/pipeline.js');
-const { resolveDiarizationConfig } = await dist('diarize/config.js');
+const { resolveDiarizationConfig, DEFAULT_DIARIZATION_THRESHOLDS, DEFAULT_DIARIZATION_MERGE_DISTANCES } =
+  await dist('diarize/config.js');
 const { frontEndFor } = await dist('diarize/speaker-front-end.js');
 const { embedWindows } = await dist('diarize/window-embedder.js');
 
 const useModel = (settings.config ?? 'ge2e') === 'ge2e';
 const modelPath = useModel ? ge2eModel() : undefined;
 if (useModel && !modelPath) throw new Error("no GE2E model: run 'npm run models:test'");
-const base = resolveDiarizationConfig(modelPath ? { embeddingModel: modelPath } : {}).base;
+const method = modelPath ? 'ge2e' : 'features';
+const base = {
+  ...resolveDiarizationConfig(modelPath ? { embeddingModel: modelPath } : { embeddingModel: null }).base,
+  threshold: DEFAULT_DIARIZATION_THRESHOLDS[method],
+  mergeDistance: DEFAULT_DIARIZATION_MERGE_DISTANCES[method],
+};
 
 let session;
 let ort;

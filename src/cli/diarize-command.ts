@@ -43,7 +43,7 @@ export function registerDiarizeCommand(program: Command): Command {
     .option('--vad-model <model>', 'Silero VAD catalog id or ggml file (default: the catalog default)')
     .option(
       '--embedding-model <model>',
-      'speaker-embedding catalog id or ONNX file (default: the first installed catalog one, else built-in features)',
+      'speaker-embedding catalog id or ONNX file, or none (default: the first installed catalog one, else built-in features)',
     )
     .option(
       '--speaker <name=file>',
@@ -56,7 +56,9 @@ export function registerDiarizeCommand(program: Command): Command {
       const speech = createSpeech({
         ...(flags.modelsDir ? { modelsDir: flags.modelsDir } : {}),
         ...(flags.vadModel ? { vadModel: flags.vadModel } : {}),
-        ...(flags.embeddingModel ? { diarization: { embeddingModel: flags.embeddingModel } } : {}),
+        ...(flags.embeddingModel
+          ? { diarization: { embeddingModel: flags.embeddingModel === 'none' ? null : flags.embeddingModel } }
+          : {}),
       });
       const documents: object[] = [];
       try {

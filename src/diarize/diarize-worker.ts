@@ -5,10 +5,10 @@ import type * as Ort from 'onnxruntime-common';
 import { loadOnnxRuntime } from '../util/onnx-runtime.js';
 import { insideOnnxRuntime } from '../util/onnx-worker.js';
 import { centroids } from './clustering.js';
-import { DEFAULT_DIARIZATION_THRESHOLDS } from './config.js';
+import { DEFAULT_DIARIZATION_MERGE_DISTANCES, DEFAULT_DIARIZATION_THRESHOLDS } from './config.js';
 import { clipWindows, diarizePcm, type EmbeddingWindow, type KnownSpeakerVector } from './pipeline.js';
 import { frontEndFor } from './speaker-front-end.js';
-import { embedWindows } from './window-embedder.js';
+import { EMBEDDING_BATCH, embedWindows } from './window-embedder.js';
 import type { DiarizeWorkerData, FromDiarizeWorker, ToDiarizeWorker } from './worker-protocol.js';
 
 if (!parentPort) throw new Error('diarize-worker must run in a worker thread');
@@ -65,6 +65,8 @@ async function embedder(path: string, checkpoint: () => Promise<void>) {
   const metadata = session.inputMetadata?.[0];
   const shape = metadata?.isTensor ? metadata.shape : [];
   const last = shape[shape.length - 1];
+  // A model exported with a fixed batch of 1 (the shape [1, T, 80] this library once asked for) gets one window a call.
+  const batchLimit = shape[0] === 1 ? 1 : EMBEDDING_BATCH;
   const frontEnd = frontEndFor(typeof last === 'number' ? last : undefined, inputName);
   if (!frontEnd) {
     throw new JobError(
@@ -87,7 +89,7 @@ async function embedder(path: string, checkpoint: () => Promise<void>) {
     return output.data as Float32Array;
   };
   const embed = (samples: Float32Array, windows: EmbeddingWindow[]) =>
-    embedWindows(samples, windows, frontEnd, run, checkpoint);
+    embedWindows(samples, windows, frontEnd, run, checkpoint, batchLimit);
   return { embed, kind: frontEnd.kind };
 }
 
@@ -126,7 +128,9 @@ async function diarize(message: Extract<ToDiarizeWorker, { type: 'diarize' }>): 
     if (cancelled.has(id) || shuttingDown) throw new Cancelled();
     const model = message.embeddingModel === undefined ? undefined : await embedder(message.embeddingModel, checkpoint);
     const embed = model?.embed;
-    const threshold = message.settings.threshold ?? DEFAULT_DIARIZATION_THRESHOLDS[model?.kind ?? 'features'];
+    const method = model?.kind ?? 'features';
+    const threshold = message.settings.threshold ?? DEFAULT_DIARIZATION_THRESHOLDS[method];
+    const mergeDistance = message.settings.mergeDistance ?? DEFAULT_DIARIZATION_MERGE_DISTANCES[method];
     const knownSpeakers: KnownSpeakerVector[] = [];
     // The engine sends known voices only with an embedding model; each is the mean of its windows' embeddings.
     for (const { name, samples, speech } of embed ? message.knownVoices : []) {
@@ -139,6 +143,7 @@ async function diarize(message: Extract<ToDiarizeWorker, { type: 'diarize' }>): 
     const turns = await diarizePcm(message.samples, message.regions, {
       ...message.settings,
       threshold,
+      mergeDistance,
       embed,
       knownSpeakers,
       checkpoint,

@@ -21,9 +21,11 @@ export interface KnownSpeakerVector {
   vector: Float32Array;
 }
 
-export interface PipelineOptions extends Omit<DiarizeSettings, 'threshold'> {
+export interface PipelineOptions extends Omit<DiarizeSettings, 'threshold' | 'mergeDistance'> {
   /** Clustering threshold on cosine distance (the method's default already chosen). */
   threshold: number;
+  /** After refinement, speakers whose centroids are closer than this (cosine distance) become one; 0: none. */
+  mergeDistance: number;
   /**
    * Speakers to recognize (embedding vectors only): each found speaker whose centroid lies within `threshold` of
    * one takes its name, closest pairs first, one speaker per name.
@@ -244,6 +246,31 @@ function cluster(vectors: Float32Array[], options: PipelineOptions): Int32Array 
   let all = Int32Array.from(vectors, (vector) => nearestCentroid(vector, centers));
   for (let pass = 0; options.refine && pass < REFINE_PASSES && centers.length > 1; pass++) {
     centers = centroids(vectors, all, centers.length);
+    all = Int32Array.from(vectors, (vector) => nearestCentroid(vector, centers));
+  }
+  // Clusters refinement left empty do not count as speakers (or as merge partners).
+  const used = new Set(all);
+  if (used.size < centers.length) {
+    centers = centers.filter((_, c) => used.has(c));
+    all = Int32Array.from(vectors, (vector) => nearestCentroid(vector, centers));
+  }
+  while (options.numSpeakers === undefined && options.mergeDistance > 0 && centers.length > Math.max(1, minClusters)) {
+    let pair: [number, number] | undefined;
+    let closest = options.mergeDistance;
+    for (let a = 0; a < centers.length; a++) {
+      for (let b = a + 1; b < centers.length; b++) {
+        const distance = 1 - dot(centers[a] as Float32Array, centers[b] as Float32Array);
+        if (distance < closest) {
+          closest = distance;
+          pair = [a, b];
+        }
+      }
+    }
+    if (!pair) break;
+    const [keep, drop] = pair;
+    all = all.map((label) => (label === drop ? keep : label));
+    centers = centroids(vectors, all, centers.length);
+    centers = centers.filter((_, c) => c !== drop);
     all = Int32Array.from(vectors, (vector) => nearestCentroid(vector, centers));
   }
   return renumber(all);

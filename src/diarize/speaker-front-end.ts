@@ -3,8 +3,9 @@
 //    mean-normalized over the window.
 //  - GE2E (Resemblyzer's encoder, converted by scripts/models/ge2e-to-onnx.py: input `mels` [N, T, 40]): librosa's
 //    melspectrogram as Resemblyzer calls it: a 400-point FFT of periodic-Hann frames centred every 10 ms, power (no
-//    log), 40 Slaney-normalized mel bins over 0–8 kHz; its audio levelled to -30 dBFS first (Resemblyzer's
-//    normalize_volume, here per window: a speaker's level in the mix says nothing about who they are).
+//    log), 40 Slaney-normalized mel bins over 0–8 kHz; each window's audio levelled to -30 dBFS, up or down
+//    (Resemblyzer's normalize_volume only raises a whole utterance; here a speaker's level in the mix, which says
+//    nothing about who they are, is taken out per window).
 // Frames are computed once over a stretch of overlapping windows, then sliced per window.
 
 import { FeatureExtractor } from './features.js';
@@ -50,8 +51,15 @@ class KaldiFbankFrontEnd implements SpeakerFrontEnd {
     const frames = this.extractor.compute(samples, start, stop);
     const wanted = framesIn(start, end) * this.dimension;
     if (frames.length >= wanted) return frames.subarray(0, wanted);
-    const padded = new Float32Array(wanted);
+    // At the end of the audio the last frames cannot be whole: they repeat the last one there is (zeros would be
+    // a loud log-mel value, not silence), or are the floor when there is none.
+    const padded = new Float32Array(wanted).fill(Math.log(1e-10));
     padded.set(frames);
+    const d = this.dimension;
+    if (frames.length >= d) {
+      const last = frames.subarray(frames.length - d);
+      for (let at = frames.length; at < wanted; at += d) padded.set(last, at);
+    }
     return padded;
   }
 

@@ -49,15 +49,20 @@ export interface DiarizationConfig {
    * frames `[N, T, 80]` (WeSpeaker, 3D-Speaker) or Resemblyzer's GE2E encoder taking `mels` `[N, T, 40]` (made by
    * scripts/models/ge2e-to-onnx.py); the front end follows the model's input. Default `'auto'`: the first
    * speaker-embedding model of the catalog that is installed in the models directory (`voxmill models pull`), else
-   * built-in MFCC statistics (no download). `null`: always the built-in features.
+   * built-in MFCC statistics (no download); when `threshold` is given without a model, the built-in features.
+   * `null`: always the built-in features.
    */
   embeddingModel?: string | null;
   /**
    * Clustering stops merging speakers farther apart than this cosine distance; known speakers match within it.
-   * Default by how speakers are told apart: DEFAULT_DIARIZATION_THRESHOLDS (built-in features 1.15, GE2E 0.3,
-   * Kaldi-fbank models 0.6).
+   * Default by how speakers are told apart: built-in features 1.15, GE2E 0.3, Kaldi-fbank models 0.6.
    */
   threshold?: number;
+  /**
+   * After clustering, speakers whose centroids are closer than this cosine distance become one (0: none). Default by
+   * method: GE2E 0.1, the others 0.
+   */
+  mergeDistance?: number;
   /** Speaker vectors are taken over windows this long (seconds). Default 1.5. */
   windowSeconds?: number;
   /** ...every this many seconds. Default 0.25. */
@@ -89,6 +94,8 @@ export interface DiarizeSettings {
   numSpeakers: number | undefined;
   /** Clustering threshold on cosine distance; undefined: the default of the method (DEFAULT_DIARIZATION_THRESHOLDS). */
   threshold: number | undefined;
+  /** Centroid merge distance; undefined: the method's default (DEFAULT_DIARIZATION_MERGE_DISTANCES). */
+  mergeDistance: number | undefined;
   windowSeconds: number;
   hopSeconds: number;
   /** Turns shorter than this are given to a neighbour. */

@@ -30,6 +30,8 @@ export async function embedWindows(
   frontEnd: SpeakerFrontEnd,
   run: EmbeddingRunner,
   checkpoint: () => Promise<void>,
+  /** Windows per model call at most: EMBEDDING_BATCH, or 1 for a model exported with a fixed batch of 1. */
+  batchLimit = EMBEDDING_BATCH,
 ): Promise<Float32Array[]> {
   const vectors: Float32Array[] = new Array(windows.length);
   const d = frontEnd.dimension;
@@ -73,7 +75,7 @@ export async function embedWindows(
       const group = pending.get(frames) ?? [];
       group.push({ index: w, features });
       pending.set(frames, group);
-      if (group.length >= EMBEDDING_BATCH) await flush(frames);
+      if (group.length >= batchLimit) await flush(frames);
       // Odd lengths (each region's last window) would otherwise wait to the end: a bounded number waits.
       if (pending.size > MAX_PENDING_LENGTHS) for (const length of [...pending.keys()]) await flush(length);
     }

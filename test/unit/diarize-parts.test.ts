@@ -117,6 +117,16 @@ describe('diarizePcm (synthetic voices)', () => {
     for (const [i, turn] of turns.slice(1).entries()) expect(Math.abs(turn.start - 6 * (i + 1))).toBeLessThan(0.5);
   });
 
+  it('merges speakers whose centroids are closer than mergeDistance, unless numSpeakers says otherwise', async () => {
+    const samples = concat([low(6, 1), high(6, 2), low(6, 3), high(6, 4)]);
+    const everything = { ...settings, mergeDistance: 2 };
+    expect(new Set((await diarizePcm(samples, [{ start: 0, end: 24 }], everything)).map((t) => t.speaker)).size).toBe(
+      1,
+    );
+    const told = await diarizePcm(samples, [{ start: 0, end: 24 }], { ...everything, numSpeakers: 2 });
+    expect(new Set(told.map((t) => t.speaker)).size).toBe(2);
+  });
+
   it('finds one speaker in one real voice (jfk.wav), and obeys numSpeakers', async () => {
     const samples = readPcm16Wav(sharedAudio('jfk.wav'));
     expect(new Set((await diarizePcm(samples, [{ start: 0.3, end: 10.8 }], settings)).map((t) => t.speaker)).size).toBe(
@@ -249,6 +259,11 @@ describe('options', () => {
     // The threshold's default is the method's, chosen by the worker once it knows the model's front end.
     expect(resolveDiarizationConfig({ embeddingModel: 'x.onnx' }).base.threshold).toBeUndefined();
     expect(resolveDiarizationConfig({ threshold: 0.4 }).base.threshold).toBe(0.4);
+    // A threshold without a model is the built-in features': no model is picked up by itself then.
+    expect(resolveDiarizationConfig({ threshold: 0.4 }).embeddingModel).toBeNull();
+    expect(resolveDiarizationConfig({ threshold: 0.4, embeddingModel: 'auto' }).embeddingModel).toBe('auto');
+    expect(resolveDiarizationConfig({ mergeDistance: 0.2 }).base.mergeDistance).toBe(0.2);
+    expect(() => resolveDiarizationConfig({ mergeDistance: 3 })).toThrow(/diarization\.mergeDistance/);
     expect(() => resolveDiarizationConfig({ channels: 'left' })).toThrow(/diarization\.channels/);
     expect(() => resolveDiarizationConfig({ windowSeconds: 0 })).toThrow(/diarization\.windowSeconds/);
     expect(() => resolveDiarizationConfig({ windowSeconds: 1, hopSeconds: 2 })).toThrow(/diarization\.hopSeconds/);

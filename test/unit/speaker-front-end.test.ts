@@ -108,6 +108,24 @@ describe('embedWindows', () => {
     });
   });
 
+  it('sends one window a call to a model with a fixed batch of 1', async () => {
+    const batches: number[] = [];
+    const run = async (_input: Float32Array, batch: number) => {
+      batches.push(batch);
+      return new Float32Array(batch).fill(1);
+    };
+    await embedWindows(samples, windows.slice(0, 5), frontEndFor(80, 'feats')!, run, async () => undefined, 1);
+    expect(batches).toEqual([1, 1, 1, 1, 1]);
+  });
+
+  it('pads frames past the end of the audio with the last whole frame, not zeros', () => {
+    const frontEnd = frontEndFor(80, 'feats')!;
+    const frames = frontEnd.frames(samples, samples.length - 16000, samples.length);
+    const last = frames.subarray(frames.length - 80);
+    const lastWhole = frames.subarray(frames.length - 3 * 80, frames.length - 2 * 80);
+    expect(Array.from(last)).toEqual(Array.from(lastWhole));
+  });
+
   it('gives the same frames whether a window is embedded alone or inside a stretch', async () => {
     const frontEnd = frontEndFor(40, 'mels')!;
     const seen: Float32Array[] = [];
