@@ -48,20 +48,12 @@ const frontEnd = frontEndFor(40, 'mels');
 const run = async (input, batch, frames, dimension) =>
   (await session.run({ mels: new ort.Tensor('float32', input, [batch, frames, dimension]) })).embedding.data;
 
-/** Samples of a 16-bit mono WAV. */
-function readWav(path) {
-  const bytes = readFileSync(path);
-  const data = bytes.indexOf('data', 12);
-  const length = bytes.readUInt32LE(data + 4);
-  const pcm = new Int16Array(bytes.buffer.slice(bytes.byteOffset + data + 8, bytes.byteOffset + data + 8 + length));
-  return Float32Array.from(pcm, (v) => v / 32768);
-}
-
 const vadModel = join(shared, 'models', 'whisper', 'ggml-silero-v6.2.0.bin');
 const files = devsetFiles(settings.match ?? '');
 const cached = [];
 for (const file of files) {
-  const samples = readWav(file.wav);
+  // The library's decoder, as Speech.diarize decodes.
+  const { samples } = await voxmill.decodeAudio(file.wav);
   const regions = await voxmill.detectSpeechRegions(samples, { model: vadModel });
   const reference = [...voxmill.parseRttm(readFileSync(file.rttm, 'utf8')).values()][0];
   // Embeddings keyed by window, computed on first use (window placement depends on windowSeconds / hopSeconds).

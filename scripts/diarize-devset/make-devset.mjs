@@ -498,16 +498,12 @@ function summary(entry) {
 }
 
 /** One base conversation and its variants: writes the files, returns their manifest entries. */
-function makeConversation(sources, name, speakerCount) {
-  const rand = random(seedOf(seed, name, 'setup'));
-  const speakers = pickSpeakers(sources, speakerCount, rand, true).sort();
-  const levels = Object.fromEntries(speakers.map((s) => [s, round(rand.between(-10, 10), 2)]));
-  const target = Math.round(rand.between(92, 145) * RATE);
-  const plan = planConversation(sources, name, speakers, levels, target, rand.between(0.06, 0.14));
-  const raw = render(sources, plan.turns, 0, plan.length, Number.POSITIVE_INFINITY);
-  const base = {
+
+/** What the manifest says of a planned conversation, whatever its variant. */
+function planFacts(plan, speakers, levels) {
+  return {
     speakers,
-    speakerCount,
+    speakerCount: speakers.length,
     duration: round(plan.length / RATE),
     speechSeconds: round(plan.speechSeconds),
     overlapSeconds: round(plan.overlapSeconds),
@@ -516,6 +512,16 @@ function makeConversation(sources, name, speakerCount) {
     levelsDb: levels,
     seed,
   };
+}
+
+function makeConversation(sources, name, speakerCount) {
+  const rand = random(seedOf(seed, name, 'setup'));
+  const speakers = pickSpeakers(sources, speakerCount, rand, true).sort();
+  const levels = Object.fromEntries(speakers.map((s) => [s, round(rand.between(-10, 10), 2)]));
+  const target = Math.round(rand.between(92, 145) * RATE);
+  const plan = planConversation(sources, name, speakers, levels, target, rand.between(0.06, 0.14));
+  const raw = render(sources, plan.turns, 0, plan.length, Number.POSITIVE_INFINITY);
+  const base = planFacts(plan, speakers, levels);
   const entries = [];
   const write = (variant, samples, extra) => {
     const file = variant === 'clean' ? name : `${name}-${variant}`;
@@ -589,15 +595,7 @@ function makeLong(sources, minutes) {
     name,
     base: name,
     variant: 'clean',
-    speakers,
-    speakerCount: speakers.length,
-    duration: round(plan.length / RATE),
-    speechSeconds: round(plan.speechSeconds),
-    overlapSeconds: round(plan.overlapSeconds),
-    overlapRatio: round(plan.overlapRatio, 4),
-    turns: plan.turns.length,
-    levelsDb: levels,
-    seed,
+    ...planFacts(plan, speakers, levels),
     minutes,
     peakGainDb: round(toDb(gain), 2),
   };

@@ -11,20 +11,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { frontEndFor } from '../../src/diarize/speaker-front-end.js';
 import { repoRoot, sharedAudio } from '../helpers/paths.js';
 import { requirePeerPython, requireRealModel } from '../helpers/real-models.js';
+import { readPcm16Wav } from '../helpers/wav.js';
 
 const python = requirePeerPython();
 const ge2e = requireRealModel('speaker-ge2e');
 const work = mkdtempSync(join(tmpdir(), 'voxmill-ge2e-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
-
-/** A 16-bit mono WAV's samples (the data chunk found by its tag). */
-function readPcm16Wav(path: string): Float32Array {
-  const bytes = readFileSync(path);
-  const data = bytes.indexOf('data', 12);
-  const length = bytes.readUInt32LE(data + 4);
-  const pcm = new Int16Array(bytes.buffer.slice(bytes.byteOffset + data + 8, bytes.byteOffset + data + 8 + length));
-  return Float32Array.from(pcm, (v) => v / 32768);
-}
 
 async function peerMels(samples: Float32Array): Promise<Float32Array> {
   const input = join(work, 'in.f32');

@@ -1,6 +1,5 @@
 // The pure parts of diarization: features, clustering, the pipeline on synthetic voices, channel energy,
 // attaching speakers to a transcript, tinydiarize stretches, and option checks. No addon, no model.
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { attachSpeakers, speakerAt } from '../../src/diarize/attach.js';
 import { channelsDiffer, turnsByChannel } from '../../src/diarize/channels.js';
@@ -13,17 +12,9 @@ import { turnStretches } from '../../src/diarize/tinydiarize.js';
 import type { Transcription } from '../../src/stt/types.js';
 import { defaultDiarizeSettings } from '../helpers/diarize-settings.js';
 import { sharedAudio } from '../helpers/paths.js';
+import { readPcm16Wav } from '../helpers/wav.js';
 
 const RATE = 16000;
-
-/** A 16 kHz mono 16-bit WAV as float samples (the data chunk found by its tag). */
-function readPcm16Wav(path: string): Float32Array {
-  const bytes = readFileSync(path);
-  const data = bytes.indexOf('data', 12);
-  const length = bytes.readUInt32LE(data + 4);
-  const pcm = new Int16Array(bytes.buffer.slice(bytes.byteOffset + data + 8, bytes.byteOffset + data + 8 + length));
-  return Float32Array.from(pcm, (v) => v / 32768);
-}
 
 /** A crude "voice": a harmonic tone at f0 with a formant-like emphasis, amplitude-modulated like syllables. */
 function voice(seconds: number, f0: number, formant: number, seed: number): Float32Array {
