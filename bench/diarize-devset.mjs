@@ -24,19 +24,22 @@ export function ge2eModel() {
   return JSON.parse(readFileSync(file, 'utf8'))['speaker-ge2e'];
 }
 
-/** The files scored: the development set's (with their manifest facts), then the real recordings. */
-export function devsetFiles(match = '') {
-  const manifestPath = join(devsetDir, 'manifest.json');
+/**
+ * The files scored: the development set's in `dir` (with their manifest facts), then the real recordings. Another set
+ * (`make-devset.mjs --seed N --out DIR`) checks settings on conversations they were not chosen on.
+ */
+export function devsetFiles(match = '', dir = devsetDir) {
+  const manifestPath = join(dir, 'manifest.json');
   if (!existsSync(manifestPath)) {
-    process.emitWarning(`no development set in ${devsetDir} ('npm run devset:diarize' makes it): real recordings only`);
+    process.emitWarning(`no development set in ${dir} ('npm run devset:diarize' makes it): real recordings only`);
   }
   const manifest = existsSync(manifestPath) ? JSON.parse(readFileSync(manifestPath, 'utf8')) : { files: [] };
   const generated = manifest.files
     .filter((f) => !f.name.startsWith('long-'))
     .map((f) => ({
       name: f.name,
-      wav: join(devsetDir, `${f.name}.wav`),
-      rttm: join(devsetDir, `${f.name}.rttm`),
+      wav: join(dir, `${f.name}.wav`),
+      rttm: join(dir, `${f.name}.rttm`),
       speakers: f.speakerCount,
       variant: f.variant,
       generated: true,
@@ -140,12 +143,13 @@ if (isEntry(import.meta.url)) {
     config: flag.string('features, ge2e or both', { value: 'NAME', defaultText: 'both' }),
     diarization: flag.json('engine diarization settings to override', {}),
     match: flag.string('only files whose name contains this', { value: 'TEXT', defaultText: 'all' }),
+    devset: flag.string('the development set to score', { value: 'DIR', defaultText: 'test/fixtures/diarize-dev' }),
     quiet: flag.boolean('no per-file lines'),
     json: flag.boolean('print one JSON document'),
   });
   ensureDist();
   const voxmill = await import(pathToFileURL(distEntry).href);
-  const files = devsetFiles(settings.match ?? '');
+  const files = devsetFiles(settings.match ?? '', settings.devset ?? devsetDir);
   const runs = [];
   for (const configuration of configurations(settings.config ?? 'both', settings.diarization)) {
     const run = await scoreConfiguration(

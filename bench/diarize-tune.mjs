@@ -11,20 +11,25 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { devsetFiles, ge2eModel } from './diarize-devset.mjs';
+import { devsetDir, devsetFiles, ge2eModel } from './diarize-devset.mjs';
 import { benchArgs, distEntry, ensureDist, flag, root, sharedDir as shared } from './lib.mjs';
 
 const { settings } = benchArgs('node bench/diarize-tune.mjs [options]', {
   config: flag.string('ge2e or features', { value: 'NAME', defaultText: 'ge2e' }),
   grid: flag.json('settings to try', { threshold: [0.2, 0.25, 0.3] }),
   match: flag.string('only files whose name contains this', { value: 'TEXT', defaultText: 'all' }),
+  devset: flag.string('the development set to score', { value: 'DIR', defaultText: 'test/fixtures/diarize-dev' }),
 });
 ensureDist();
 const voxmill = await import(pathToFileURL(distEntry).href);
 const dist = (file) => import(pathToFileURL(join(root, 'dist', file)).href);
 const { diarizePcm } = await dist('diarize/pipeline.js');
-const { resolveDiarizationConfig, DEFAULT_DIARIZATION_THRESHOLDS, DEFAULT_DIARIZATION_MERGE_DISTANCES } =
-  await dist('diarize/config.js');
+const {
+  resolveDiarizationConfig,
+  DEFAULT_DIARIZATION_THRESHOLDS,
+  DEFAULT_DIARIZATION_MERGE_DISTANCES,
+  DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES,
+} = await dist('diarize/config.js');
 const { frontEndFor } = await dist('diarize/speaker-front-end.js');
 const { embedWindows } = await dist('diarize/window-embedder.js');
 
@@ -36,6 +41,7 @@ const base = {
   ...resolveDiarizationConfig(modelPath ? { embeddingModel: modelPath } : { embeddingModel: null }).base,
   threshold: DEFAULT_DIARIZATION_THRESHOLDS[method],
   mergeDistance: DEFAULT_DIARIZATION_MERGE_DISTANCES[method],
+  shortSpeakerDistance: DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES[method],
 };
 
 let session;
@@ -49,7 +55,7 @@ const run = async (input, batch, frames, dimension) =>
   (await session.run({ mels: new ort.Tensor('float32', input, [batch, frames, dimension]) })).embedding.data;
 
 const vadModel = join(shared, 'models', 'whisper', 'ggml-silero-v6.2.0.bin');
-const files = devsetFiles(settings.match ?? '');
+const files = devsetFiles(settings.match ?? '', settings.devset ?? devsetDir);
 const cached = [];
 for (const file of files) {
   // The library's decoder, as Speech.diarize decodes.

@@ -5,7 +5,11 @@ import type * as Ort from 'onnxruntime-common';
 import { loadOnnxRuntime } from '../util/onnx-runtime.js';
 import { insideOnnxRuntime } from '../util/onnx-worker.js';
 import { centroids } from './clustering.js';
-import { DEFAULT_DIARIZATION_MERGE_DISTANCES, DEFAULT_DIARIZATION_THRESHOLDS } from './config.js';
+import {
+  DEFAULT_DIARIZATION_MERGE_DISTANCES,
+  DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES,
+  DEFAULT_DIARIZATION_THRESHOLDS,
+} from './config.js';
 import { clipWindows, diarizePcm, type EmbeddingWindow, type KnownSpeakerVector } from './pipeline.js';
 import { frontEndFor } from './speaker-front-end.js';
 import { EMBEDDING_BATCH, embedWindows } from './window-embedder.js';
@@ -131,6 +135,8 @@ async function diarize(message: Extract<ToDiarizeWorker, { type: 'diarize' }>): 
     const method = model?.kind ?? 'features';
     const threshold = message.settings.threshold ?? DEFAULT_DIARIZATION_THRESHOLDS[method];
     const mergeDistance = message.settings.mergeDistance ?? DEFAULT_DIARIZATION_MERGE_DISTANCES[method];
+    const shortSpeakerDistance =
+      message.settings.shortSpeakerDistance ?? DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES[method];
     const knownSpeakers: KnownSpeakerVector[] = [];
     // The engine sends known voices only with an embedding model; each is the mean of its windows' embeddings.
     for (const { name, samples, speech } of embed ? message.knownVoices : []) {
@@ -144,6 +150,7 @@ async function diarize(message: Extract<ToDiarizeWorker, { type: 'diarize' }>): 
       ...message.settings,
       threshold,
       mergeDistance,
+      shortSpeakerDistance,
       embed,
       knownSpeakers,
       checkpoint,

@@ -21,11 +21,13 @@ export interface KnownSpeakerVector {
   vector: Float32Array;
 }
 
-export interface PipelineOptions extends Omit<DiarizeSettings, 'threshold' | 'mergeDistance'> {
+export interface PipelineOptions extends Omit<DiarizeSettings, 'threshold' | 'mergeDistance' | 'shortSpeakerDistance'> {
   /** Clustering threshold on cosine distance (the method's default already chosen). */
   threshold: number;
   /** After refinement, speakers whose centroids are closer than this (cosine distance) become one; 0: none. */
   mergeDistance: number;
+  /** A speaker under minSpeakerSeconds farther than this from all others (cosine distance) stays; 2: none. */
+  shortSpeakerDistance: number;
   /**
    * Speakers to recognize (embedding vectors only): each found speaker whose centroid lies within `threshold` of
    * one takes its name, closest pairs first, one speaker per name.
@@ -233,15 +235,34 @@ function cluster(vectors: Float32Array[], options: PipelineOptions): Int32Array 
   let centers = centroids(sample, labels, countOf(labels));
   // Each sampled window stands for `step` windows, each for `hopSeconds` of new speech.
   const secondsPerItem = step * options.hopSeconds;
+  // Speakers under minSpeakerSeconds join their nearest neighbour, smallest first, unless one is a voice of its own:
+  // enough speech (shortSpeakerSeconds) and far from every other speaker (shortSpeakerDistance). Kept clusters are
+  // marked by their centroid, which later removals leave unchanged (they only move other clusters' members).
+  const kept = new Set<Float32Array>();
   while (numClusters === undefined && centers.length > Math.max(1, minClusters)) {
     const counts = new Int32Array(centers.length);
     for (const label of labels) counts[label] = (counts[label] as number) + 1;
-    let smallest = 0;
-    for (let c = 1; c < centers.length; c++) if ((counts[c] as number) < (counts[smallest] as number)) smallest = c;
-    if ((counts[smallest] as number) * secondsPerItem >= options.minSpeakerSeconds) break;
+    let smallest = -1;
+    for (let c = 0; c < centers.length; c++) {
+      if (kept.has(centers[c] as Float32Array)) continue;
+      if (smallest < 0 || (counts[c] as number) < (counts[smallest] as number)) smallest = c;
+    }
+    if (smallest < 0) break;
+    const seconds = (counts[smallest] as number) * secondsPerItem;
+    if (seconds >= options.minSpeakerSeconds) break;
+    const center = centers[smallest] as Float32Array;
+    if (seconds >= options.shortSpeakerSeconds && farFromAll(center, centers, options.shortSpeakerDistance)) {
+      kept.add(center);
+      continue;
+    }
     centers = centers.filter((_, c) => c !== smallest);
     labels = Int32Array.from(sample, (vector) => nearestCentroid(vector, centers));
-    centers = centroids(sample, labels, centers.length);
+    const moved = centroids(sample, labels, centers.length);
+    // A kept cluster may gain members (windows of the removed one): it stays kept under its new centroid.
+    centers = moved.map((next, c) => {
+      if (kept.delete(centers[c] as Float32Array)) kept.add(next);
+      return next;
+    });
   }
   let all = Int32Array.from(vectors, (vector) => nearestCentroid(vector, centers));
   for (let pass = 0; options.refine && pass < REFINE_PASSES && centers.length > 1; pass++) {
@@ -274,6 +295,11 @@ function cluster(vectors: Float32Array[], options: PipelineOptions): Int32Array 
     all = Int32Array.from(vectors, (vector) => nearestCentroid(vector, centers));
   }
   return renumber(all);
+}
+
+/** Whether every other centroid lies farther than `distance` (cosine) from `center`. */
+function farFromAll(center: Float32Array, centers: readonly Float32Array[], distance: number): boolean {
+  return centers.every((other) => other === center || 1 - dot(center, other) > distance);
 }
 
 /** Number of labels 0..k-1 (a loop: spreading 500,000 labels into Math.max overflows the stack). */

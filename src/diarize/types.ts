@@ -69,8 +69,18 @@ export interface DiarizationConfig {
   hopSeconds?: number;
   /** Turns shorter than this join a neighbour (seconds). Default 0.3. */
   minTurnSeconds?: number;
-  /** Without numSpeakers, a speaker needs this much speech (seconds). Default 5. */
+  /** Without numSpeakers, a speaker needs this much speech (seconds), unless kept as a short speaker. Default 5. */
   minSpeakerSeconds?: number;
+  /**
+   * A speaker with less than `minSpeakerSeconds` is still kept when it has at least this much speech (seconds) and
+   * lies farther than `shortSpeakerDistance` from every other speaker. Default 1.
+   */
+  shortSpeakerSeconds?: number;
+  /**
+   * How far (cosine distance) a short speaker must lie from every other speaker to be kept; 2 keeps none. Default by
+   * method: GE2E 0.25, the others 2.
+   */
+  shortSpeakerDistance?: number;
   /** Two-channel audio whose channels differ: label by the louder channel (`auto`, default) or never (`never`). */
   channels?: 'auto' | 'never';
   /** Diarizations waiting beyond the running one; more fail with QueueFullError. Default 16. */
@@ -105,6 +115,13 @@ export interface DiarizeSettings {
    * their nearest neighbour. Spectral features split one voice by content on short clips; this prior stops that.
    */
   minSpeakerSeconds: number;
+  /** A speaker with less than minSpeakerSeconds but at least this much speech may be kept (shortSpeakerDistance). */
+  shortSpeakerSeconds: number;
+  /**
+   * ...when its centroid is farther than this cosine distance from every other speaker's; undefined: the method's
+   * default (DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES).
+   */
+  shortSpeakerDistance: number | undefined;
   /** Reassigns windows to their nearest speaker centroid after clustering. */
   refine: boolean;
 }

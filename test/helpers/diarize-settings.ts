@@ -2,6 +2,7 @@
 
 import {
   DEFAULT_DIARIZATION_MERGE_DISTANCES,
+  DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES,
   DEFAULT_DIARIZATION_THRESHOLDS,
   resolveDiarizationConfig,
 } from '../../src/diarize/config.js';
@@ -13,5 +14,6 @@ export const defaultDiarizeSettings: PipelineOptions = {
   ...resolveDiarizationConfig(undefined).base,
   threshold: DEFAULT_DIARIZATION_THRESHOLDS.features,
   mergeDistance: DEFAULT_DIARIZATION_MERGE_DISTANCES.features,
+  shortSpeakerDistance: DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES.features,
   ...speakerCounts({}),
 };

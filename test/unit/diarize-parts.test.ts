@@ -118,6 +118,29 @@ describe('diarizePcm (synthetic voices)', () => {
     expect(new Set(told.map((t) => t.speaker)).size).toBe(2);
   });
 
+  it('keeps a short speaker only when it is a voice of its own (shortSpeakerSeconds, shortSpeakerDistance)', async () => {
+    // Embeddings by time: A for 0-20 s, a short speaker for 20-22.5 s, B for 22.5-40 s. The short one is either a
+    // distinct voice (orthogonal to both) or A again, slightly off (cosine distance 0.2: a split, not a voice).
+    const unit = (...v: number[]) => normalize(Float32Array.from(v));
+    const run = async (short: Float32Array, overrides: Partial<typeof settings>) => {
+      const embed = async (_: Float32Array, windows: Array<{ startSample: number; endSample: number }>) =>
+        windows.map(({ startSample, endSample }) => {
+          const middle = (startSample + endSample) / 2 / RATE;
+          return middle < 20 ? unit(1, 0, 0) : middle < 22.5 ? short : unit(0, 1, 0);
+        });
+      const options = { ...settings, threshold: 0.1, mergeDistance: 0, shortSpeakerDistance: 0.28, ...overrides };
+      const turns = await diarizePcm(new Float32Array(40 * RATE), [{ start: 0, end: 40 }], { ...options, embed });
+      return new Set(turns.map((t) => t.speaker)).size;
+    };
+    const distinct = unit(0, 0, 1);
+    const splitOfA = unit(0.8, 0, 0.6); // cosine 0.8 with A
+    expect(await run(distinct, {})).toBe(3);
+    expect(await run(distinct, { shortSpeakerDistance: 2 })).toBe(2);
+    expect(await run(distinct, { shortSpeakerSeconds: 4 })).toBe(2);
+    expect(await run(splitOfA, {})).toBe(2);
+    expect(await run(splitOfA, { shortSpeakerDistance: 0.1 })).toBe(3);
+  });
+
   it('finds one speaker in one real voice (jfk.wav), and obeys numSpeakers', async () => {
     const samples = readPcm16Wav(sharedAudio('jfk.wav'));
     expect(new Set((await diarizePcm(samples, [{ start: 0.3, end: 10.8 }], settings)).map((t) => t.speaker)).size).toBe(
@@ -255,6 +278,11 @@ describe('options', () => {
     expect(resolveDiarizationConfig({ threshold: 0.4, embeddingModel: 'auto' }).embeddingModel).toBe('auto');
     expect(resolveDiarizationConfig({ mergeDistance: 0.2 }).base.mergeDistance).toBe(0.2);
     expect(() => resolveDiarizationConfig({ mergeDistance: 3 })).toThrow(/diarization\.mergeDistance/);
+    expect(resolveDiarizationConfig(undefined).base).toMatchObject({ shortSpeakerSeconds: 1 });
+    expect(resolveDiarizationConfig(undefined).base.shortSpeakerDistance).toBeUndefined();
+    expect(resolveDiarizationConfig({ shortSpeakerDistance: 0.4 }).base.shortSpeakerDistance).toBe(0.4);
+    expect(() => resolveDiarizationConfig({ shortSpeakerDistance: -1 })).toThrow(/diarization\.shortSpeakerDistance/);
+    expect(() => resolveDiarizationConfig({ shortSpeakerSeconds: 'x' })).toThrow(/diarization\.shortSpeakerSeconds/);
     expect(() => resolveDiarizationConfig({ channels: 'left' })).toThrow(/diarization\.channels/);
     expect(() => resolveDiarizationConfig({ windowSeconds: 0 })).toThrow(/diarization\.windowSeconds/);
     expect(() => resolveDiarizationConfig({ windowSeconds: 1, hopSeconds: 2 })).toThrow(/diarization\.hopSeconds/);
