@@ -117,8 +117,11 @@ export {
 export { devices, versions } from './system.js';
 export { STT_MODEL_IDS, TTS_MODEL_IDS, type TtsModelId } from './tiers.js';
 export type { TtsOptions } from './tts/config.js';
+export { LiveSpeech } from './tts/live-speech.js';
 export type {
   ListVoicesOptions,
+  LiveSentence,
+  LiveSpeechOptions,
   SpeechAudio,
   SpeechAudioInfo,
   SpeechStream,

@@ -15,7 +15,16 @@ import { ClosedError, type VoiceConfigError } from './errors.js';
 import { catalogVoice } from './models/catalog.js';
 import type { SpeechTranscribeOptions, Transcription } from './stt/types.js';
 import type { WhisperModelInfo } from './stt/whisper-model.js';
-import type { ListVoicesOptions, SpeechAudio, SpeechStream, SynthesizeOptions, TtsStatus, Voice } from './tts/types.js';
+import type { LiveSpeech } from './tts/live-speech.js';
+import type {
+  ListVoicesOptions,
+  LiveSpeechOptions,
+  SpeechAudio,
+  SpeechStream,
+  SynthesizeOptions,
+  TtsStatus,
+  Voice,
+} from './tts/types.js';
 import { VoiceDirectoryScanner, voicesOf } from './tts/voices.js';
 import { untilAborted } from './util/job.js';
 import { booleanOption, objectOption, rejectUnknownKeys } from './util/validate.js';
@@ -181,6 +190,19 @@ export class Speech {
   /** Like {@link Speech.synthesize}, resolving to the whole audio in one Buffer with final headers. */
   async synthesizeToBuffer(options: SynthesizeOptions): Promise<SpeechAudio> {
     return this.#ttsService().synthesizeToBuffer(options);
+  }
+
+  /**
+   * Speech from text that arrives in pieces, such as a language model's tokens: write strings to the returned
+   * {@link LiveSpeech} and read one continuous audio stream in the format asked for. Each sentence is synthesized as
+   * soon as it is complete (a later character confirms where it ends), on the same workers and queue as
+   * {@link Speech.synthesize}; `flush()` speaks the unfinished text now, `end()` finishes, `cancel()` stops at once
+   * (barge-in). Resolves once the options are valid and the voice found.
+   * @throws InvalidOptionTypeError / InvalidOptionValueError (naming `voice`, `speed`, `format`, `sampleRate`,
+   *   `model` or `maxPendingSentences`), VoiceNotFoundError, ClosedError.
+   */
+  async createLiveSpeech(options: LiveSpeechOptions): Promise<LiveSpeech> {
+    return this.#ttsService().live(options);
   }
 
   /** Text-to-speech workers and queue. */

@@ -7,7 +7,8 @@ import { Diarizer } from '../diarize/diarizer.js';
 import type { DiarizationServiceOptions } from '../diarize/service.js';
 import { WhisperModel } from '../stt/whisper-model.js';
 import { TtsEngine, type TtsEngineConfig } from '../tts/engine.js';
-import type { SpeechAudio, SpeechStream, SynthesizeOptions, TtsStatus } from '../tts/types.js';
+import type { LiveSpeech } from '../tts/live-speech.js';
+import type { LiveSpeechOptions, SpeechAudio, SpeechStream, SynthesizeOptions, TtsStatus } from '../tts/types.js';
 import type { AudioDecoder } from './audio-admission.js';
 import type { SttModelLoader } from './model-registry.js';
 
@@ -15,6 +16,7 @@ import type { SttModelLoader } from './model-registry.js';
 export interface TtsService {
   synthesize(options: SynthesizeOptions): Promise<SpeechStream>;
   synthesizeToBuffer(options: SynthesizeOptions): Promise<SpeechAudio>;
+  live(options: LiveSpeechOptions): Promise<LiveSpeech>;
   status(): TtsStatus;
   close(): Promise<void>;
 }

@@ -6,10 +6,12 @@ import { contentTypeOf, defaultSampleRate } from '../audio/formats.js';
 import { InvalidOptionValueError, SynthesisError } from '../errors.js';
 import { voicePreference } from '../tiers.js';
 import { abortReason } from '../util/job.js';
-import { normalizeSynthesizeOptions } from './request.js';
+import { LiveSpeech } from './live-speech.js';
+import { type NormalizedSynthesizeOptions, normalizeLiveSpeechOptions, normalizeSynthesizeOptions } from './request.js';
 import { type SlotLease, SynthPool, type SynthPoolOptions } from './synth-pool.js';
 import { hasSpeakableText, normalizeText, splitIntoChunks } from './text.js';
 import type {
+  LiveSpeechOptions,
   SpeechAudio,
   SpeechAudioInfo,
   SpeechStream,
@@ -95,16 +97,49 @@ export class TtsEngine {
     if (!hasSpeakableText(text)) {
       throw new InvalidOptionValueError('input', 'text with at least one letter or digit to speak', request.input);
     }
-    const { variants } = await this.#config.scanner.scan();
-    const resolved: ResolvedVoice = resolveVoice(variants, request.voice, voicePreference(request.model));
-    const variant: VoiceVariant = resolved.variant;
-    const { config } = variant;
-    const sampleRate = request.sampleRate ?? defaultSampleRate(request.format, config.sampleRate);
+    const { info, job } = await this.#resolve(request);
     request.signal?.throwIfAborted();
     const lease = await this.#pool.acquire(request.signal);
     return {
       signal: request.signal,
       lease,
+      info,
+      job: { ...job, chunks: splitIntoChunks(text, this.#config.maxChunkChars) },
+    };
+  }
+
+  /**
+   * A synthesis that takes its text as it arrives (tokens of a language model): sentences are spoken as soon as they
+   * are complete, into one continuous audio stream. Validates and finds the voice now; each sentence then waits for a
+   * worker like any request.
+   */
+  async live(options: LiveSpeechOptions): Promise<LiveSpeech> {
+    const request = normalizeLiveSpeechOptions(options);
+    const { info, job } = await this.#resolve(request);
+    request.signal?.throwIfAborted();
+    return new LiveSpeech({
+      info,
+      job,
+      acquire: (signal) => this.#pool.acquire(signal),
+      nextJobId: () => nextJobId++,
+      maxPendingSentences: request.maxPendingSentences,
+      maxChunkChars: this.#config.maxChunkChars,
+      maxWriteChars: this.#config.maxInputChars,
+      readerTimeoutMs: this.#config.readerTimeoutMs,
+      signal: request.signal,
+    });
+  }
+
+  /** The voice a request names and what its audio will be: everything of a job but its text. */
+  async #resolve(
+    request: Omit<NormalizedSynthesizeOptions, 'input'>,
+  ): Promise<{ info: SpeechAudioInfo; job: Omit<SynthJob, 'jobId' | 'credit' | 'chunks'> }> {
+    const { variants } = await this.#config.scanner.scan();
+    const resolved: ResolvedVoice = resolveVoice(variants, request.voice, voicePreference(request.model));
+    const variant: VoiceVariant = resolved.variant;
+    const { config } = variant;
+    const sampleRate = request.sampleRate ?? defaultSampleRate(request.format, config.sampleRate);
+    return {
       info: {
         format: request.format,
         contentType: contentTypeOf(request.format, sampleRate),
@@ -122,7 +157,6 @@ export class TtsEngine {
         lengthScale: config.lengthScale / request.speed,
         noiseW: request.noiseW ?? config.noiseW,
         sid: resolved.sid,
-        chunks: splitIntoChunks(text, this.#config.maxChunkChars),
       },
     };
   }

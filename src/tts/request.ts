@@ -2,7 +2,14 @@
 import { checkSampleRate, SPEECH_FORMATS, type SpeechFormat } from '../audio/formats.js';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 import { DEFAULT_TTS_MODEL, TTS_MODEL_IDS, type TtsModelId } from '../tiers.js';
-import { enumOption, numberOption, objectOption, rejectUnknownKeys, signalOption } from '../util/validate.js';
+import {
+  enumOption,
+  integerOption,
+  numberOption,
+  objectOption,
+  rejectUnknownKeys,
+  signalOption,
+} from '../util/validate.js';
 import { MAX_NOISE_SCALE, MIN_NOISE_SCALE } from './voice-config.js';
 
 /** The speech API's input limit (at most 5,000 characters), in Unicode code points. */
@@ -35,17 +42,49 @@ export function normalizeSynthesizeOptions(
 ): NormalizedSynthesizeOptions {
   const raw = objectOption('options', options);
   rejectUnknownKeys('options', raw, KEYS);
+  const input = raw.input;
+  if (typeof input !== 'string') throw new InvalidOptionTypeError('input', 'a string', input);
+  checkTextLength('input', input, maxInputChars);
+  return { ...normalizeVoiceRequest(raw), input };
+}
+
+/** Sentences waiting for synthesis in a live speech before its writes are held back (LiveSpeechOptions). */
+export const LIVE_SPEECH_PENDING_RANGE = [1, 1000] as const;
+export const DEFAULT_LIVE_SPEECH_PENDING = 4;
+
+/** A live speech request ({@link normalizeSynthesizeOptions} without `input`) with its own limit. */
+export interface NormalizedLiveSpeechOptions extends Omit<NormalizedSynthesizeOptions, 'input'> {
+  maxPendingSentences: number;
+}
+
+const LIVE_KEYS = [...KEYS.filter((key) => key !== 'input'), 'maxPendingSentences'] as const;
+
+export function normalizeLiveSpeechOptions(options: unknown): NormalizedLiveSpeechOptions {
+  const raw = objectOption('options', options);
+  rejectUnknownKeys('options', raw, LIVE_KEYS);
+  const [min, max] = LIVE_SPEECH_PENDING_RANGE;
+  return {
+    ...normalizeVoiceRequest(raw),
+    maxPendingSentences:
+      integerOption('maxPendingSentences', raw.maxPendingSentences, min, max) ?? DEFAULT_LIVE_SPEECH_PENDING,
+  };
+}
+
+/** Text of 1 to `max` code points, or InvalidOptionValueError naming `field`. */
+export function checkTextLength(field: string, text: string, max: number): void {
+  const length = codePointLength(text);
+  if (length === 0 || length > max) {
+    throw new InvalidOptionValueError(field, `1 to ${max} characters`, `${length} characters`);
+  }
+}
+
+/** Everything of a request but its text: which voice, how it sounds, what comes out. */
+function normalizeVoiceRequest(raw: Record<string, unknown>): Omit<NormalizedSynthesizeOptions, 'input'> {
   const model = enumOption('model', raw.model, TTS_MODEL_IDS) ?? DEFAULT_TTS_MODEL;
   const voice = raw.voice;
   if (typeof voice !== 'string') throw new InvalidOptionTypeError('voice', 'a voice id string', voice);
   if (voice.length === 0 || voice.length > 256) {
     throw new InvalidOptionValueError('voice', 'a voice id of 1 to 256 characters', voice);
-  }
-  const input = raw.input;
-  if (typeof input !== 'string') throw new InvalidOptionTypeError('input', 'a string', input);
-  const length = codePointLength(input);
-  if (length === 0 || length > maxInputChars) {
-    throw new InvalidOptionValueError('input', `1 to ${maxInputChars} characters`, `${length} characters`);
   }
   const format = enumOption('format', raw.format, SPEECH_FORMATS) ?? 'mp3';
   const speed = numberOption('speed', raw.speed, MIN_SPEED, MAX_SPEED) ?? 1;
@@ -55,7 +94,6 @@ export function normalizeSynthesizeOptions(
   return {
     model,
     voice,
-    input,
     format,
     speed,
     sampleRate,

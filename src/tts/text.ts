@@ -91,6 +91,20 @@ export function splitIntoChunks(text: string, maxCodePoints = DEFAULT_MAX_CHUNK_
   return chunks.filter((chunk) => chunk.length > 0);
 }
 
+/**
+ * Where the complete sentences of text that is still arriving end: the end of the last sentence boundary (as
+ * {@link splitIntoChunks} cuts) that some later character confirms, else 0. A full stop at the very end is not yet a
+ * boundary: "p.m." may go on with " on Friday", which keeps it inside the sentence.
+ */
+export function completeTextEnd(text: string): number {
+  let end = 0;
+  for (const match of text.matchAll(SENTENCE_END)) {
+    const after = match.index + match[0].length;
+    if (after < text.length) end = after;
+  }
+  return end;
+}
+
 /** Whether normalized text has anything a voice could say (a letter or a digit). */
 export function hasSpeakableText(text: string): boolean {
   return /[\p{L}\p{N}]/u.test(text);

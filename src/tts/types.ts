@@ -51,6 +51,26 @@ export interface SynthesizeOptions {
   signal?: AbortSignal;
 }
 
+/** Options of `Speech.createLiveSpeech`: those of `synthesize` but the text, which is written as it arrives. */
+export interface LiveSpeechOptions extends Omit<SynthesizeOptions, 'input' | 'signal'> {
+  /**
+   * Complete sentences waiting for a worker before `write()` holds the writer back (returns false until `drain`),
+   * 1 to 1000. Default 4.
+   */
+  maxPendingSentences?: number;
+  /** Ends the live speech: synthesis stops and the stream is destroyed with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** A sentence of a live speech whose audio has started: `start` is its place in the stream's audio, in seconds. */
+export interface LiveSentence {
+  /** 0, 1, 2, ... in the order written. */
+  index: number;
+  /** The sentence as spoken (normalized). */
+  text: string;
+  start: number;
+}
+
 /** Facts about a synthesis, known before the first byte. */
 export interface SpeechAudioInfo {
   format: SpeechFormat;

@@ -108,6 +108,10 @@ function harness(options: SpeechOptions = {}, overrides: Partial<SpeechDependenc
       state.tts.calls++;
       return { audio: Buffer.from('RIFF') } as unknown as Awaited<ReturnType<TtsService['synthesizeToBuffer']>>;
     },
+    live: async () => {
+      state.tts.calls++;
+      throw new Error('not used');
+    },
     status: () => ({ workers: 1, active: 0, pending: 0, replacedWorkers: 0 }),
     close: async () => {
       state.tts.closed++;

@@ -5,9 +5,29 @@ import { InvalidOptionTypeError, InvalidOptionValueError } from '../../src/error
 import { resolveTtsOptions } from '../../src/tts/config.js';
 import { PhonemeIdEncoder } from '../../src/tts/phoneme-ids.js';
 import { codePointLength, normalizeSynthesizeOptions } from '../../src/tts/request.js';
-import { hasSpeakableText, MAX_WORD_CODE_POINTS, normalizeText, splitIntoChunks } from '../../src/tts/text.js';
+import {
+  completeTextEnd,
+  hasSpeakableText,
+  MAX_WORD_CODE_POINTS,
+  normalizeText,
+  splitIntoChunks,
+} from '../../src/tts/text.js';
 
 const cp = (text: string) => [...text].map((c) => c.codePointAt(0)!);
+
+describe('completeTextEnd (text still arriving)', () => {
+  it('ends complete sentences only where a later character confirms the cut', () => {
+    expect(completeTextEnd('Hello there.')).toBe(0);
+    expect(completeTextEnd('Hello there. ')).toBe(0);
+    expect(completeTextEnd('Hello there. H')).toBe('Hello there. '.length);
+    expect(completeTextEnd('One! Two? Thr')).toBe('One! Two? '.length);
+    // A lowercase word after a full stop keeps it inside the sentence, as splitIntoChunks does.
+    expect(completeTextEnd('At 5 p.m. o')).toBe(0);
+    expect(completeTextEnd('Wait... then')).toBe(0);
+    expect(completeTextEnd('First paragraph\n\nSecond')).toBe('First paragraph\n\n'.length);
+    expect(completeTextEnd('')).toBe(0);
+  });
+});
 
 describe('normalizeText', () => {
   it('replaces control characters (a NUL would end the text for espeak) and keeps line breaks', () => {
