@@ -13,6 +13,7 @@
 #include "encoder_wrap.h"
 #include "ffmpeg_log.h"
 #include "ggml-backend.h"
+#include "vad_stream_wrap.h"
 #include "vad_worker.h"
 #include "whisper.h"
 #include "whisper_log.h"
@@ -78,6 +79,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("decodeAudio", Napi::Function::New(env, DecodeAudioJs, "decodeAudio"));
   exports.Set("detectSpeech", Napi::Function::New(env, DetectSpeechJs, "detectSpeech"));
   exports.Set("AudioEncoder", AudioEncoderWrap::Init(env));
+  exports.Set("VadStream", VadStreamWrap::Init(env));
   exports.Set("versions", Napi::Function::New(env, Versions, "versions"));
   exports.Set("devices", Napi::Function::New(env, Devices, "devices"));
   return exports;

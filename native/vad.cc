@@ -501,4 +501,80 @@ bool ExtractSpeech(const float* samples, size_t count, const VadOptions& options
   return true;
 }
 
+// --- VadStream ---------------------------------------------------------------------------------------------------
+
+namespace {
+// Silero's window in whisper.cpp 1.9.1 (the model layout check pins it).
+constexpr size_t kWindowSamples = 512;
+}  // namespace
+
+struct VadStream::State {
+  VadContext vad;
+  std::vector<float> carry;  // fewer than kWindowSamples samples waiting for the rest of their window
+  VadStatus failed = VadStatus::kOk;
+  std::string failure;
+};
+
+VadStream::VadStream(VadOptions options) : options_(std::move(options)), state_(std::make_unique<State>()) {}
+
+VadStream::~VadStream() = default;
+
+VadStatus VadStream::Push(const float* samples, size_t count, std::vector<float>& probs, std::string& error) {
+  probs.clear();
+  State& state = *state_;
+  if (state.failed != VadStatus::kOk) {
+    error = state.failure;
+    return state.failed;
+  }
+  const auto fail = [&](VadStatus status, const std::string& message) {
+    state.failed = status;
+    state.failure = message;
+    error = message;
+    return status;
+  };
+  if (!state.vad) {
+    std::string loadError;
+    state.vad = LoadVad(options_, loadError);
+    if (!state.vad) return fail(VadStatus::kModelLoadFailed, loadError);
+    whisper_vad_reset_state(state.vad.get());
+  }
+  // Windows are taken from the carried samples and then straight from the input, never copying the whole piece.
+  std::vector<float> first;
+  size_t offset = 0;
+  if (!state.carry.empty()) {
+    const size_t need = kWindowSamples - state.carry.size();
+    if (count < need) {
+      state.carry.insert(state.carry.end(), samples, samples + count);
+      return VadStatus::kOk;
+    }
+    first = std::move(state.carry);
+    state.carry.clear();
+    first.insert(first.end(), samples, samples + need);
+    offset = need;
+  }
+  const size_t windows = (count - offset) / kWindowSamples;
+  probs.reserve(windows + (first.empty() ? 0 : 1));
+  const auto run = [&](const float* block, size_t n) {
+    ResetThreadLog();
+    if (!whisper_vad_detect_speech_no_reset(state.vad.get(), block, static_cast<int>(n * kWindowSamples)) ||
+        whisper_vad_n_probs(state.vad.get()) != static_cast<int>(n)) {
+      const std::string log = ThreadLog();
+      fail(VadStatus::kFailed, log.empty() ? "the VAD failed" : "the VAD failed: " + log);
+      return false;
+    }
+    const float* p = whisper_vad_probs(state.vad.get());
+    probs.insert(probs.end(), p, p + n);
+    return true;
+  };
+  if (!first.empty() && !run(first.data(), 1)) return state.failed;
+  for (size_t done = 0; done < windows;) {
+    const size_t n = std::min(windows - done, kBlockSamples / kWindowSamples);
+    if (!run(samples + offset + done * kWindowSamples, n)) return state.failed;
+    done += n;
+  }
+  const size_t used = offset + windows * kWindowSamples;
+  state.carry.assign(samples + used, samples + count);
+  return VadStatus::kOk;
+}
+
 }  // namespace voxmill

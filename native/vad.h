@@ -6,6 +6,7 @@
 #include <atomic>
 #include <climits>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,28 @@ enum class VadStatus { kOk, kModelLoadFailed, kFailed, kAborted };
 // null) is checked about every 2 s of audio. On failure `error` says why.
 VadStatus DetectSpeechRegions(const float* samples, size_t count, const VadOptions& options,
                               const std::atomic<bool>* cancel, std::vector<SpeechRegion>& regions, std::string& error);
+
+// Silero's speech probability for audio that arrives in pieces (a live stream): one per 512-sample window (32 ms at
+// 16 kHz), the model's recurrent state carried from one piece to the next, so the probabilities equal those of the
+// whole audio at once. Samples that do not fill a window wait for the next piece (fewer than 512 are kept). Not
+// thread-safe: one Push at a time (the JS wrap refuses a second while one runs).
+class VadStream {
+ public:
+  explicit VadStream(VadOptions options);
+  ~VadStream();
+  VadStream(const VadStream&) = delete;
+  VadStream& operator=(const VadStream&) = delete;
+
+  // Appends `count` samples and sets `probs` to the probability of every window they complete. Loads the model on
+  // the first call (the caller's thread: a worker). On failure `error` says why, and the stream refuses every later
+  // call with the same status.
+  VadStatus Push(const float* samples, size_t count, std::vector<float>& probs, std::string& error);
+
+ private:
+  struct State;
+  VadOptions options_;
+  std::unique_ptr<State> state_;
+};
 
 // One kept stretch of speech: [origStart, origEnd] in the input became [procStart, procEnd] in the
 // concatenated speech audio. Seconds.

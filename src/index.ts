@@ -29,6 +29,12 @@ export {
   sampleRatesOf,
 } from './audio/formats.js';
 export {
+  createSpeechDetector,
+  SpeechDetector,
+  type SpeechDetectorOptions,
+  type SpeechEvent,
+} from './audio/speech-detector.js';
+export {
   detectSpeechRegions,
   type SpeechRegion,
   type SpeechRegionOptions,

@@ -29,7 +29,9 @@ export type NativeErrorCode =
   | 'ENCODER_BUSY'
   | 'ENCODER_CLOSED'
   | 'INVALID_ARGUMENT'
-  | 'ENCODE_UNSUPPORTED_RATE';
+  | 'ENCODE_UNSUPPORTED_RATE'
+  | 'VAD_STREAM_BUSY'
+  | 'VAD_STREAM_CLOSED';
 
 export interface NativeDecodedAudio {
   samples: Float32Array;
@@ -214,6 +216,22 @@ export interface NativeAudioEncoder {
   dispose(): void;
 }
 
+/**
+ * Silero VAD over 16 kHz mono audio pushed in pieces, its recurrent state carried from piece to piece (the
+ * probabilities equal those of the whole audio at once). One push at a time: another while one runs rejects with
+ * VAD_STREAM_BUSY; after dispose(), VAD_STREAM_CLOSED. The first push loads the model (MODEL_LOAD_FAILED); a failed
+ * push (VAD_FAILED) leaves the stream failing. The constructor throws INVALID_ARGUMENT for a bad argument.
+ */
+export interface NativeVadStream {
+  /**
+   * The speech probability of every 512-sample window (32 ms) the samples complete, in order; the samples (copied, at
+   * most 160,000) that do not fill a window wait for the next push. INVALID_ARGUMENT for more or for a non-Float32Array.
+   */
+  push(samples: Float32Array): NativeJob<Float32Array>;
+  /** Frees the model now (or when the running push ends); idempotent. */
+  dispose(): void;
+}
+
 export interface NativeDevice {
   name: string;
   description: string;
@@ -229,6 +247,7 @@ export interface NativeAddon {
    */
   detectSpeech(samples: Float32Array, params: NativeDetectSpeechParams): NativeJob<NativeSpeechRegion[]>;
   AudioEncoder: new (options: NativeEncoderOptions) => NativeAudioEncoder;
+  VadStream: new (params: { modelPath: string; threads?: number }) => NativeVadStream;
   versions(): { whisper: string; ffmpeg: string; system: string };
   devices(): NativeDevice[];
 }
