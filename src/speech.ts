@@ -11,8 +11,10 @@ import { diarizeInput } from './engine/diarize-flow.js';
 import { ModelLocator } from './engine/model-locator.js';
 import { ModelRegistry, type SttModelStatus } from './engine/model-registry.js';
 import { transcribeInput } from './engine/transcribe-flow.js';
-import { ClosedError, type VoiceConfigError } from './errors.js';
+import { ClosedError, ModelNotFoundError, type VoiceConfigError } from './errors.js';
 import { catalogVoice } from './models/catalog.js';
+import { type LiveTranscriberOptions, normalizeLiveTranscriberOptions } from './stt/live-options.js';
+import { LiveTranscriber } from './stt/live-transcriber.js';
 import type { SpeechTranscribeOptions, Transcription } from './stt/types.js';
 import type { WhisperModelInfo } from './stt/whisper-model.js';
 import type { LiveSpeech } from './tts/live-speech.js';
@@ -190,6 +192,38 @@ export class Speech {
   /** Like {@link Speech.synthesize}, resolving to the whole audio in one Buffer with final headers. */
   async synthesizeToBuffer(options: SynthesizeOptions): Promise<SpeechAudio> {
     return this.#ttsService().synthesizeToBuffer(options);
+  }
+
+  /**
+   * Live transcription of audio that arrives as it is spoken (a microphone, a call): write 16-bit PCM bytes,
+   * Int16Array or Float32Array chunks at `sampleRate` to the returned {@link LiveTranscriber}; it emits
+   * `speech_started` / `speech_stopped` (Silero VAD run incrementally), `interim` text while an utterance is open
+   * and a `final` result per utterance with word times relative to the stream (also through `events()`). Needs the
+   * engine's `vadModel` installed.
+   * @throws InvalidOptionTypeError / InvalidOptionValueError naming the option, ModelNotFoundError (VAD model or
+   *   `model`), ClosedError.
+   */
+  createTranscriber(options: LiveTranscriberOptions = {}): LiveTranscriber {
+    if (this.#closed) throw new ClosedError();
+    const live = normalizeLiveTranscriberOptions(options);
+    if (this.#config.vadModel === null) {
+      throw new ModelNotFoundError('live transcription needs a VAD model: createSpeech({ vadModel }) is null');
+    }
+    const vadModel = this.#locator.requireInstalled('vad', this.#config.vadModel);
+    const detector = this.#dependencies.createSpeechDetector({ model: vadModel, ...live.vad });
+    const base: SpeechTranscribeOptions = { timestamps: 'word', vad: false };
+    if (live.model !== undefined) base.model = live.model;
+    if (live.language !== undefined) base.language = live.language;
+    if (live.prompt !== undefined) base.prompt = live.prompt;
+    return new LiveTranscriber({
+      detector,
+      transcribe: (samples, signal) => this.transcribe(samples, { ...base, signal }),
+      sampleRate: live.sampleRate,
+      interimIntervalMs: live.interimIntervalMs,
+      maxUtteranceSeconds: live.maxUtteranceSeconds,
+      maxPendingUtterances: live.maxPendingUtterances,
+      signal: live.signal,
+    });
   }
 
   /**

@@ -2,6 +2,7 @@
 // them as one object so unit tests can give it fakes (no addon, no models, no threads) and check its composition.
 import { existsSync } from 'node:fs';
 import { decodeAudio } from '../audio/decode.js';
+import { createSpeechDetector } from '../audio/speech-detector.js';
 import { detectSpeechRegionsInPlace } from '../audio/speech-regions.js';
 import { Diarizer } from '../diarize/diarizer.js';
 import type { DiarizationServiceOptions } from '../diarize/service.js';
@@ -28,6 +29,7 @@ export interface SpeechDependencies {
   detectSpeechRegions: DiarizationServiceOptions['detectSpeechRegions'];
   createSpeakerWorker: DiarizationServiceOptions['createSpeakerWorker'];
   createTtsService: (config: TtsEngineConfig) => TtsService;
+  createSpeechDetector: typeof createSpeechDetector;
   fileExists: (path: string) => boolean;
 }
 
@@ -38,5 +40,6 @@ export const defaultDependencies: SpeechDependencies = {
   detectSpeechRegions: detectSpeechRegionsInPlace,
   createSpeakerWorker: (options) => new Diarizer(options),
   createTtsService: (config) => new TtsEngine(config),
+  createSpeechDetector,
   fileExists: existsSync,
 };

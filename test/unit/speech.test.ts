@@ -134,6 +134,9 @@ function harness(options: SpeechOptions = {}, overrides: Partial<SpeechDependenc
       close: async () => undefined,
     }),
     createTtsService: () => tts,
+    createSpeechDetector: () => {
+      throw new Error('not used');
+    },
     // Every file exists but speaker-embedding models (else diarization would pick one up by itself).
     fileExists: (path) => !/speaker-embedding|wespeaker|3dspeaker|campplus|eres2net/i.test(path),
     ...overrides,

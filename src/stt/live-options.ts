@@ -1,0 +1,99 @@
+// The options of a live transcription (`Speech.createTranscriber`), their ranges and defaults, checked with errors
+// that name the option.
+
+import { VAD_DEFAULTS, type VadSettings } from '../audio/vad-settings.js';
+import { InvalidOptionValueError } from '../errors.js';
+import {
+  integerOption,
+  numberOption,
+  objectOption,
+  rejectUnknownKeys,
+  signalOption,
+  stringOption,
+} from '../util/validate.js';
+
+/** Options of `Speech.createTranscriber`. */
+export interface LiveTranscriberOptions {
+  /** A configured model id. Default `svc-stt-1`. */
+  model?: string;
+  /** Language hint (ISO 639-1, or `auto`). Default: the model's (English for `.en` models, else detected). */
+  language?: string;
+  /** Text that primes the decoder for each utterance (names, terms), up to 1,000 characters. */
+  prompt?: string;
+  /** Rate of the audio written, 8000 to 48000 Hz; resampled to 16 kHz inside. Default 16000. */
+  sampleRate?: number;
+  /**
+   * How utterances are cut (Silero VAD): `threshold` (0.5), `minSpeechMs` (250), `minSilenceMs` (silence that ends
+   * an utterance, default 500), `speechPadMs` (default 200, so no word is clipped).
+   */
+  vad?: Partial<Pick<VadSettings, 'threshold' | 'minSpeechMs' | 'minSilenceMs' | 'speechPadMs'>>;
+  /** While an utterance is open, its audio so far is re-decoded this often for interim text; 0: none. Default 1000. */
+  interimIntervalMs?: number;
+  /** An utterance longer than this (seconds, 1 to 120) is finalized and a new one opens. Default 30. */
+  maxUtteranceSeconds?: number;
+  /** Ended utterances waiting for their transcription before writes are held back (1 to 100). Default 2. */
+  maxPendingUtterances?: number;
+  /** Ends the transcription: the stream is destroyed with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** Defaults of a live transcription's VAD: an utterance ends after half a second of silence. */
+export const LIVE_VAD_DEFAULTS = { ...VAD_DEFAULTS, minSilenceMs: 500, speechPadMs: 200 } as const;
+export const DEFAULT_INTERIM_INTERVAL_MS = 1000;
+export const DEFAULT_MAX_UTTERANCE_SECONDS = 30;
+export const DEFAULT_MAX_PENDING_UTTERANCES = 2;
+
+export interface NormalizedLiveTranscriberOptions {
+  model: string | undefined;
+  language: string | undefined;
+  prompt: string | undefined;
+  sampleRate: number;
+  vad: Pick<VadSettings, 'threshold' | 'minSpeechMs' | 'minSilenceMs' | 'speechPadMs'>;
+  interimIntervalMs: number;
+  maxUtteranceSeconds: number;
+  maxPendingUtterances: number;
+  signal: AbortSignal | undefined;
+}
+
+const KEYS = [
+  'model',
+  'language',
+  'prompt',
+  'sampleRate',
+  'vad',
+  'interimIntervalMs',
+  'maxUtteranceSeconds',
+  'maxPendingUtterances',
+  'signal',
+] as const;
+const VAD_KEYS = ['threshold', 'minSpeechMs', 'minSilenceMs', 'speechPadMs'] as const;
+
+export function normalizeLiveTranscriberOptions(options: unknown): NormalizedLiveTranscriberOptions {
+  const raw = objectOption('options', options ?? {});
+  rejectUnknownKeys('options', raw, KEYS);
+  const vad = objectOption('vad', raw.vad ?? {});
+  rejectUnknownKeys('vad', vad, VAD_KEYS);
+  const prompt = stringOption('prompt', raw.prompt);
+  if (prompt !== undefined && prompt.length > 1000) {
+    throw new InvalidOptionValueError('prompt', 'at most 1,000 characters', `${prompt.length} characters`);
+  }
+  return {
+    model: stringOption('model', raw.model, 256),
+    language: stringOption('language', raw.language, 16),
+    prompt,
+    sampleRate: integerOption('sampleRate', raw.sampleRate, 8000, 48000) ?? 16000,
+    vad: {
+      threshold: numberOption('vad.threshold', vad.threshold, 0, 1) ?? LIVE_VAD_DEFAULTS.threshold,
+      minSpeechMs: integerOption('vad.minSpeechMs', vad.minSpeechMs, 0, 60000) ?? LIVE_VAD_DEFAULTS.minSpeechMs,
+      minSilenceMs: integerOption('vad.minSilenceMs', vad.minSilenceMs, 0, 60000) ?? LIVE_VAD_DEFAULTS.minSilenceMs,
+      speechPadMs: integerOption('vad.speechPadMs', vad.speechPadMs, 0, 10000) ?? LIVE_VAD_DEFAULTS.speechPadMs,
+    },
+    interimIntervalMs:
+      integerOption('interimIntervalMs', raw.interimIntervalMs, 0, 60000) ?? DEFAULT_INTERIM_INTERVAL_MS,
+    maxUtteranceSeconds:
+      numberOption('maxUtteranceSeconds', raw.maxUtteranceSeconds, 1, 120) ?? DEFAULT_MAX_UTTERANCE_SECONDS,
+    maxPendingUtterances:
+      integerOption('maxPendingUtterances', raw.maxPendingUtterances, 1, 100) ?? DEFAULT_MAX_PENDING_UTTERANCES,
+    signal: signalOption('signal', raw.signal),
+  };
+}

@@ -1,0 +1,329 @@
+// Live transcription: audio written as it arrives (a microphone, a call) is cut into utterances by the incremental
+// VAD (src/audio/speech-detector.ts) and each is transcribed when it ends; while one is open, its audio so far is
+// re-decoded every `interimIntervalMs` (never two decodes at once: a tick that finds one running is skipped) for
+// interim text. A Writable (audio in: 16-bit little-endian PCM bytes, Int16Array or Float32Array at `sampleRate`,
+// resampled to 16 kHz inside) that emits typed events, also readable through `events()`.
+// Bounded: the open utterance holds at most `maxUtteranceSeconds` (then it is finalized and a new one opens), at most
+// `maxPendingUtterances` ended utterances wait for their transcription before writes are held back (write() returns
+// false until 'drain': a client sending faster than the recognizer keeps up is throttled), and an `events()` reader
+// that falls 1,000 events behind fails with an overflow.
+
+import { EventEmitter } from 'node:events';
+import { Writable } from 'node:stream';
+import { StreamResampler } from '../audio/resample.js';
+import type { SpeechDetector, SpeechEvent } from '../audio/speech-detector.js';
+import { InvalidOptionTypeError, TranscriptionError } from '../errors.js';
+import { abortReason } from '../util/job.js';
+import type { Transcription, Word } from './types.js';
+
+const RATE = 16000;
+/** Audio kept before the detector's start (its padding reaches back into it). */
+const PREROLL_SECONDS = 1;
+/** Events an `events()` reader may fall behind before it fails. */
+export const MAX_BUFFERED_EVENTS = 1000;
+
+/** What happened in a live transcription; times are seconds from the start of the stream. */
+export type LiveTranscriptionEvent =
+  | { type: 'speech_started'; at: number }
+  | { type: 'speech_stopped'; at: number }
+  /** The open utterance's text so far (it may still change). */
+  | { type: 'interim'; utterance: number; text: string; start: number }
+  /** An utterance's final text, with word times when the model gives them. */
+  | {
+      type: 'final';
+      utterance: number;
+      text: string;
+      start: number;
+      end: number;
+      language: string;
+      words: Word[];
+    };
+
+/** Transcribes 16 kHz samples (the engine's transcribe, with the live options applied). */
+export type UtteranceTranscriber = (samples: Float32Array, signal: AbortSignal) => Promise<Transcription>;
+
+export interface LiveTranscriberParts {
+  detector: SpeechDetector;
+  transcribe: UtteranceTranscriber;
+  sampleRate: number;
+  interimIntervalMs: number;
+  maxUtteranceSeconds: number;
+  maxPendingUtterances: number;
+  signal: AbortSignal | undefined;
+}
+
+interface Utterance {
+  index: number;
+  /** Sample index (16 kHz, from the stream's start) where it begins. */
+  start: number;
+  end?: number;
+}
+
+/**
+ * A live transcription (see `Speech.createTranscriber`). Write audio; listen for `speech_started`, `speech_stopped`,
+ * `interim` and `final` ({@link LiveTranscriptionEvent}, also all as `event`), or iterate `events()`. `end()` closes
+ * the open utterance at the end of the audio and finishes after its final text.
+ */
+export class LiveTranscriber extends Writable {
+  readonly #parts: LiveTranscriberParts;
+  readonly #resampler: StreamResampler | undefined;
+  readonly #stop = new AbortController();
+  readonly #events = new EventEmitter();
+  /** Audio from `#offset` (16 kHz sample index) to now. */
+  #audio = new Float32Array(RATE * 4);
+  #length = 0;
+  #offset = 0;
+  /** An odd byte of 16-bit input waiting for its other half. */
+  #oddByte: number | undefined;
+  #open: Utterance | undefined;
+  #utterances = 0;
+  readonly #ended: Utterance[] = [];
+  #heldWrite: ((error?: Error | null) => void) | undefined;
+  #finalizing: Promise<void> = Promise.resolve();
+  /** The decode running now (interim or final): never two at once. */
+  #decoding: Promise<unknown> | undefined;
+  #interimTimer: NodeJS.Timeout | undefined;
+
+  constructor(parts: LiveTranscriberParts) {
+    super({ decodeStrings: false, objectMode: true, highWaterMark: 1 });
+    this.#parts = parts;
+    this.#resampler = parts.sampleRate === RATE ? undefined : new StreamResampler(parts.sampleRate, RATE);
+    const { signal } = parts;
+    if (signal) {
+      const onAbort = () => this.destroy(abortReason(signal) as Error);
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.once('close', () => signal.removeEventListener('abort', onAbort));
+    }
+    if (parts.interimIntervalMs > 0) {
+      this.#interimTimer = setInterval(() => this.#interim(), parts.interimIntervalMs);
+      this.#interimTimer.unref();
+    }
+  }
+
+  /** Seconds of audio received (at 16 kHz). */
+  get seconds(): number {
+    return (this.#offset + this.#length) / RATE;
+  }
+
+  /** The events as an async iterator: it ends when the transcription finishes and throws its error. */
+  async *events(): AsyncGenerator<LiveTranscriptionEvent> {
+    const queue: LiveTranscriptionEvent[] = [];
+    let wake: (() => void) | undefined;
+    let done = this.writableFinished || this.destroyed;
+    let failure: unknown;
+    const onEvent = (event: LiveTranscriptionEvent) => {
+      if (queue.length >= MAX_BUFFERED_EVENTS) {
+        failure ??= new TranscriptionError(`the events() reader fell ${MAX_BUFFERED_EVENTS} events behind`);
+      } else queue.push(event);
+      wake?.();
+    };
+    const onDone = () => {
+      done = true;
+      wake?.();
+    };
+    const onError = (error: unknown) => {
+      failure ??= error;
+      onDone();
+    };
+    this.#events.on('event', onEvent);
+    this.once('finish', onDone);
+    this.once('close', onDone);
+    this.once('error', onError);
+    try {
+      for (;;) {
+        const next = queue.shift();
+        if (next) {
+          yield next;
+          continue;
+        }
+        if (failure !== undefined) throw failure;
+        if (done) return;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        wake = undefined;
+      }
+    } finally {
+      this.#events.off('event', onEvent);
+      this.off('finish', onDone);
+      this.off('close', onDone);
+      this.off('error', onError);
+    }
+  }
+
+  override _write(chunk: unknown, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    let samples: Float32Array;
+    try {
+      samples = this.#toFloat(chunk);
+    } catch (error) {
+      callback(error as Error);
+      return;
+    }
+    const at16k = this.#resampler ? this.#resampler.process(samples) : samples;
+    this.#append(at16k);
+    this.#parts.detector.push(at16k).then(
+      (events) => {
+        for (const event of events) this.#onSpeech(event);
+        if (this.#ended.length >= this.#parts.maxPendingUtterances) this.#heldWrite = callback;
+        else callback();
+      },
+      (error: unknown) => callback(error as Error),
+    );
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.#parts.detector.close().then(
+      (events) => {
+        for (const event of events) this.#onSpeech(event);
+        this.#finalizing.then(() => {
+          this.#shutdown();
+          callback();
+        }, callback);
+      },
+      (error: unknown) => callback(error as Error),
+    );
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#stop.abort(error ?? new TranscriptionError('the live transcription was destroyed'));
+    this.#shutdown();
+    void this.#parts.detector.close().catch(() => undefined);
+    callback(error);
+  }
+
+  #shutdown(): void {
+    clearInterval(this.#interimTimer);
+    this.#interimTimer = undefined;
+    const held = this.#heldWrite;
+    this.#heldWrite = undefined;
+    held?.();
+  }
+
+  #toFloat(chunk: unknown): Float32Array {
+    if (chunk instanceof Float32Array) return chunk;
+    if (chunk instanceof Int16Array) return Float32Array.from(chunk, (v) => v / 32768);
+    if (chunk instanceof Uint8Array) {
+      // Little-endian 16-bit PCM; an odd byte waits for the next chunk.
+      const bytes = this.#oddByte === undefined ? chunk : Buffer.concat([Uint8Array.of(this.#oddByte), chunk]);
+      const count = Math.floor(bytes.length / 2);
+      this.#oddByte = bytes.length % 2 === 1 ? bytes[bytes.length - 1] : undefined;
+      const view = new DataView(bytes.buffer, bytes.byteOffset, count * 2);
+      const out = new Float32Array(count);
+      for (let i = 0; i < count; i++) out[i] = view.getInt16(2 * i, true) / 32768;
+      return out;
+    }
+    throw new InvalidOptionTypeError('audio', 'a Buffer of 16-bit PCM, an Int16Array or a Float32Array', chunk);
+  }
+
+  /** Keeps the audio the open utterance (or the preroll before one) needs. */
+  #append(samples: Float32Array): void {
+    if (this.#length + samples.length > this.#audio.length) {
+      // Drop what nothing needs any more: before the open utterance, or before the preroll.
+      const keepFrom = this.#open ? this.#open.start : this.#offset + this.#length - PREROLL_SECONDS * RATE;
+      const drop = Math.max(0, Math.min(this.#length, keepFrom - this.#offset));
+      const needed = this.#length - drop + samples.length;
+      const grown =
+        needed > this.#audio.length ? new Float32Array(Math.max(needed, 2 * this.#audio.length)) : this.#audio;
+      grown.set(this.#audio.subarray(drop, this.#length), 0);
+      this.#audio = grown;
+      this.#length -= drop;
+      this.#offset += drop;
+    }
+    this.#audio.set(samples, this.#length);
+    this.#length += samples.length;
+    // An utterance that runs past its limit is closed exactly there and the next one opens at once.
+    const limit = this.#parts.maxUtteranceSeconds * RATE;
+    while (this.#open && this.#offset + this.#length - this.#open.start >= limit) {
+      const cut = this.#open.start + limit;
+      this.#close(cut);
+      this.#openAt(cut);
+    }
+  }
+
+  #emit(event: LiveTranscriptionEvent): void {
+    this.emit(event.type, event);
+    this.emit('event', event);
+    this.#events.emit('event', event);
+  }
+
+  #onSpeech(event: SpeechEvent): void {
+    this.#emit(event);
+    const sample = Math.round(event.at * RATE);
+    if (event.type === 'speech_started') this.#openAt(Math.max(this.#offset, sample));
+    else if (this.#open) this.#close(Math.max(this.#open.start, Math.min(sample, this.#offset + this.#length)));
+  }
+
+  #openAt(start: number): void {
+    this.#open = { index: this.#utterances++, start };
+  }
+
+  /** Ends the open utterance at `end` and queues its final transcription. */
+  #close(end: number): void {
+    const utterance = this.#open;
+    if (!utterance) return;
+    this.#open = undefined;
+    utterance.end = end;
+    const samples = this.#slice(utterance.start, end);
+    this.#ended.push(utterance);
+    this.#finalizing = this.#finalizing.then(async () => {
+      try {
+        if (samples.length === 0 || this.destroyed) return;
+        const result = await this.#decode(samples);
+        if (this.destroyed) return;
+        const offset = utterance.start / RATE;
+        this.#emit({
+          type: 'final',
+          utterance: utterance.index,
+          text: result.text,
+          start: offset,
+          end: end / RATE,
+          language: result.language,
+          words: (result.words ?? []).map((w) => ({ ...w, start: w.start + offset, end: w.end + offset })),
+        });
+      } catch (error) {
+        if (!this.destroyed) this.destroy(error as Error);
+      } finally {
+        this.#ended.splice(this.#ended.indexOf(utterance), 1);
+        if (this.#ended.length < this.#parts.maxPendingUtterances) {
+          const held = this.#heldWrite;
+          this.#heldWrite = undefined;
+          held?.();
+        }
+      }
+    });
+  }
+
+  /** Re-decodes the open utterance for interim text, unless a decode is already running. */
+  #interim(): void {
+    const utterance = this.#open;
+    if (!utterance || this.#decoding !== undefined || this.destroyed) return;
+    const samples = this.#slice(utterance.start, this.#offset + this.#length);
+    if (samples.length < RATE / 2) return;
+    this.#decode(samples).then(
+      (result) => {
+        if (this.#open === utterance && !this.destroyed) {
+          this.#emit({ type: 'interim', utterance: utterance.index, text: result.text, start: utterance.start / RATE });
+        }
+      },
+      () => undefined, // an interim that fails is skipped; the final decode reports a real failure
+    );
+  }
+
+  /** Runs after the decode in progress (an interim one may be running when an utterance ends). */
+  async #decode(samples: Float32Array): Promise<Transcription> {
+    while (this.#decoding !== undefined) await this.#decoding.catch(() => undefined);
+    const running = this.#parts.transcribe(samples, this.#stop.signal);
+    this.#decoding = running;
+    try {
+      return await running;
+    } finally {
+      if (this.#decoding === running) this.#decoding = undefined;
+    }
+  }
+
+  #slice(start: number, end: number): Float32Array {
+    const from = Math.max(0, start - this.#offset);
+    const to = Math.max(from, Math.min(this.#length, end - this.#offset));
+    return this.#audio.slice(from, to);
+  }
+}

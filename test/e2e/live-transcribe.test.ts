@@ -1,0 +1,167 @@
+// Live transcription end to end, with the random-weight tiny.en (plumbing: utterances, events, timing, limits; the
+// real model's accuracy is bench/live-transcribe.mjs's).
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { StreamResampler } from '../../src/audio/resample.js';
+import {
+  createSpeech,
+  InvalidOptionTypeError,
+  InvalidOptionValueError,
+  type LiveTranscriber,
+  type LiveTranscriptionEvent,
+  ModelNotFoundError,
+  type Speech,
+} from '../../src/index.js';
+import { fixture, sharedAudio, sharedModel } from '../helpers/paths.js';
+import { readPcm16Wav } from '../helpers/wav.js';
+
+const vadModel = sharedModel('whisper/ggml-silero-v6.2.0.bin');
+const tinyEn = fixture('models/ggml-tiny.en-random.bin');
+const jfk = readPcm16Wav(sharedAudio('jfk.wav'));
+// The random-weight model decodes slowly (it never stops early): most cases use jfk's first 4 s.
+const jfk4 = jfk.subarray(0, 4 * 16000);
+
+let speech: Speech | undefined;
+function engine(options: Parameters<typeof createSpeech>[0] = {}): Speech {
+  speech = createSpeech({ vadModel, models: { 'svc-stt-1': tinyEn }, ...options });
+  return speech;
+}
+afterEach(async () => {
+  await speech?.close();
+  speech = undefined;
+});
+
+function pcm16(samples: Float32Array): Buffer {
+  const out = Buffer.alloc(samples.length * 2);
+  samples.forEach((v, i) => {
+    out.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round(v * 32768))), 2 * i);
+  });
+  return out;
+}
+
+/** Chunks of `ms` milliseconds, as a microphone sends them. */
+function chunks<T extends { length: number; subarray(a: number, b: number): T }>(data: T, perChunk: number): T[] {
+  const out: T[] = [];
+  for (let i = 0; i < data.length; i += perChunk) out.push(data.subarray(i, i + perChunk));
+  return out;
+}
+
+/** Streams the chunks through pipeline (honouring back-pressure) and collects every event. */
+async function run(live: LiveTranscriber, pieces: unknown[]): Promise<LiveTranscriptionEvent[]> {
+  const events: LiveTranscriptionEvent[] = [];
+  live.on('event', (event: LiveTranscriptionEvent) => events.push(event));
+  await pipeline(Readable.from(pieces, { objectMode: true }), live);
+  return events;
+}
+
+describe('createTranscriber', () => {
+  it('cuts jfk.wav into utterances: speech events in order, a final per utterance with times in the stream', async () => {
+    const s = engine();
+    const live = s.createTranscriber({ interimIntervalMs: 0 });
+    const events = await run(live, chunks(pcm16(jfk), 640));
+    const speechEvents = events.filter((e) => e.type === 'speech_started' || e.type === 'speech_stopped');
+    expect(speechEvents[0]?.type).toBe('speech_started');
+    expect(speechEvents.at(-1)?.type).toBe('speech_stopped');
+    const finals = events.filter((e) => e.type === 'final');
+    expect(finals.length).toBe(speechEvents.length / 2);
+    finals.forEach((final, i) => {
+      expect(final.utterance).toBe(i);
+      expect(final.start).toBeLessThan(final.end);
+      expect(final.start).toBeGreaterThanOrEqual(0);
+      expect(final.end).toBeLessThanOrEqual(11.01);
+      expect(typeof final.text).toBe('string');
+      for (const word of final.words) expect(word.start).toBeGreaterThanOrEqual(final.start - 0.01);
+    });
+    expect(Math.abs((speechEvents[0]?.at as number) - 0.1)).toBeLessThan(0.5);
+    expect(live.seconds).toBeCloseTo(11, 1);
+  });
+
+  it('gives the same utterances for 16-bit bytes, Int16Array, Float32Array, and 24 kHz input resampled', async () => {
+    const s = engine();
+    const finalsOf = async (pieces: unknown[], sampleRate = 16000) =>
+      (await run(s.createTranscriber({ interimIntervalMs: 0, sampleRate }), pieces))
+        .filter((e) => e.type === 'final')
+        .map((e) => e.type === 'final' && [e.start, e.end, e.text]);
+    const bytes = await finalsOf(chunks(pcm16(jfk4), 641)); // odd sizes: a sample split across chunks
+    const int16 = Int16Array.from(jfk4, (v) => Math.max(-32768, Math.min(32767, Math.round(v * 32768))));
+    expect(await finalsOf(chunks(int16, 320))).toEqual(bytes);
+    expect(
+      await finalsOf(
+        chunks(
+          Float32Array.from(int16, (v) => v / 32768),
+          320,
+        ),
+      ),
+    ).toEqual(bytes);
+    const at24k = new StreamResampler(16000, 24000).process(jfk4);
+    const resampled = await finalsOf(chunks(at24k, 480), 24000);
+    expect(resampled.length).toBe(bytes.length);
+    resampled.forEach((final, i) => {
+      const [start, end] = final as [number, number, string];
+      const [start16, end16] = bytes[i] as [number, number, string];
+      expect(Math.abs(start - start16)).toBeLessThan(0.1);
+      expect(Math.abs(end - end16)).toBeLessThan(0.1);
+    });
+  });
+
+  it('finalizes an utterance at maxUtteranceSeconds and opens the next at once', async () => {
+    const s = engine();
+    const live = s.createTranscriber({ interimIntervalMs: 0, maxUtteranceSeconds: 1, vad: { minSilenceMs: 2000 } });
+    const finals = (await run(live, chunks(jfk4, 1600))).filter((e) => e.type === 'final');
+    expect(finals.length).toBeGreaterThanOrEqual(3);
+    for (const final of finals) expect(final.end - final.start).toBeLessThanOrEqual(1.001);
+    for (let i = 1; i < finals.length - 1; i++) {
+      expect((finals[i] as { start: number }).start).toBeCloseTo((finals[i - 1] as { end: number }).end, 3);
+    }
+  });
+
+  it('gives interim text while an utterance is open, at real time, and iterates with events()', async () => {
+    const s = engine();
+    // The utterance stays open for the 4 s (long silence setting), so the slow random model's interims land in it.
+    const live = s.createTranscriber({ interimIntervalMs: 250, vad: { minSilenceMs: 10000 } });
+    const collected: LiveTranscriptionEvent[] = [];
+    const reading = (async () => {
+      for await (const event of live.events()) collected.push(event);
+    })();
+    const piece = 1600; // 100 ms
+    for (let i = 0; i < 4 * 16000; i += piece) {
+      live.write(jfk.subarray(i, i + piece));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    live.end();
+    await reading;
+    const firstFinal = collected.findIndex((e) => e.type === 'final');
+    const interims = collected.filter((e) => e.type === 'interim');
+    expect(interims.length).toBeGreaterThan(0);
+    expect(collected.findIndex((e) => e.type === 'interim')).toBeLessThan(firstFinal);
+    expect(collected.at(-1)?.type).toBe('final');
+  });
+
+  it('rejects bad options and bad audio with typed errors naming them; destroy() mid-utterance frees everything', async () => {
+    const s = engine();
+    expect(() => s.createTranscriber({ sampleRate: 1000 })).toThrow(InvalidOptionValueError);
+    expect(() => s.createTranscriber({ sampleRate: 1000 })).toThrow(/sampleRate/);
+    expect(() => s.createTranscriber({ vad: { minSilenceMs: -1 } })).toThrow(/vad\.minSilenceMs/);
+    expect(() => s.createTranscriber({ interim: true } as never)).toThrow(/interim/);
+    const live = s.createTranscriber();
+    const failed = new Promise((resolve) => live.once('error', resolve));
+    live.write('not audio' as never);
+    const error = await failed;
+    expect(error).toBeInstanceOf(InvalidOptionTypeError);
+    expect(String(error)).toMatch(/audio/);
+
+    const busy = s.createTranscriber({ interimIntervalMs: 100 });
+    busy.on('error', () => undefined);
+    for (const piece of chunks(jfk.subarray(0, 5 * 16000), 1600)) busy.write(piece);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    busy.destroy();
+    await new Promise((resolve) => busy.once('close', resolve));
+    // The engine still transcribes afterwards.
+    expect((await s.transcribe(jfk.subarray(0, 16000))).text).toEqual(expect.any(String));
+
+    const withoutVad = createSpeech({ vadModel: null, models: { 'svc-stt-1': tinyEn } });
+    expect(() => withoutVad.createTranscriber()).toThrow(ModelNotFoundError);
+    await withoutVad.close();
+  });
+});
