@@ -5,9 +5,11 @@
 // Each sentence is one job on the worker pool, so an idle live speech holds no worker while it waits for text.
 // Bounded: one write is at most maxWriteChars; at most maxPendingSentences complete sentences wait before writes are
 // held back (write() returns false until 'drain'); an unfinished sentence longer than two chunks is cut like a long
-// sentence; a writer that ignores 'drain' for MAX_BUFFERED_WRITES writes fails the stream.
+// sentence; a writer that ignores 'drain' (MAX_BUFFERED_WRITES writes, or four writes' worth of characters) fails
+// the stream. A sentence's worker is released as soon as its audio is synthesized, before the reader takes it.
 
 import { Duplex } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { StreamingEncoder } from '../audio/encode.js';
 import type { SpeechFormat } from '../audio/formats.js';
 import { InvalidOptionTypeError, InvalidOptionValueError, SynthesisError } from '../errors.js';
@@ -33,6 +35,10 @@ export interface LiveSpeechParts {
 
 /** Writes waiting behind a held-back one before the stream fails: a writer that ignores 'drain'. */
 export const MAX_BUFFERED_WRITES = 1024;
+/** How far back from the end of the unfinished text the search for a sentence end resumes. */
+const RESCAN_CHARS = 64;
+/** Audio the stream holds for its reader: little, so that what plays on after cancel() is short. */
+const READABLE_BYTES = 16 * 1024;
 
 /**
  * Speech from text that arrives in pieces (see `Speech.createLiveSpeech`). Write strings; read the audio bytes in the
@@ -55,6 +61,12 @@ export class LiveSpeech extends Duplex implements SpeechAudioInfo {
   readonly #stop = new AbortController();
   /** Written text that ends no sentence yet. */
   #text = '';
+  /** Where the search for a sentence end resumes in `#text`. */
+  #scanned = 0;
+  /** Characters written and not yet taken by _write (a writer ignoring 'drain'). */
+  #bufferedChars = 0;
+  /** Bytes written (a piped text stream) decoded as UTF-8 across chunk edges. */
+  readonly #utf8 = new StringDecoder('utf8');
   /** Complete sentences, normalized, waiting for a worker. */
   readonly #pending: string[] = [];
   #heldWrite: ((error?: Error | null) => void) | undefined;
@@ -71,7 +83,7 @@ export class LiveSpeech extends Duplex implements SpeechAudioInfo {
       writableObjectMode: true,
       writableHighWaterMark: 1,
       decodeStrings: false,
-      readableHighWaterMark: 64 * 1024,
+      readableHighWaterMark: READABLE_BYTES,
     });
     this.#parts = parts;
     const { info, job, signal } = parts;
@@ -101,25 +113,35 @@ export class LiveSpeech extends Duplex implements SpeechAudioInfo {
   }
 
   override write(chunk: unknown, ...rest: unknown[]): boolean {
-    if (this.writableLength >= MAX_BUFFERED_WRITES && !this.destroyed) {
-      this.destroy(
-        new SynthesisError(`more than ${MAX_BUFFERED_WRITES} writes waiting: the writer ignores 'drain'`, {
-          code: 'TTS_WRITE_OVERFLOW',
-        }),
+    const chars = typeof chunk === 'string' || chunk instanceof Uint8Array ? chunk.length : 0;
+    const limit = 4 * this.#parts.maxWriteChars;
+    if (
+      !this.destroyed &&
+      (this.writableLength >= MAX_BUFFERED_WRITES || (this.writableLength > 0 && this.#bufferedChars + chars > limit))
+    ) {
+      const error = new SynthesisError(
+        `more than ${MAX_BUFFERED_WRITES} writes or ${limit} characters waiting: the writer ignores 'drain'`,
+        { code: 'TTS_WRITE_OVERFLOW' },
       );
+      this.destroy(error);
+      const callback = rest.find((value) => typeof value === 'function') as ((error: Error) => void) | undefined;
+      if (callback) process.nextTick(callback, error);
       return false;
     }
+    this.#bufferedChars += chars;
     return (super.write as (...args: unknown[]) => boolean)(chunk, ...rest);
   }
 
   override _write(chunk: unknown, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    if (typeof chunk !== 'string') {
-      callback(new InvalidOptionTypeError('text', 'a string', chunk));
+    const text = typeof chunk === 'string' ? chunk : chunk instanceof Uint8Array ? this.#utf8.write(chunk) : undefined;
+    this.#bufferedChars -= typeof chunk === 'string' || chunk instanceof Uint8Array ? chunk.length : 0;
+    if (text === undefined) {
+      callback(new InvalidOptionTypeError('text', 'a string (or UTF-8 bytes)', chunk));
       return;
     }
     const max = this.#parts.maxWriteChars;
-    if (chunk.length > max && codePointLength(chunk) > max) {
-      callback(new InvalidOptionValueError('text', `at most ${max} characters a write`, `${codePointLength(chunk)}`));
+    if (text.length > max && codePointLength(text) > max) {
+      callback(new InvalidOptionValueError('text', `at most ${max} characters a write`, `${codePointLength(text)}`));
       return;
     }
     // After cancel() the text is dropped: a language model may still be streaming the answer that was cut off.
@@ -127,7 +149,7 @@ export class LiveSpeech extends Duplex implements SpeechAudioInfo {
       callback();
       return;
     }
-    this.#text += chunk;
+    this.#text += text;
     this.#take(false);
     if (this.#pending.length >= this.#parts.maxPendingSentences) this.#heldWrite = callback;
     else callback();
@@ -135,7 +157,10 @@ export class LiveSpeech extends Duplex implements SpeechAudioInfo {
 
   override _final(callback: (error?: Error | null) => void): void {
     this.#ending = true;
-    if (!this.#cancelled) this.#take(true);
+    if (!this.#cancelled) {
+      this.#text += this.#utf8.end();
+      this.#take(true);
+    }
     this.#wakeUp();
     callback();
   }
@@ -179,16 +204,24 @@ export class LiveSpeech extends Duplex implements SpeechAudioInfo {
 
   /** Moves complete sentences (`all`: all the text) from the written text to the queue. */
   #take(all: boolean): void {
-    const end = all ? this.#text.length : completeTextEnd(this.#text);
+    const end = all ? this.#text.length : completeTextEnd(this.#text, this.#scanned);
     if (end > 0) {
       this.#queue(this.#text.slice(0, end));
       this.#text = this.#text.slice(end);
     }
-    // A sentence that never ends is cut like a long one; its last piece waits for more text.
+    // The next search starts a little before the end: an unconfirmed cut (a full stop, spaces, markup) lies there.
+    this.#scanned = Math.max(0, this.#text.length - RESCAN_CHARS);
+    // A sentence that never ends is cut like a long one, up to its last space (a word may still be arriving); the
+    // last piece, normalized, waits for more text with the raw rest after it, so no two words are joined.
     if (!all && this.#text.length > 2 * this.#parts.maxChunkChars) {
-      const pieces = splitIntoChunks(normalizeText(this.#text), this.#parts.maxChunkChars);
-      this.#text = pieces.pop() ?? '';
-      for (const piece of pieces) if (hasSpeakableText(piece)) this.#pending.push(piece);
+      const space = this.#text.search(/\s\S*$/u);
+      if (space > 0) {
+        const pieces = splitIntoChunks(normalizeText(this.#text.slice(0, space)), this.#parts.maxChunkChars);
+        const last = pieces.pop() ?? '';
+        for (const piece of pieces) if (hasSpeakableText(piece)) this.#pending.push(piece);
+        this.#text = last + this.#text.slice(space);
+        this.#scanned = 0;
+      }
     }
     if (this.#pending.length > 0) this.#wakeUp();
   }
@@ -245,26 +278,23 @@ export class LiveSpeech extends Duplex implements SpeechAudioInfo {
   async #speak(text: string): Promise<void> {
     const signal = this.#stop.signal;
     const { job } = this.#parts;
+    // The worker is released as soon as the sentence is synthesized: a slow reader must not hold it.
+    const parts: Float32Array[] = [];
     const lease = await this.#parts.acquire(signal);
     try {
-      const index = this.#sentences;
-      let started = false;
       const run = lease.run({ ...job, chunks: [text], jobId: this.#parts.nextJobId(), credit: 0 }, signal);
-      for await (const samples of run) {
-        signal.throwIfAborted();
-        if (!started) {
-          started = true;
-          this.#sentences++;
-          // The voice's pause between sentences, which one job per sentence does not make itself.
-          if (index > 0) await this.#play(new Float32Array(Math.round(job.sentenceSilenceSeconds * job.sampleRate)));
-          const sentence: LiveSentence = { index, text, start: this.#seconds };
-          this.emit('sentence', sentence);
-        }
-        await this.#play(samples);
-      }
+      for await (const samples of run) parts.push(samples);
     } finally {
       lease.release();
     }
+    signal.throwIfAborted();
+    if (parts.length === 0) return;
+    const index = this.#sentences++;
+    // The voice's pause between sentences, which one job per sentence does not make itself.
+    if (index > 0) await this.#play(new Float32Array(Math.round(job.sentenceSilenceSeconds * job.sampleRate)));
+    const sentence: LiveSentence = { index, text, start: this.#seconds };
+    this.emit('sentence', sentence);
+    for (const samples of parts) await this.#play(samples);
   }
 
   async #play(samples: Float32Array): Promise<void> {

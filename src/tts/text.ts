@@ -93,17 +93,26 @@ export function splitIntoChunks(text: string, maxCodePoints = DEFAULT_MAX_CHUNK_
 
 /**
  * Where the complete sentences of text that is still arriving end: the end of the last sentence boundary (as
- * {@link splitIntoChunks} cuts) that some later character confirms, else 0. A full stop at the very end is not yet a
- * boundary: "p.m." may go on with " on Friday", which keeps it inside the sentence.
+ * {@link splitIntoChunks} cuts normalized text) that a later letter or digit confirms, else 0; the search starts at
+ * `from`. A full stop must be followed by a word that is not lowercase, looking past what normalization removes
+ * (markup, emoji), so "e.g. **bold**" and "p.m. on Friday" stay one sentence; a full stop at the very end waits.
  */
-export function completeTextEnd(text: string): number {
+export function completeTextEnd(text: string, from = 0): number {
   let end = 0;
-  for (const match of text.matchAll(SENTENCE_END)) {
+  const pattern = new RegExp(SENTENCE_END.source, SENTENCE_END.flags);
+  pattern.lastIndex = Math.max(0, from - 2); // the pattern looks back two characters
+  for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
     const after = match.index + match[0].length;
-    if (after < text.length) end = after;
+    const next = SPEAKABLE.exec(text.slice(after));
+    if (!next) break; // nothing speakable yet: this cut is not confirmed, nor any later one
+    // After a full stop (not at a blank line) a lowercase word goes on with the sentence.
+    if (text[match.index - 1] === '.' && !match[0].includes('\n\n') && /\p{Ll}/u.test(next[0])) continue;
+    end = after;
   }
   return end;
 }
+
+const SPEAKABLE = /[\p{L}\p{N}]/u;
 
 /** Whether normalized text has anything a voice could say (a letter or a digit). */
 export function hasSpeakableText(text: string): boolean {

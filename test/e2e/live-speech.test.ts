@@ -9,6 +9,7 @@ import {
   type Speech,
   VoiceNotFoundError,
 } from '../../src/index.js';
+import { normalizeText, splitIntoChunks } from '../../src/tts/text.js';
 import { fixture } from '../helpers/paths.js';
 
 let speech: Speech | undefined;
@@ -154,6 +155,60 @@ describe('createLiveSpeech', () => {
     expect(await failed).toBe(reason);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(s.ttsStatus().active).toBe(0);
+  });
+
+  it('cuts markdown text where synthesize would, and never joins two words across writes', async () => {
+    const s = engine({ tts: { maxChunkChars: 40 } });
+    const text = 'We use it, e.g. **bold** text is fine. At 5 p.m. 😀 on Friday! Next one.';
+    const live = await s.createLiveSpeech({ voice: 'en_US-fixture', format: 'pcm16' });
+    writeInPieces(live, text, 5);
+    live.end();
+    const { sentences } = await drain(live);
+    expect(sentences.map((x) => x.text)).toEqual(splitIntoChunks(normalizeText(text), 40));
+
+    const long = await s.createLiveSpeech({ voice: 'en_US-fixture', format: 'pcm16' });
+    for (const piece of ['alpha bravo charlie delta echo foxtrot golf ', 'hotel india juliet kilo lima mike ']) {
+      long.write(piece.repeat(2));
+    }
+    long.write('november oscar.');
+    long.end();
+    const spoken = (await drain(long)).sentences.map((x) => x.text).join(' ');
+    expect(spoken).not.toMatch(/golfhotel|mikealpha|mikenovember|golfalpha/);
+    expect(spoken.split(' ')).toHaveLength(2 * 7 + 2 * 6 + 2);
+  });
+
+  it('takes UTF-8 bytes split anywhere, and releases the worker before a slow reader reads', async () => {
+    const s = engine({ tts: { workers: 1, readerTimeoutMs: 30_000 } });
+    const live = await s.createLiveSpeech({ voice: 'en_US-fixture', format: 'pcm16', maxPendingSentences: 100 });
+    const first = until(live, 'sentence');
+    const bytes = Buffer.from(`Café au lait, s'il vous plaît. ${'Another sentence for the reader. '.repeat(40)}`);
+    live.write(bytes.subarray(0, 3)); // splits the é
+    live.write(bytes.subarray(3));
+    // Nobody reads the live speech: another caller still gets the only worker at once.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const started = performance.now();
+    const other = await s.synthesizeToBuffer({ voice: 'en_US-fixture', input: 'Me too.', format: 'pcm16' });
+    expect(other.audio.length).toBeGreaterThan(0);
+    expect(performance.now() - started).toBeLessThan(2000);
+    live.end();
+    expect(await first).toMatchObject({ index: 0, text: "Café au lait, s'il vous plaît." });
+    await drain(live);
+    expect(live.progress.sentences).toBe(41);
+  });
+
+  it("a writer that ignores 'drain' fails the stream with TTS_WRITE_OVERFLOW, and its write's callback is called", async () => {
+    const s = engine();
+    const live = await s.createLiveSpeech({ voice: 'en_US-fixture', format: 'pcm16', maxPendingSentences: 1 });
+    const failed = until(live, 'error');
+    let called: unknown;
+    for (let i = 0; i < 2000 && !live.destroyed; i++) {
+      live.write(`Sentence ${i} here. `, (error) => {
+        if (error) called = error;
+      });
+    }
+    expect(await failed).toMatchObject({ code: 'TTS_WRITE_OVERFLOW' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(called).toMatchObject({ code: 'TTS_WRITE_OVERFLOW' });
   });
 
   it('an unfinished sentence that never ends is cut like a long one', async () => {

@@ -26,6 +26,14 @@ describe('completeTextEnd (text still arriving)', () => {
     expect(completeTextEnd('Wait... then')).toBe(0);
     expect(completeTextEnd('First paragraph\n\nSecond')).toBe('First paragraph\n\n'.length);
     expect(completeTextEnd('')).toBe(0);
+    // What normalization removes does not hide the lowercase word that keeps an abbreviation in its sentence.
+    expect(completeTextEnd('We use it, e.g. **bold** text')).toBe(0);
+    expect(completeTextEnd('At 5 p.m. 😀 on Friday')).toBe(0);
+    expect(completeTextEnd('Done. **Next** one')).toBe('Done. '.length);
+    expect(completeTextEnd('Done. **')).toBe(0);
+    expect(completeTextEnd('end.\n\nnext')).toBe('end.\n\n'.length);
+    // The search may start later; a cut before `from` (minus two characters) is not looked at.
+    expect(completeTextEnd('One. Two. Thr', 6)).toBe('One. Two. '.length);
   });
 });
 
