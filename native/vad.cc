@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -520,6 +521,18 @@ VadStream::VadStream(VadOptions options) : options_(std::move(options)), state_(
 VadStream::~VadStream() = default;
 
 VadStatus VadStream::Push(const float* samples, size_t count, std::vector<float>& probs, std::string& error) {
+  // Out of memory part-way would leave the model's state ahead of the carried samples: the stream fails for good.
+  try {
+    return PushSamples(samples, count, probs, error);
+  } catch (const std::bad_alloc&) {
+    state_->failed = VadStatus::kFailed;
+    state_->failure = "out of memory in the VAD stream";
+    error = state_->failure;
+    return VadStatus::kFailed;
+  }
+}
+
+VadStatus VadStream::PushSamples(const float* samples, size_t count, std::vector<float>& probs, std::string& error) {
   probs.clear();
   State& state = *state_;
   if (state.failed != VadStatus::kOk) {

@@ -65,6 +65,8 @@ class VadStream {
   VadStatus Push(const float* samples, size_t count, std::vector<float>& probs, std::string& error);
 
  private:
+  VadStatus PushSamples(const float* samples, size_t count, std::vector<float>& probs, std::string& error);
+
   struct State;
   VadOptions options_;
   std::unique_ptr<State> state_;

@@ -38,6 +38,7 @@ import { booleanOption, objectOption, rejectUnknownKeys } from './util/validate.
 export class Speech {
   readonly #config: ResolvedSpeechConfig;
   readonly #dependencies: SpeechDependencies;
+  readonly #transcribers = new Set<LiveTranscriber>();
   readonly #locator: ModelLocator;
   readonly #registry: ModelRegistry;
   readonly #admission: AudioAdmission;
@@ -206,6 +207,7 @@ export class Speech {
   createTranscriber(options: LiveTranscriberOptions = {}): LiveTranscriber {
     if (this.#closed) throw new ClosedError();
     const live = normalizeLiveTranscriberOptions(options);
+    live.signal?.throwIfAborted();
     if (this.#config.vadModel === null) {
       throw new ModelNotFoundError('live transcription needs a VAD model: createSpeech({ vadModel }) is null');
     }
@@ -215,15 +217,24 @@ export class Speech {
     if (live.model !== undefined) base.model = live.model;
     if (live.language !== undefined) base.language = live.language;
     if (live.prompt !== undefined) base.prompt = live.prompt;
-    return new LiveTranscriber({
+    const transcriber = new LiveTranscriber({
       detector,
-      transcribe: (samples, signal) => this.transcribe(samples, { ...base, signal }),
+      // Interims are replaced within a second: greedy, no fallback, no word times, so they cost a fraction of a final.
+      transcribe: (samples, signal, interim) =>
+        this.transcribe(
+          samples,
+          interim ? { ...base, timestamps: 'none', beamSize: 1, temperatureIncrement: 0, signal } : { ...base, signal },
+        ),
       sampleRate: live.sampleRate,
       interimIntervalMs: live.interimIntervalMs,
       maxUtteranceSeconds: live.maxUtteranceSeconds,
       maxPendingUtterances: live.maxPendingUtterances,
       signal: live.signal,
     });
+    // close() ends the live transcriptions too.
+    this.#transcribers.add(transcriber);
+    transcriber.once('close', () => this.#transcribers.delete(transcriber));
+    return transcriber;
   }
 
   /**
@@ -247,6 +258,8 @@ export class Speech {
   /** Stops accepting work and unloads every model (running transcriptions finish first). Idempotent. */
   async close(): Promise<void> {
     this.#closed = true;
+    // Ended without an error (a host that attached no 'error' listener must not crash): their events() iterators end.
+    for (const transcriber of this.#transcribers) transcriber.destroy();
     this.#registry.close();
     await Promise.all([this.#tts?.close(), this.#diarization.close()]);
   }

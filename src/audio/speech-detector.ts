@@ -4,7 +4,7 @@
 // stayed below `threshold - 0.15` for `minSilenceMs`. A start is reported only once it lasted `minSpeechMs` (no event
 // for a click), both times padded by `speechPadMs` and clamped to the audio.
 import { resolve } from 'node:path';
-import { InvalidOptionTypeError } from '../errors.js';
+import { InvalidOptionTypeError, VoxmillError } from '../errors.js';
 import { type NativeVadStream, native } from '../native.js';
 import { runJob } from '../util/job.js';
 import { objectOption, rejectUnknownKeys, stringOption } from '../util/validate.js';
@@ -15,8 +15,10 @@ const RATE = 16000;
 const WINDOW = 512;
 /** The addon takes at most this many samples a push. */
 const MAX_PUSH = 160000;
-/** Below `threshold` by this much counts as silence (Silero's `neg_threshold`). */
+/** Below `threshold` by this much counts as silence (Silero's `neg_threshold`), but never below MIN_SILENCE_LEVEL. */
 const HYSTERESIS = 0.15;
+/** whisper.cpp's floor for the silence level (`max(threshold - 0.15, 0.01)`): a low threshold still ends speech. */
+const MIN_SILENCE_LEVEL = 0.01;
 
 /** Options of {@link createSpeechDetector}: the VAD model and the settings `detectSpeechRegions` takes. */
 export interface SpeechDetectorOptions extends Partial<Omit<VadSettings, 'maxSpeechSeconds'>> {
@@ -42,6 +44,10 @@ export class SpeechDetector {
   /** First window of the silence that may end the speech, or -1. */
   #silenceFrom = -1;
   #closed = false;
+  #closing: Promise<SpeechEvent[]> | undefined;
+  #closeReported = false;
+  /** Where the last reported speech stopped (samples): a padded start never reaches back before it. */
+  #lastStop = 0;
 
   constructor(model: NativeVadStream, settings: Omit<VadSettings, 'maxSpeechSeconds'>) {
     this.#native = model;
@@ -60,6 +66,7 @@ export class SpeechDetector {
 
   /** Analyses 16 kHz mono samples that follow the ones pushed before. Rejects after close(). */
   push(samples: Float32Array): Promise<SpeechEvent[]> {
+    if (this.#closed) return Promise.reject(new VoxmillError('VAD_STREAM_CLOSED', 'the speech detector was closed'));
     if (!(samples instanceof Float32Array)) {
       return Promise.reject(new InvalidOptionTypeError('samples', 'a Float32Array of 16 kHz mono PCM', samples));
     }
@@ -82,14 +89,27 @@ export class SpeechDetector {
    * Ends the stream: a speech still open stops at the end of the audio pushed (its event is returned), and the
    * model is freed (after a push that is running).
    */
-  async close(): Promise<SpeechEvent[]> {
-    if (this.#closed) return [];
-    this.#closed = true;
-    await this.#queue;
-    this.#native.dispose();
-    if (!this.#speaking) return [];
-    this.#speaking = false;
-    return [{ type: 'speech_stopped', at: this.seconds }];
+  close(): Promise<SpeechEvent[]> {
+    this.#closing ??= (async () => {
+      this.#closed = true;
+      await this.#queue;
+      this.#native.dispose();
+      if (!this.#speaking) return [];
+      this.#speaking = false;
+      // Silence that had begun (not yet long enough to end the speech) ends it where it began, padded.
+      const pad = (this.#settings.speechPadMs * RATE) / 1000;
+      const end =
+        this.#silenceFrom >= 0
+          ? Math.min(this.#silenceFrom * WINDOW + pad, this.#windows * WINDOW)
+          : this.#windows * WINDOW;
+      return [{ type: 'speech_stopped', at: end / RATE } satisfies SpeechEvent];
+    })();
+    // Only the first caller gets the final stop.
+    return this.#closing.then((events) => {
+      if (this.#closeReported) return [];
+      this.#closeReported = true;
+      return events;
+    });
   }
 
   #step(p: number, events: SpeechEvent[]): void {
@@ -102,7 +122,7 @@ export class SpeechDetector {
       if (this.#candidate < 0) this.#candidate = window;
       if (!this.#speaking && window + 1 - this.#candidate >= Math.max(1, windowsOf(minSpeechMs))) {
         this.#speaking = true;
-        events.push({ type: 'speech_started', at: Math.max(0, this.#candidate * WINDOW - pad) / RATE });
+        events.push({ type: 'speech_started', at: Math.max(this.#lastStop, this.#candidate * WINDOW - pad) / RATE });
       }
       return;
     }
@@ -111,14 +131,15 @@ export class SpeechDetector {
       this.#candidate = -1;
       return;
     }
-    if (p >= threshold - HYSTERESIS) return;
+    if (p >= Math.max(threshold - HYSTERESIS, MIN_SILENCE_LEVEL)) return;
     if (this.#silenceFrom < 0) this.#silenceFrom = window;
     if (window + 1 - this.#silenceFrom >= windowsOf(minSilenceMs)) {
       this.#speaking = false;
       this.#candidate = -1;
-      const end = Math.min((this.#silenceFrom * WINDOW + pad) / RATE, ((window + 1) * WINDOW) / RATE);
+      const end = Math.min(this.#silenceFrom * WINDOW + pad, (window + 1) * WINDOW);
       this.#silenceFrom = -1;
-      events.push({ type: 'speech_stopped', at: end });
+      this.#lastStop = end;
+      events.push({ type: 'speech_stopped', at: end / RATE });
     }
   }
 }

@@ -39,8 +39,15 @@ export type LiveTranscriptionEvent =
       words: Word[];
     };
 
-/** Transcribes 16 kHz samples (the engine's transcribe, with the live options applied). */
-export type UtteranceTranscriber = (samples: Float32Array, signal: AbortSignal) => Promise<Transcription>;
+/**
+ * Transcribes 16 kHz samples (the engine's transcribe, with the live options applied); `interim`: a cheap pass for
+ * text that will be replaced (greedy, no word times).
+ */
+export type UtteranceTranscriber = (
+  samples: Float32Array,
+  signal: AbortSignal,
+  interim: boolean,
+) => Promise<Transcription>;
 
 export interface LiveTranscriberParts {
   detector: SpeechDetector;
@@ -82,6 +89,8 @@ export class LiveTranscriber extends Writable {
   #finalizing: Promise<void> = Promise.resolve();
   /** The decode running now (interim or final): never two at once. */
   #decoding: Promise<unknown> | undefined;
+  /** Stops the interim decode in progress: an utterance that ended makes it useless. */
+  #interimStop: AbortController | undefined;
   #interimTimer: NodeJS.Timeout | undefined;
 
   constructor(parts: LiveTranscriberParts) {
@@ -90,13 +99,10 @@ export class LiveTranscriber extends Writable {
     this.#resampler = parts.sampleRate === RATE ? undefined : new StreamResampler(parts.sampleRate, RATE);
     const { signal } = parts;
     if (signal) {
+      signal.throwIfAborted();
       const onAbort = () => this.destroy(abortReason(signal) as Error);
       signal.addEventListener('abort', onAbort, { once: true });
       this.once('close', () => signal.removeEventListener('abort', onAbort));
-    }
-    if (parts.interimIntervalMs > 0) {
-      this.#interimTimer = setInterval(() => this.#interim(), parts.interimIntervalMs);
-      this.#interimTimer.unref();
     }
   }
 
@@ -163,7 +169,13 @@ export class LiveTranscriber extends Writable {
     this.#append(at16k);
     this.#parts.detector.push(at16k).then(
       (events) => {
-        for (const event of events) this.#onSpeech(event);
+        if (this.destroyed) return callback();
+        // A listener that throws fails the stream (its error), never an unhandled rejection.
+        try {
+          for (const event of events) this.#onSpeech(event);
+        } catch (error) {
+          return callback(error as Error);
+        }
         if (this.#ended.length >= this.#parts.maxPendingUtterances) this.#heldWrite = callback;
         else callback();
       },
@@ -174,7 +186,11 @@ export class LiveTranscriber extends Writable {
   override _final(callback: (error?: Error | null) => void): void {
     this.#parts.detector.close().then(
       (events) => {
-        for (const event of events) this.#onSpeech(event);
+        try {
+          if (!this.destroyed) for (const event of events) this.#onSpeech(event);
+        } catch (error) {
+          return callback(error as Error);
+        }
         this.#finalizing.then(() => {
           this.#shutdown();
           callback();
@@ -255,6 +271,12 @@ export class LiveTranscriber extends Writable {
 
   #openAt(start: number): void {
     this.#open = { index: this.#utterances++, start };
+    // The interim timer runs only while an utterance is open (an idle transcriber holds no timer, and can be
+    // collected when abandoned).
+    if (this.#parts.interimIntervalMs > 0 && this.#interimTimer === undefined) {
+      this.#interimTimer = setInterval(() => this.#interim(), this.#parts.interimIntervalMs);
+      this.#interimTimer.unref();
+    }
   }
 
   /** Ends the open utterance at `end` and queues its final transcription. */
@@ -262,13 +284,16 @@ export class LiveTranscriber extends Writable {
     const utterance = this.#open;
     if (!utterance) return;
     this.#open = undefined;
+    this.#interimStop?.abort();
+    clearInterval(this.#interimTimer);
+    this.#interimTimer = undefined;
     utterance.end = end;
     const samples = this.#slice(utterance.start, end);
     this.#ended.push(utterance);
     this.#finalizing = this.#finalizing.then(async () => {
       try {
         if (samples.length === 0 || this.destroyed) return;
-        const result = await this.#decode(samples);
+        const result = await this.#decode(samples, false);
         if (this.destroyed) return;
         const offset = utterance.start / RATE;
         this.#emit({
@@ -299,20 +324,38 @@ export class LiveTranscriber extends Writable {
     if (!utterance || this.#decoding !== undefined || this.destroyed) return;
     const samples = this.#slice(utterance.start, this.#offset + this.#length);
     if (samples.length < RATE / 2) return;
-    this.#decode(samples).then(
-      (result) => {
-        if (this.#open === utterance && !this.destroyed) {
-          this.#emit({ type: 'interim', utterance: utterance.index, text: result.text, start: utterance.start / RATE });
-        }
-      },
-      () => undefined, // an interim that fails is skipped; the final decode reports a real failure
-    );
+    const stop = new AbortController();
+    this.#interimStop = stop;
+    const onStop = () => stop.abort();
+    this.#stop.signal.addEventListener('abort', onStop, { once: true });
+    this.#decode(samples, true, stop.signal)
+      .then(
+        (result) => {
+          if (this.#open === utterance && !this.destroyed && !stop.signal.aborted) {
+            this.#emit({
+              type: 'interim',
+              utterance: utterance.index,
+              text: result.text,
+              start: utterance.start / RATE,
+            });
+          }
+        },
+        () => undefined, // an interim that fails or is stopped is skipped; the final decode reports a real failure
+      )
+      .catch((error: unknown) => {
+        // A listener that threw.
+        if (!this.destroyed) this.destroy(error as Error);
+      })
+      .finally(() => {
+        this.#stop.signal.removeEventListener('abort', onStop);
+        if (this.#interimStop === stop) this.#interimStop = undefined;
+      });
   }
 
   /** Runs after the decode in progress (an interim one may be running when an utterance ends). */
-  async #decode(samples: Float32Array): Promise<Transcription> {
+  async #decode(samples: Float32Array, interim: boolean, signal = this.#stop.signal): Promise<Transcription> {
     while (this.#decoding !== undefined) await this.#decoding.catch(() => undefined);
-    const running = this.#parts.transcribe(samples, this.#stop.signal);
+    const running = this.#parts.transcribe(samples, signal, interim);
     this.#decoding = running;
     try {
       return await running;

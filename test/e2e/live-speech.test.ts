@@ -202,7 +202,7 @@ describe('createLiveSpeech', () => {
     const failed = until(live, 'error');
     let called: unknown;
     for (let i = 0; i < 2000 && !live.destroyed; i++) {
-      live.write(`Sentence ${i} here. `, (error) => {
+      live.write(`Sentence ${i} here. `, (error?: Error | null) => {
         if (error) called = error;
       });
     }

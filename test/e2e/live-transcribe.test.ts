@@ -56,6 +56,22 @@ async function run(live: LiveTranscriber, pieces: unknown[]): Promise<LiveTransc
 }
 
 describe('createTranscriber', () => {
+  it('speech.close() ends open live transcriptions without an error; their events() end', async () => {
+    const s = engine();
+    const live = s.createTranscriber({ interimIntervalMs: 0 });
+    const reading = (async () => {
+      const seen: string[] = [];
+      for await (const event of live.events()) seen.push(event.type);
+      return seen;
+    })();
+    live.write(jfk4.subarray(0, 16000));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await s.close();
+    speech = undefined;
+    expect(Array.isArray(await reading)).toBe(true);
+    expect(live.destroyed).toBe(true);
+  });
+
   it('cuts jfk.wav into utterances: speech events in order, a final per utterance with times in the stream', async () => {
     const s = engine();
     const live = s.createTranscriber({ interimIntervalMs: 0 });
@@ -159,6 +175,18 @@ describe('createTranscriber', () => {
     await new Promise((resolve) => busy.once('close', resolve));
     // The engine still transcribes afterwards.
     expect((await s.transcribe(jfk.subarray(0, 16000))).text).toEqual(expect.any(String));
+
+    const aborted = AbortSignal.abort(new Error('gone'));
+    expect(() => s.createTranscriber({ signal: aborted })).toThrow('gone');
+
+    // A listener that throws fails the stream with its error: no unhandled rejection, no hang.
+    const throwing = s.createTranscriber({ interimIntervalMs: 0 });
+    throwing.on('speech_started', () => {
+      throw new Error('listener bug');
+    });
+    const thrown = new Promise((resolve) => throwing.once('error', resolve));
+    for (const piece of chunks(jfk4, 1600)) throwing.write(piece);
+    expect(await thrown).toMatchObject({ message: 'listener bug' });
 
     const withoutVad = createSpeech({ vadModel: null, models: { 'svc-stt-1': tinyEn } });
     expect(() => withoutVad.createTranscriber()).toThrow(ModelNotFoundError);

@@ -66,6 +66,18 @@ describe('createSpeechDetector', () => {
     expect(short.map((e) => e.type)).toEqual(['speech_started', 'speech_stopped']);
   });
 
+  it('ends speech at a threshold of 0.1 too (the silence level has a floor), and never starts before the last stop', async () => {
+    const withSilence = new Float32Array(jfk.length + 5 * 16000);
+    withSilence.set(jfk);
+    const low = await eventsOf(withSilence, 320, { threshold: 0.1 });
+    expect(low.at(-1)?.type).toBe('speech_stopped');
+    expect((low.at(-1)?.at as number) < 11.5).toBe(true);
+    const padded = await eventsOf(jfk, 320, { minSilenceMs: 0, speechPadMs: 1000 });
+    for (let i = 1; i < padded.length; i++) {
+      expect(padded[i]?.at as number).toBeGreaterThanOrEqual(padded[i - 1]?.at as number);
+    }
+  });
+
   it('fails with typed errors naming what is wrong, and rejects pushes after close()', async () => {
     expect(() => createSpeechDetector({ model, threshold: 2 })).toThrow(InvalidOptionValueError);
     expect(() => createSpeechDetector({ model, threshold: 2 })).toThrow(/threshold/);
