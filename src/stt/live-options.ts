@@ -1,7 +1,7 @@
 // The options of a live transcription (`Speech.createTranscriber`), their ranges and defaults, checked with errors
 // that name the option.
 
-import { VAD_DEFAULTS, type VadSettings } from '../audio/vad-settings.js';
+import { readVadSettings, VAD_DEFAULTS, type VadSettings } from '../audio/vad-settings.js';
 import { InvalidOptionValueError } from '../errors.js';
 import {
   integerOption,
@@ -39,6 +39,7 @@ export interface LiveTranscriberOptions {
 
 /** Defaults of a live transcription's VAD: an utterance ends after half a second of silence. */
 export const LIVE_VAD_DEFAULTS = { ...VAD_DEFAULTS, minSilenceMs: 500, speechPadMs: 200 } as const;
+const { maxSpeechSeconds: _notLive, ...LIVE_VAD_SETTINGS } = LIVE_VAD_DEFAULTS;
 export const DEFAULT_INTERIM_INTERVAL_MS = 1000;
 export const DEFAULT_MAX_UTTERANCE_SECONDS = 30;
 export const DEFAULT_MAX_PENDING_UTTERANCES = 2;
@@ -82,12 +83,8 @@ export function normalizeLiveTranscriberOptions(options: unknown): NormalizedLiv
     language: stringOption('language', raw.language, 16),
     prompt,
     sampleRate: integerOption('sampleRate', raw.sampleRate, 8000, 48000) ?? 16000,
-    vad: {
-      threshold: numberOption('vad.threshold', vad.threshold, 0, 1) ?? LIVE_VAD_DEFAULTS.threshold,
-      minSpeechMs: integerOption('vad.minSpeechMs', vad.minSpeechMs, 0, 60000) ?? LIVE_VAD_DEFAULTS.minSpeechMs,
-      minSilenceMs: integerOption('vad.minSilenceMs', vad.minSilenceMs, 0, 60000) ?? LIVE_VAD_DEFAULTS.minSilenceMs,
-      speechPadMs: integerOption('vad.speechPadMs', vad.speechPadMs, 0, 10000) ?? LIVE_VAD_DEFAULTS.speechPadMs,
-    },
+    // The VAD's ranges are vad-settings.ts's; only maxSpeechSeconds is not taken (rejected above).
+    vad: { ...LIVE_VAD_SETTINGS, ...readVadSettings(vad, 'vad.') },
     interimIntervalMs:
       integerOption('interimIntervalMs', raw.interimIntervalMs, 0, 60000) ?? DEFAULT_INTERIM_INTERVAL_MS,
     maxUtteranceSeconds:

@@ -99,9 +99,9 @@ export function splitIntoChunks(text: string, maxCodePoints = DEFAULT_MAX_CHUNK_
  */
 export function completeTextEnd(text: string, from = 0): number {
   let end = 0;
-  const pattern = new RegExp(SENTENCE_END.source, SENTENCE_END.flags);
-  pattern.lastIndex = Math.max(0, from - 2); // the pattern looks back two characters
-  for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
+  // The global pattern's lastIndex is set before every search (split() does not use it).
+  SENTENCE_END.lastIndex = Math.max(0, from - 2); // the pattern looks back two characters
+  for (let match = SENTENCE_END.exec(text); match; match = SENTENCE_END.exec(text)) {
     const after = match.index + match[0].length;
     const next = SPEAKABLE.exec(text.slice(after));
     if (!next) break; // nothing speakable yet: this cut is not confirmed, nor any later one
