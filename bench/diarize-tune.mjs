@@ -5,7 +5,7 @@
 // share of files whose speaker count is right, on the generated conversations only (pyannote_sample is the held-out
 // check and is scored, not tuned on).
 //
-//   node bench/diarize-tune.mjs [--config ge2e|features] [--grid JSON] [--match TEXT]
+//   node bench/diarize-tune.mjs [--config ge2e|features] [--grid JSON] [--match TEXT] [--vad JSON]
 //
 // --grid maps setting names to the values to try, e.g. '{"threshold":[0.2,0.25,0.3],"minSpeakerSeconds":[3,5,8]}'.
 import { readFileSync } from 'node:fs';
@@ -19,6 +19,7 @@ const { settings } = benchArgs('node bench/diarize-tune.mjs [options]', {
   grid: flag.json('settings to try', { threshold: [0.2, 0.25, 0.3] }),
   match: flag.string('only files whose name contains this', { value: 'TEXT', defaultText: 'all' }),
   devset: flag.string('the development set to score', { value: 'DIR', defaultText: 'test/fixtures/diarize-dev' }),
+  vad: flag.json('speech detection options (detectSpeechRegions), the same for every setting', {}),
 });
 ensureDist();
 const voxmill = await import(pathToFileURL(distEntry).href);
@@ -60,7 +61,7 @@ const cached = [];
 for (const file of files) {
   // The library's decoder, as Speech.diarize decodes.
   const { samples } = await voxmill.decodeAudio(file.wav);
-  const regions = await voxmill.detectSpeechRegions(samples, { model: vadModel });
+  const regions = await voxmill.detectSpeechRegions(samples, { ...settings.vad, model: vadModel });
   const reference = [...voxmill.parseRttm(readFileSync(file.rttm, 'utf8')).values()][0];
   // Embeddings keyed by window, computed on first use (window placement depends on windowSeconds / hopSeconds).
   const memo = new Map();
@@ -88,13 +89,23 @@ for (const combo of combos) {
     });
     const score = voxmill.scoreDiarization(reference, turns);
     const found = new Set(turns.map((t) => t.speaker)).size;
-    rows.push({ file: file.name, generated: file.generated, der: score.der, right: found === file.speakers });
+    rows.push({
+      file: file.name,
+      generated: file.generated,
+      der: score.der,
+      missed: score.missed / score.total,
+      falseAlarm: score.falseAlarm / score.total,
+      confusion: score.confusion / score.total,
+      right: found === file.speakers,
+    });
   }
   const generated = rows.filter((r) => r.generated);
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const sample = rows.find((r) => r.file === 'pyannote_sample');
   console.log(
     `${JSON.stringify(combo)}: mean DER ${pct(mean(generated.map((r) => r.der)))}, count right ${pct(mean(generated.map((r) => (r.right ? 1 : 0))))}` +
+      ` (missed ${pct(mean(generated.map((r) => r.missed)))}, false alarm ${pct(mean(generated.map((r) => r.falseAlarm)))},` +
+      ` confusion ${pct(mean(generated.map((r) => r.confusion)))})` +
       (sample ? `, pyannote_sample ${pct(sample.der)}` : ''),
   );
 }
