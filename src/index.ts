@@ -82,6 +82,8 @@ export type {
   SpeechHandlerLimits,
   SpeechHandlerOptions,
 } from './http/options.js';
+export type { RealtimeOptions } from './http/realtime/realtime-options.js';
+export type { UpgradeHandler } from './http/realtime/realtime-upgrade.js';
 export type { RequestLogEntry } from './http/request-log.js';
 export { createSpeechServer, type SpeechServer, type SpeechServerOptions } from './http/server.js';
 export {

@@ -2,6 +2,7 @@
 // composes the model registry, the audio budget and the per-capability services, and hands each call to the flow
 // that runs it (src/engine/). It holds no logic of its own beyond "closed" and lazy creation.
 import type { AudioInput } from './audio/decode.js';
+import type { SpeechDetector } from './audio/speech-detector.js';
 import { DiarizationService } from './diarize/service.js';
 import type { Diarization, DiarizeOptions } from './diarize/types.js';
 import { AudioAdmission } from './engine/audio-admission.js';
@@ -200,7 +201,7 @@ export class Speech {
    * Int16Array or Float32Array chunks at `sampleRate` to the returned {@link LiveTranscriber}; it emits
    * `speech_started` / `speech_stopped` (Silero VAD run incrementally), `interim` text while an utterance is open
    * and a `final` result per utterance with word times relative to the stream (also through `events()`). Needs the
-   * engine's `vadModel` installed.
+   * engine's `vadModel` installed (unless `vad: false`: then `commit()` ends each utterance).
    * @throws InvalidOptionTypeError / InvalidOptionValueError naming the option, ModelNotFoundError (VAD model or
    *   `model`), ClosedError.
    */
@@ -208,11 +209,14 @@ export class Speech {
     if (this.#closed) throw new ClosedError();
     const live = normalizeLiveTranscriberOptions(options);
     live.signal?.throwIfAborted();
-    if (this.#config.vadModel === null) {
-      throw new ModelNotFoundError('live transcription needs a VAD model: createSpeech({ vadModel }) is null');
+    let detector: SpeechDetector | undefined;
+    if (live.vad) {
+      if (this.#config.vadModel === null) {
+        throw new ModelNotFoundError('live transcription needs a VAD model: createSpeech({ vadModel }) is null');
+      }
+      const vadModel = this.#locator.requireInstalled('vad', this.#config.vadModel);
+      detector = this.#dependencies.createSpeechDetector({ model: vadModel, ...live.vad });
     }
-    const vadModel = this.#locator.requireInstalled('vad', this.#config.vadModel);
-    const detector = this.#dependencies.createSpeechDetector({ model: vadModel, ...live.vad });
     const base: SpeechTranscribeOptions = { timestamps: 'word', vad: false };
     if (live.model !== undefined) base.model = live.model;
     if (live.language !== undefined) base.language = live.language;

@@ -58,17 +58,20 @@ function addressOf(req: IncomingMessage): string {
 /**
  * Resolves to the caller's identity when the request may proceed; rejects with a 401 HttpError otherwise. The
  * identity is a digest of the key or token (no secret is kept as a map key), or `addr:<address>` without auth.
+ * `offered`: a key the client sent another way than the header (a browser's WebSocket subprotocol).
  */
-export function authenticator(options: ResolvedAuth): (req: IncomingMessage) => Promise<string> {
+export function authenticator(options: ResolvedAuth): (req: IncomingMessage, offered?: string) => Promise<string> {
   const { authorize } = options;
   const matches = options.keys ? keyMatcher(options.keys) : undefined;
   if (!authorize && !matches) return async (req) => addressOf(req);
-  return async (req) => {
+  return async (req, offered) => {
     const header = req.headers.authorization;
-    if (header === undefined || header === '') {
+    const withoutHeader = header === undefined || header === '';
+    if (withoutHeader && offered === undefined) {
       throw unauthorized('missing_api_key', 'this API needs an API key: send the header Authorization: Bearer <key>');
     }
-    const token = BEARER.exec(header)?.[1];
+    // A key offered another way (a WebSocket subprotocol) counts only without a header, and only as a bearer token.
+    const token = withoutHeader ? (B64TOKEN.test(offered as string) ? offered : undefined) : BEARER.exec(header)?.[1];
     if (token === undefined) {
       throw unauthorized(
         'invalid_authorization_header',

@@ -1,6 +1,7 @@
 // createSpeechHandler(): the /v1 speech API as one `(req, res, next)` function for Express 4/5, Connect or a bare
 // http server. It owns four paths; everything else goes to `next()` untouched (its body unread).
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { requestSlots } from './admission.js';
 import { authenticator } from './auth.js';
 import { bodyStillArriving } from './body-watch.js';
@@ -8,14 +9,30 @@ import type { HttpError } from './http-error.js';
 import { InFlightRequests } from './in-flight.js';
 import { resolveHandlerOptions, type SpeechHandlerOptions } from './options.js';
 import { handleOwnedRequest, type OwnedRequestScope, type OwnedWork } from './owned-request.js';
+import { realtimeEndpoint, type UpgradeHandler } from './realtime/realtime-upgrade.js';
 import type { Route } from './routes/context.js';
 import { matchRoute, notFound } from './routes/table.js';
 
 /** Express's `next`: called with nothing to pass the request on, or with an error. */
 export type NextFunction = (error?: unknown) => void;
 
-/** The handler: `app.use(handler)`, `app.use('/speech', handler)` or `http.createServer(handler)`. */
-export type SpeechHandler = (req: IncomingMessage, res: ServerResponse, next?: NextFunction) => void;
+/**
+ * The handler: `app.use(handler)`, `app.use('/speech', handler)` or `http.createServer(handler)`; and the realtime
+ * WebSocket endpoint, which needs the server itself: `handler.attach(server)`.
+ */
+export interface SpeechHandler {
+  (req: IncomingMessage, res: ServerResponse, next?: NextFunction): void;
+  /**
+   * Node's `upgrade` listener for `/v1/realtime` (any path ending so, e.g. `/speech/v1/realtime`): returns true when
+   * it took the request, false (leaving the socket alone) for any other path.
+   */
+  upgrade: UpgradeHandler;
+  /**
+   * Serves `/v1/realtime` on `server` (`app.listen()`'s server with Express): adds an `upgrade` listener. Other
+   * upgrade requests are left to the server's other `upgrade` listeners, or answered 404 when it has none.
+   */
+  attach(server: Server): void;
+}
 
 /**
  * Creates the handler of the /v1 speech API: GET /v1/voices, POST /v1/transcriptions, POST /v1/speech and
@@ -44,6 +61,10 @@ export interface SpeechHandlerControl {
   abortAll(): void;
   /** Resolves when no request is in progress, or after `timeoutMs`. */
   idle(timeoutMs: number): Promise<void>;
+  /** Realtime sessions open now. */
+  readonly realtimeSessions: number;
+  /** Ends every realtime session (`shutting_down`, close 1001). */
+  closeRealtime(): void;
 }
 
 /** @internal createSpeechHandler(), with the controls createSpeechServer() uses. */
@@ -60,7 +81,13 @@ export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandler
   const authenticate = authenticator(resolved);
   const takeSlot = requestSlots(resolved);
 
-  const handler: SpeechHandler = (req, res, next) => {
+  const realtime = realtimeEndpoint({
+    engine: resolved.speech,
+    limits: resolved.realtime,
+    openai: resolved.openai,
+    authenticate,
+  });
+  const handle = (req: IncomingMessage, res: ServerResponse, next?: NextFunction) => {
     const match = matchRoute(req);
     if (match.kind === 'not_ours' && next) {
       next();
@@ -73,6 +100,15 @@ export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandler
         : refusal(match.kind === 'not_ours' ? notFound(match.path) : match.error);
     handleOwnedRequest(scope, req, res, handOff, match.path, work);
   };
+  const handler: SpeechHandler = Object.assign(handle, {
+    upgrade: realtime.upgrade,
+    attach(server: Server) {
+      server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+        if (realtime.upgrade(req, socket, head) || server.listenerCount('upgrade') > 1) return;
+        socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      });
+    },
+  });
 
   return {
     handler,
@@ -81,6 +117,10 @@ export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandler
       return inFlight.size;
     },
     abortAll: () => inFlight.abortAll(),
+    get realtimeSessions() {
+      return realtime.sessions;
+    },
+    closeRealtime: () => realtime.closeAll(),
     idle: (timeoutMs) => inFlight.idle(timeoutMs),
   };
 }

@@ -16,10 +16,16 @@ import {
 import { AUDIO_CONTAINERS, type AudioContainer, DOCUMENTED_AUDIO_CONTAINERS } from './audio-sniff.js';
 import { API_KEY_CHARACTERS, type AuthorizeFunction, isBearerToken, type ResolvedAuth } from './auth.js';
 import { type OpenAiCompatOptions, type ResolvedOpenAiOptions, resolveOpenAiOptions } from './openai/openai-options.js';
+import {
+  type RealtimeOptions,
+  type ResolvedRealtimeOptions,
+  resolveRealtimeOptions,
+} from './realtime/realtime-options.js';
 import type { RequestLogEntry } from './request-log.js';
 
 /** What the handler needs of the engine: a {@link Speech} from `createSpeech()`. */
-export type SpeechEngine = Pick<Speech, 'transcribe' | 'synthesize' | 'listVoices' | 'modelIds'>;
+export type SpeechEngine = Pick<Speech, 'transcribe' | 'synthesize' | 'listVoices' | 'modelIds'> &
+  Partial<Pick<Speech, 'createTranscriber' | 'createLiveSpeech'>>;
 
 /** Limits of the handler. Each has a default; all are per request unless said otherwise. */
 export interface SpeechHandlerLimits {
@@ -103,8 +109,10 @@ export interface SpeechHandlerOptions {
    */
   uploadDir?: string;
   limits?: SpeechHandlerLimits;
-  /** The OpenAI-compatible routes' model and voice names (/v1/audio/*, /v1/models). */
+  /** The OpenAI-compatible routes' model and voice names (/v1/audio/*, /v1/models, /v1/realtime). */
   openai?: OpenAiCompatOptions;
+  /** Limits of the `/v1/realtime` WebSocket endpoint (`handler.attach(server)`). */
+  realtime?: RealtimeOptions;
   /** Called once per request the handler owns, when its response ends or its connection closes. */
   onRequest?: (entry: RequestLogEntry) => void;
 }
@@ -126,6 +134,7 @@ export interface ResolvedHandlerOptions extends ResolvedAuth {
   requestTimeoutMs: number;
   retryAfterSeconds: number;
   openai: ResolvedOpenAiOptions;
+  realtime: ResolvedRealtimeOptions;
   onRequest: ((entry: RequestLogEntry) => void) | undefined;
 }
 
@@ -144,7 +153,7 @@ export function defaultPerClientRequests(maxConcurrentRequests: number): number 
 }
 
 /** The handler options that are plain data, so a config file can set them. */
-export const HANDLER_DATA_KEYS = ['errors', 'audioFormats', 'uploadDir', 'limits', 'openai'] as const;
+export const HANDLER_DATA_KEYS = ['errors', 'audioFormats', 'uploadDir', 'limits', 'openai', 'realtime'] as const;
 const HANDLER_KEYS = ['speech', 'auth', ...HANDLER_DATA_KEYS, 'onRequest'] as const;
 export const LIMIT_KEYS = [
   'maxFileBytes',
@@ -256,6 +265,7 @@ export function resolveHandlerOptions(options: unknown): ResolvedHandlerOptions 
     requestTimeoutMs: integerOption('limits.requestTimeoutMs', limits.requestTimeoutMs, 0, maxTimeout) ?? 600_000,
     retryAfterSeconds: integerOption('limits.retryAfterSeconds', limits.retryAfterSeconds, 0, 86_400) ?? 1,
     openai: resolveOpenAiOptions(options.openai),
+    realtime: resolveRealtimeOptions(options.realtime),
     onRequest: functionOption<(entry: RequestLogEntry) => void>('onRequest', options.onRequest),
   };
 }

@@ -2,6 +2,7 @@
 // JSON-lines logs, and a graceful shutdown that finishes in-flight requests.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Speech } from '../speech.js';
 import { integerOption } from '../util/validate.js';
@@ -115,6 +116,15 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
     handler(req, res);
   });
 
+  // The realtime endpoint: WebSocket upgrades to /v1/realtime; none while draining, 404 for any other path.
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (!draining && handler.upgrade(req, socket, head)) return;
+    socket.on('error', () => socket.destroy());
+    socket.end(
+      `HTTP/1.1 ${draining ? '503 Service Unavailable' : '404 Not Found'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`,
+    );
+  });
+
   function probe(req: IncomingMessage, res: ServerResponse, path: string): void {
     const requestId = requestIdOf(req);
     res.setHeader('X-Request-Id', requestId);
@@ -166,6 +176,8 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
       shutdownPromise ??= (async () => {
         draining = true;
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Realtime sessions have no natural end to wait for: they are told the server is going away.
+        control.closeRealtime();
         // Keep-alive connections become idle as their last response ends; close them as they do.
         server.closeIdleConnections();
         const sweeper = setInterval(() => server.closeIdleConnections(), 50);
@@ -198,6 +210,7 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
     async forceStop() {
       draining = true;
       server.close();
+      control.closeRealtime();
       control.abortAll();
       await Promise.race([control.idle(CANCEL_GRACE_MS), delay(CANCEL_GRACE_MS)]);
       server.closeAllConnections();

@@ -24,9 +24,10 @@ export interface LiveTranscriberOptions {
   sampleRate?: number;
   /**
    * How utterances are cut (Silero VAD): `threshold` (0.5), `minSpeechMs` (250), `minSilenceMs` (silence that ends
-   * an utterance, default 500), `speechPadMs` (default 200, so no word is clipped).
+   * an utterance, default 500), `speechPadMs` (default 200, so no word is clipped). `false`: no VAD; an utterance
+   * is all the audio between two `commit()` calls (and ends at `maxUtteranceSeconds`).
    */
-  vad?: Partial<Pick<VadSettings, 'threshold' | 'minSpeechMs' | 'minSilenceMs' | 'speechPadMs'>>;
+  vad?: Partial<Pick<VadSettings, 'threshold' | 'minSpeechMs' | 'minSilenceMs' | 'speechPadMs'>> | false;
   /** While an utterance is open, its audio so far is re-decoded this often for interim text; 0: none. Default 1000. */
   interimIntervalMs?: number;
   /** An utterance longer than this (seconds, 1 to 120) is finalized and a new one opens. Default 30. */
@@ -49,7 +50,8 @@ export interface NormalizedLiveTranscriberOptions {
   language: string | undefined;
   prompt: string | undefined;
   sampleRate: number;
-  vad: Pick<VadSettings, 'threshold' | 'minSpeechMs' | 'minSilenceMs' | 'speechPadMs'>;
+  /** false: utterances are cut by commit() alone. */
+  vad: Pick<VadSettings, 'threshold' | 'minSpeechMs' | 'minSilenceMs' | 'speechPadMs'> | false;
   interimIntervalMs: number;
   maxUtteranceSeconds: number;
   maxPendingUtterances: number;
@@ -72,8 +74,8 @@ const VAD_KEYS = ['threshold', 'minSpeechMs', 'minSilenceMs', 'speechPadMs'] as 
 export function normalizeLiveTranscriberOptions(options: unknown): NormalizedLiveTranscriberOptions {
   const raw = objectOption('options', options ?? {});
   rejectUnknownKeys('options', raw, KEYS);
-  const vad = objectOption('vad', raw.vad ?? {});
-  rejectUnknownKeys('vad', vad, VAD_KEYS);
+  const vad = raw.vad === false ? false : objectOption('vad', raw.vad ?? {});
+  if (vad) rejectUnknownKeys('vad', vad, VAD_KEYS);
   const prompt = stringOption('prompt', raw.prompt);
   if (prompt !== undefined && prompt.length > 1000) {
     throw new InvalidOptionValueError('prompt', 'at most 1,000 characters', `${prompt.length} characters`);
@@ -84,7 +86,7 @@ export function normalizeLiveTranscriberOptions(options: unknown): NormalizedLiv
     prompt,
     sampleRate: integerOption('sampleRate', raw.sampleRate, 8000, 48000) ?? 16000,
     // The VAD's ranges are vad-settings.ts's; only maxSpeechSeconds is not taken (rejected above).
-    vad: { ...LIVE_VAD_SETTINGS, ...readVadSettings(vad, 'vad.') },
+    vad: vad && { ...LIVE_VAD_SETTINGS, ...readVadSettings(vad, 'vad.') },
     interimIntervalMs:
       integerOption('interimIntervalMs', raw.interimIntervalMs, 0, 60000) ?? DEFAULT_INTERIM_INTERVAL_MS,
     maxUtteranceSeconds:

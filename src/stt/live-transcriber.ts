@@ -22,10 +22,17 @@ const PREROLL_SECONDS = 1;
 /** Events an `events()` reader may fall behind before it fails. */
 export const MAX_BUFFERED_EVENTS = 1000;
 
+/** A commit() or clear() queued among the writes, so that it acts after the audio written before it. */
+class Control {
+  constructor(readonly run: () => void) {}
+}
+
 /** What happened in a live transcription; times are seconds from the start of the stream. */
 export type LiveTranscriptionEvent =
-  | { type: 'speech_started'; at: number }
-  | { type: 'speech_stopped'; at: number }
+  /** Speech began (VAD): `utterance` is the number of the utterance it opens. */
+  | { type: 'speech_started'; at: number; utterance: number }
+  /** Speech ended (VAD): `utterance`, the one it closes, gets its `final` next. */
+  | { type: 'speech_stopped'; at: number; utterance: number }
   /** The open utterance's text so far (it may still change). */
   | { type: 'interim'; utterance: number; text: string; start: number }
   /** An utterance's final text, with word times when the model gives them. */
@@ -50,7 +57,8 @@ export type UtteranceTranscriber = (
 ) => Promise<Transcription>;
 
 export interface LiveTranscriberParts {
-  detector: SpeechDetector;
+  /** The VAD that cuts utterances; none: they end only at commit() (and at maxUtteranceSeconds). */
+  detector: SpeechDetector | undefined;
   transcribe: UtteranceTranscriber;
   sampleRate: number;
   interimIntervalMs: number;
@@ -92,6 +100,8 @@ export class LiveTranscriber extends Writable {
   /** Stops the interim decode in progress: an utterance that ended makes it useless. */
   #interimStop: AbortController | undefined;
   #interimTimer: NodeJS.Timeout | undefined;
+  /** Between the detector's speech_started and speech_stopped. */
+  #inSpeech = false;
 
   constructor(parts: LiveTranscriberParts) {
     super({ decodeStrings: false, objectMode: true, highWaterMark: 1 });
@@ -158,6 +168,11 @@ export class LiveTranscriber extends Writable {
   }
 
   override _write(chunk: unknown, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    if (chunk instanceof Control) {
+      chunk.run();
+      callback();
+      return;
+    }
     let samples: Float32Array;
     try {
       samples = this.#toFloat(chunk);
@@ -166,8 +181,16 @@ export class LiveTranscriber extends Writable {
       return;
     }
     const at16k = this.#resampler ? this.#resampler.process(samples) : samples;
+    const { detector } = this.#parts;
+    if (!detector) {
+      // Without a VAD every sample belongs to an utterance: one opens at the first audio after a commit.
+      if (!this.#open && at16k.length > 0) this.#openAt(this.#offset + this.#length);
+      this.#append(at16k);
+      this.#holdOrContinue(callback);
+      return;
+    }
     this.#append(at16k);
-    this.#parts.detector.push(at16k).then(
+    detector.push(at16k).then(
       (events) => {
         if (this.destroyed) return callback();
         // A listener that throws fails the stream (its error), never an unhandled rejection.
@@ -176,18 +199,71 @@ export class LiveTranscriber extends Writable {
         } catch (error) {
           return callback(error as Error);
         }
-        if (this.#ended.length >= this.#parts.maxPendingUtterances) this.#heldWrite = callback;
-        else callback();
+        this.#holdOrContinue(callback);
       },
       (error: unknown) => callback(error as Error),
     );
   }
 
+  /**
+   * Ends the open utterance after the audio written so far (its `final` follows), as a client's "commit" does; with a
+   * VAD that still hears speech, a new utterance opens at once so that nothing said next is lost. Resolves to the
+   * ended utterance's number, or undefined when none was open (or the transcription has ended).
+   */
+  commit(): Promise<number | undefined> {
+    return this.#control(undefined, () => {
+      const utterance = this.#open;
+      if (!utterance) return undefined;
+      const now = this.#offset + this.#length;
+      this.#close(now);
+      if (this.#inSpeech && this.#parts.detector) this.#openAt(now);
+      return utterance.index;
+    });
+  }
+
+  /**
+   * Drops the open utterance's audio written so far without transcribing it (no `final`), as a client's "clear"
+   * does. Resolves to whether one was open.
+   */
+  clear(): Promise<boolean> {
+    return this.#control(false, () => {
+      if (!this.#open) return false;
+      this.#open = undefined;
+      this.#stopInterims();
+      if (this.#inSpeech && this.#parts.detector) this.#openAt(this.#offset + this.#length);
+      return true;
+    });
+  }
+
+  /** Runs `action` in order with the writes before it (they may still be queued); `ended` once the stream is. */
+  #control<T>(ended: T, action: () => T): Promise<T> {
+    if (this.writableEnded || this.destroyed) return Promise.resolve(ended);
+    return new Promise<T>((resolve) => {
+      const onClose = () => resolve(ended);
+      this.once('close', onClose);
+      this.write(
+        new Control(() => {
+          this.off('close', onClose);
+          resolve(this.destroyed ? ended : action());
+        }),
+      );
+    });
+  }
+
+  /** Continues the writer, or holds it while `maxPendingUtterances` ended utterances wait for their text. */
+  #holdOrContinue(callback: (error?: Error | null) => void): void {
+    if (this.#ended.length >= this.#parts.maxPendingUtterances) this.#heldWrite = callback;
+    else callback();
+  }
+
   override _final(callback: (error?: Error | null) => void): void {
-    this.#parts.detector.close().then(
+    const closing = this.#parts.detector?.close() ?? Promise.resolve<SpeechEvent[]>([]);
+    closing.then(
       (events) => {
         try {
           if (!this.destroyed) for (const event of events) this.#onSpeech(event);
+          // Without a VAD the open utterance ends with the audio.
+          if (!this.destroyed && this.#open) this.#close(this.#offset + this.#length);
         } catch (error) {
           return callback(error as Error);
         }
@@ -203,7 +279,7 @@ export class LiveTranscriber extends Writable {
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     this.#stop.abort(error ?? new TranscriptionError('the live transcription was destroyed'));
     this.#shutdown();
-    void this.#parts.detector.close().catch(() => undefined);
+    void this.#parts.detector?.close().catch(() => undefined);
     callback(error);
   }
 
@@ -263,10 +339,17 @@ export class LiveTranscriber extends Writable {
   }
 
   #onSpeech(event: SpeechEvent): void {
-    this.#emit(event);
     const sample = Math.round(event.at * RATE);
-    if (event.type === 'speech_started') this.#openAt(Math.max(this.#offset, sample));
-    else if (this.#open) this.#close(Math.max(this.#open.start, Math.min(sample, this.#offset + this.#length)));
+    this.#inSpeech = event.type === 'speech_started';
+    if (event.type === 'speech_started') {
+      // A commit() may have opened one already while the detector still heard the previous speech.
+      if (!this.#open) this.#openAt(Math.max(this.#offset, sample));
+      this.#emit({ ...event, utterance: (this.#open as Utterance).index });
+      return;
+    }
+    const open = this.#open;
+    this.#emit({ ...event, utterance: open?.index ?? this.#utterances - 1 });
+    if (open) this.#close(Math.max(open.start, Math.min(sample, this.#offset + this.#length)));
   }
 
   #openAt(start: number): void {
@@ -284,9 +367,7 @@ export class LiveTranscriber extends Writable {
     const utterance = this.#open;
     if (!utterance) return;
     this.#open = undefined;
-    this.#interimStop?.abort();
-    clearInterval(this.#interimTimer);
-    this.#interimTimer = undefined;
+    this.#stopInterims();
     utterance.end = end;
     const samples = this.#slice(utterance.start, end);
     this.#ended.push(utterance);
@@ -316,6 +397,12 @@ export class LiveTranscriber extends Writable {
         }
       }
     });
+  }
+
+  #stopInterims(): void {
+    this.#interimStop?.abort();
+    clearInterval(this.#interimTimer);
+    this.#interimTimer = undefined;
   }
 
   /** Re-decodes the open utterance for interim text, unless a decode is already running. */

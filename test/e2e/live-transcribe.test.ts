@@ -91,6 +91,26 @@ describe('createTranscriber', () => {
     });
     expect(Math.abs((speechEvents[0]?.at as number) - 0.1)).toBeLessThan(0.5);
     expect(live.seconds).toBeCloseTo(11, 1);
+    // Speech events name the utterance they open or close.
+    expect(speechEvents.map((e) => e.utterance)).toEqual(speechEvents.map((_, i) => Math.floor(i / 2)));
+  });
+
+  it('without a VAD (vad: false) an utterance is what commit() ends; clear() drops audio; both act after queued writes', async () => {
+    const s = engine({ vadModel: null });
+    const live = s.createTranscriber({ vad: false, interimIntervalMs: 0 });
+    const events: LiveTranscriptionEvent[] = [];
+    live.on('event', (event: LiveTranscriptionEvent) => events.push(event));
+    expect(await live.commit()).toBeUndefined();
+    // Written without waiting: clear() still acts after all of it.
+    for (const piece of chunks(jfk4.subarray(0, 16000), 320)) live.write(piece);
+    expect(await live.clear()).toBe(true);
+    for (const piece of chunks(jfk4.subarray(0, 2 * 16000), 320)) live.write(piece);
+    expect(await live.commit()).toBe(1);
+    live.end();
+    await new Promise((resolve) => live.once('finish', resolve));
+    expect(events.map((e) => e.type)).toEqual(['final']);
+    expect(events[0]).toMatchObject({ utterance: 1, start: 1, end: 3 });
+    expect(await live.commit()).toBeUndefined();
   });
 
   it('gives the same utterances for 16-bit bytes, Int16Array, Float32Array, and 24 kHz input resampled', async () => {

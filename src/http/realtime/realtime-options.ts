@@ -1,0 +1,63 @@
+// The realtime endpoint's limits (`createSpeechHandler({ realtime })`), validated once with errors that name the
+// option, each with its default.
+import { integerOption, objectOption, rejectUnknownKeys } from '../../util/validate.js';
+
+/** Options of the `/v1/realtime` WebSocket endpoint. */
+export interface RealtimeOptions {
+  /** Sessions open at once on this handler; one more is told `too_many_sessions` and closed. Default 32. */
+  maxSessions?: number;
+  /** Longest a session may stay open, in seconds; then it gets `session_expired` and is closed. Default 3600. */
+  maxSessionSeconds?: number;
+  /** Time without a message from the client before the session is closed (`idle_timeout`), in ms. Default 60000. */
+  idleTimeoutMs?: number;
+  /**
+   * Largest message the client may send, in bytes (a larger one closes the socket with code 1009). Default 1 MiB:
+   * 20 s of 24 kHz 16-bit audio in base64 in one `input_audio_buffer.append`; clients send 20-100 ms at a time.
+   */
+  maxMessageBytes?: number;
+  /**
+   * Bytes waiting to be sent to a client that does not read them; past this the session is closed (code 1008), so
+   * a stalled reader cannot make the server hold unbounded audio. Default 8 MiB (minutes of speech audio).
+   */
+  maxBufferedBytes?: number;
+}
+
+export interface ResolvedRealtimeOptions {
+  maxSessions: number;
+  maxSessionSeconds: number;
+  idleTimeoutMs: number;
+  maxMessageBytes: number;
+  maxBufferedBytes: number;
+}
+
+export const DEFAULT_REALTIME_OPTIONS: Readonly<ResolvedRealtimeOptions> = {
+  maxSessions: 32,
+  maxSessionSeconds: 3600,
+  idleTimeoutMs: 60_000,
+  maxMessageBytes: 1024 * 1024,
+  maxBufferedBytes: 8 * 1024 * 1024,
+};
+
+export const REALTIME_KEYS = [
+  'maxSessions',
+  'maxSessionSeconds',
+  'idleTimeoutMs',
+  'maxMessageBytes',
+  'maxBufferedBytes',
+] as const;
+
+export function resolveRealtimeOptions(value: unknown): ResolvedRealtimeOptions {
+  const raw = objectOption('realtime', value);
+  rejectUnknownKeys('realtime', raw, REALTIME_KEYS);
+  const d = DEFAULT_REALTIME_OPTIONS;
+  return {
+    maxSessions: integerOption('realtime.maxSessions', raw.maxSessions, 0, 100_000) ?? d.maxSessions,
+    maxSessionSeconds:
+      integerOption('realtime.maxSessionSeconds', raw.maxSessionSeconds, 1, 7 * 86_400) ?? d.maxSessionSeconds,
+    idleTimeoutMs: integerOption('realtime.idleTimeoutMs', raw.idleTimeoutMs, 100, 2 ** 31 - 1) ?? d.idleTimeoutMs,
+    maxMessageBytes:
+      integerOption('realtime.maxMessageBytes', raw.maxMessageBytes, 1024, 256 * 1024 * 1024) ?? d.maxMessageBytes,
+    maxBufferedBytes:
+      integerOption('realtime.maxBufferedBytes', raw.maxBufferedBytes, 64 * 1024, 2 ** 32) ?? d.maxBufferedBytes,
+  };
+}

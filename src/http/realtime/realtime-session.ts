@@ -1,0 +1,517 @@
+// One `/v1/realtime` WebSocket session: OpenAI's Realtime transcription events in and out (audio appended as base64
+// PCM, utterances cut by the server VAD or committed by the client, each transcribed when it ends), driving a
+// LiveTranscriber; and voxmill's speech extension (`voxmill.speech.*`: text deltas in, audio deltas out) driving a
+// LiveSpeech. Every malformed or refused client event is answered with an `error` event naming the field; the socket
+// is closed only for the session's limits (idle, lifetime, a client that does not read), with a close reason.
+import type { RawData, WebSocket } from 'ws';
+import { decodeALaw, decodeMuLaw } from '../../audio/g711.js';
+import { InvalidOptionTypeError, InvalidOptionValueError } from '../../errors.js';
+import type { Speech } from '../../speech.js';
+import type { LiveTranscriber, LiveTranscriptionEvent } from '../../stt/live-transcriber.js';
+import type { LiveSpeech } from '../../tts/live-speech.js';
+import { isPlainObject } from '../../util/validate.js';
+import { toHttpError } from '../http-error.js';
+import { modelIdFor, type ResolvedOpenAiOptions, voiceIdFor } from '../openai/openai-options.js';
+import {
+  DEFAULT_REALTIME_CONFIG,
+  type RealtimeConfig,
+  readSessionUpdate,
+  type SessionDialect,
+  sessionObject,
+} from './realtime-config.js';
+import type { ResolvedRealtimeOptions } from './realtime-options.js';
+
+/** What a realtime session needs of the engine. */
+export type RealtimeEngine = Pick<Speech, 'createTranscriber' | 'createLiveSpeech' | 'listVoices' | 'modelIds'>;
+
+export interface RealtimeSessionParts {
+  socket: WebSocket;
+  engine: RealtimeEngine;
+  limits: ResolvedRealtimeOptions;
+  openai: ResolvedOpenAiOptions;
+  dialect: SessionDialect;
+  id: string;
+}
+
+/** A client event the session refuses: answered with an `error` event, the session goes on. */
+class RealtimeEventError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly param: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+/** Audio synthesized for `voxmill.speech.*`: 16-bit PCM at 24 kHz, as OpenAI's realtime audio output. */
+const SPEECH_RATE = 24000;
+/** A speech stream waits while this much is queued for the client, and goes on below a quarter of it. */
+const SPEECH_SEND_HIGH_WATER = 1024 * 1024;
+
+/** Close codes (RFC 6455): normal end, a limit of the session, the server going away. */
+const CLOSE_NORMAL = 1000;
+const CLOSE_POLICY = 1008;
+const CLOSE_GOING_AWAY = 1001;
+const CLOSE_GRACE_MS = 1000;
+
+export class RealtimeSession {
+  readonly #parts: RealtimeSessionParts;
+  readonly #stop = new AbortController();
+  #config: RealtimeConfig = DEFAULT_REALTIME_CONFIG;
+  #dialect: SessionDialect;
+  #events = 0;
+  #items = 0;
+  #closed = false;
+  #idleTimer: NodeJS.Timeout | undefined;
+  readonly #lifeTimer: NodeJS.Timeout;
+  /** Milliseconds of audio the client has appended. */
+  #streamMs = 0;
+  #transcriber: LiveTranscriber | undefined;
+  #generation = 0;
+  /** Item ids by transcriber generation and utterance, and whether the item was committed. */
+  readonly #itemIds = new Map<string, { id: string; committed: boolean }>();
+  #lastItemId: string | null = null;
+  /** The speech that takes text now. */
+  #speech: LiveSpeech | undefined;
+  /** Speeches whose audio is still going out, each until its end. */
+  readonly #speaking = new Map<LiveSpeech, Promise<void>>();
+  #speeches = 0;
+  /** Speech events in order: each waits for the one before (a new speech waits to start). */
+  #speechOps: Promise<void> = Promise.resolve();
+  /** Counts cancels: speech events queued before one are dropped. */
+  #speechEpoch = 0;
+
+  constructor(parts: RealtimeSessionParts) {
+    this.#parts = parts;
+    this.#dialect = parts.dialect;
+    const { socket, limits } = parts;
+    socket.on('message', (data, isBinary) => this.#onMessage(data, isBinary));
+    socket.on('close', () => this.#dispose());
+    // A transport error is followed by 'close'; without a listener it would be thrown.
+    socket.on('error', () => undefined);
+    this.#lifeTimer = setTimeout(
+      () => this.#end('session_expired', `the session reached its limit of ${limits.maxSessionSeconds} s`),
+      limits.maxSessionSeconds * 1000,
+    );
+    this.#touch();
+    this.#send({ type: `${this.#prefix()}.created`, session: this.#session() });
+  }
+
+  /** Ends the session from the server's side (shutdown): an error event saying why, then close 1001. */
+  close(code: string, message: string): void {
+    const { socket } = this.#parts;
+    this.#end(code, message, CLOSE_GOING_AWAY);
+    // A client that does not answer the close handshake is cut after a second, not ws's 30 s.
+    setTimeout(() => socket.terminate(), CLOSE_GRACE_MS).unref();
+  }
+
+  #prefix(): string {
+    return this.#dialect === 'beta' ? 'transcription_session' : 'session';
+  }
+
+  #session(): Record<string, unknown> {
+    return sessionObject(this.#parts.id, this.#config, this.#dialect);
+  }
+
+  #touch(): void {
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = setTimeout(
+      () => this.#end('idle_timeout', `no event from the client for ${this.#parts.limits.idleTimeoutMs} ms`),
+      this.#parts.limits.idleTimeoutMs,
+    );
+  }
+
+  #send(event: Record<string, unknown>, sent?: () => void): void {
+    const { socket, limits } = this.#parts;
+    if (this.#closed || socket.readyState !== socket.OPEN) return;
+    if (socket.bufferedAmount > limits.maxBufferedBytes) {
+      this.#close(CLOSE_POLICY, 'the client is not reading its events');
+      return;
+    }
+    socket.send(JSON.stringify({ event_id: `event_${++this.#events}`, ...event }), sent && (() => sent()));
+  }
+
+  #sendError(error: unknown, clientEventId?: string): void {
+    let type = 'invalid_request_error';
+    let code: string;
+    let message: string;
+    let param: string | null = null;
+    if (error instanceof RealtimeEventError) {
+      ({ code, message, param } = error);
+    } else if (error instanceof InvalidOptionTypeError || error instanceof InvalidOptionValueError) {
+      code = 'invalid_value';
+      message = error.message;
+      param = error.param;
+    } else {
+      const http = toHttpError(error, 1);
+      ({ type, code, message, param } = http);
+    }
+    this.#send({ type: 'error', error: { type, code, message, param, event_id: clientEventId ?? null } });
+  }
+
+  /** An error event, then the socket closed with the reason. */
+  #end(code: string, message: string, closeCode = CLOSE_NORMAL): void {
+    this.#sendError(new RealtimeEventError(code, message));
+    this.#close(closeCode, message);
+  }
+
+  #close(code: number, reason: string): void {
+    if (this.#closed) return;
+    // A close reason is at most 123 bytes.
+    this.#parts.socket.close(code, Buffer.from(reason).subarray(0, 123).toString());
+    this.#dispose();
+  }
+
+  #dispose(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#idleTimer);
+    clearTimeout(this.#lifeTimer);
+    this.#stop.abort(new Error('the realtime session ended'));
+    this.#transcriber?.destroy();
+    this.#transcriber = undefined;
+    for (const speech of this.#speaking.keys()) speech.destroy();
+    this.#speaking.clear();
+    this.#speech = undefined;
+  }
+
+  #onMessage(data: RawData, isBinary: boolean): void {
+    if (this.#closed) return;
+    this.#touch();
+    if (isBinary) {
+      this.#sendError(new RealtimeEventError('invalid_event', 'events are JSON text messages, not binary ones'));
+      return;
+    }
+    let event: unknown;
+    try {
+      event = JSON.parse(String(data));
+    } catch (error) {
+      this.#sendError(new RealtimeEventError('invalid_json', `the message is not JSON: ${(error as Error).message}`));
+      return;
+    }
+    if (!isPlainObject(event) || typeof event.type !== 'string') {
+      this.#sendError(
+        new RealtimeEventError('invalid_event', 'an event is a JSON object with a string "type"', 'type'),
+      );
+      return;
+    }
+    const clientEventId = typeof event.event_id === 'string' ? event.event_id : undefined;
+    try {
+      this.#dispatch(event.type, event, clientEventId);
+    } catch (error) {
+      this.#sendError(error, clientEventId);
+    }
+  }
+
+  #dispatch(type: string, event: Record<string, unknown>, clientEventId: string | undefined): void {
+    switch (type) {
+      case 'session.update':
+      case 'transcription_session.update':
+        this.#update(type === 'session.update' ? 'ga' : 'beta', event.session);
+        return;
+      case 'input_audio_buffer.append':
+        this.#append(event.audio);
+        return;
+      case 'input_audio_buffer.commit':
+        this.#commit(clientEventId);
+        return;
+      case 'input_audio_buffer.clear': {
+        // After the audio appended before it.
+        const cleared = this.#transcriber?.clear() ?? Promise.resolve(false);
+        void cleared.then(() => this.#send({ type: 'input_audio_buffer.cleared' }));
+        return;
+      }
+      case 'voxmill.speech.append':
+        this.#speak(event.text, event.voice);
+        return;
+      case 'voxmill.speech.flush':
+        this.#withSpeech((speech) => speech.flush());
+        return;
+      case 'voxmill.speech.end':
+        this.#withSpeech((speech) => {
+          // It finishes on its own (its audio, then voxmill.speech.done); the next append starts another.
+          this.#speech = undefined;
+          speech.end();
+        });
+        return;
+      case 'voxmill.speech.cancel':
+        this.#cancelSpeech();
+        return;
+      default:
+        throw new RealtimeEventError(
+          'unsupported_event',
+          `voxmill does not serve ${JSON.stringify(type)} events: this endpoint transcribes (session.update, ` +
+            'input_audio_buffer.append|commit|clear) and speaks (voxmill.speech.append|flush|end|cancel)',
+          'type',
+        );
+    }
+  }
+
+  #update(dialect: SessionDialect, session: unknown): void {
+    const next = readSessionUpdate(session, dialect, this.#config);
+    if (next.model !== undefined) this.#modelId(next.model, 'model');
+    const before = this.#config;
+    this.#config = next;
+    this.#dialect = dialect;
+    // A running transcription keeps its settings: it finishes what it heard, and the next audio starts a new one.
+    const { speech: _a, ...was } = before;
+    const { speech: _b, ...now } = next;
+    if (this.#transcriber && JSON.stringify(was) !== JSON.stringify(now)) {
+      this.#transcriber.end();
+      this.#transcriber = undefined;
+    }
+    this.#send({ type: `${this.#prefix()}.updated`, session: this.#session() });
+  }
+
+  /** The served model id of an OpenAI model name or a voxmill id. */
+  #modelId(name: string, param: string): string {
+    const served = this.#parts.engine.modelIds;
+    const id = modelIdFor(this.#parts.openai, name, served);
+    if (!served.includes(id)) {
+      throw new RealtimeEventError(
+        'model_not_found',
+        `unknown transcription model ${JSON.stringify(name)}; available: ${served.join(', ')}`,
+        param,
+      );
+    }
+    return id;
+  }
+
+  #append(audio: unknown): void {
+    if (typeof audio !== 'string') throw new InvalidOptionTypeError('audio', 'a base64 string', audio);
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(audio) || audio.length % 4 === 1) {
+      throw new InvalidOptionValueError('audio', 'base64 audio', `${audio.length} characters that are not base64`);
+    }
+    const bytes = Buffer.from(audio, 'base64');
+    if (bytes.length === 0) return;
+    const { format } = this.#config;
+    const chunk = format.type === 'pcm16' ? bytes : format.type === 'pcmu' ? decodeMuLaw(bytes) : decodeALaw(bytes);
+    // A transcription started now begins its clock at this chunk's first sample.
+    const transcriber = this.#transcriber ?? this.#startTranscriber();
+    this.#streamMs += ((format.type === 'pcm16' ? bytes.length / 2 : bytes.length) / format.rate) * 1000;
+    // Throttles a client that sends faster than transcription keeps up: its socket is not read until 'drain'.
+    if (!transcriber.write(chunk)) this.#parts.socket.pause();
+  }
+
+  #startTranscriber(): LiveTranscriber {
+    const config = this.#config;
+    const vad = config.turnDetection && {
+      threshold: config.turnDetection.threshold,
+      minSilenceMs: config.turnDetection.silenceDurationMs,
+      speechPadMs: config.turnDetection.prefixPaddingMs,
+    };
+    const transcriber = this.#parts.engine.createTranscriber({
+      ...(config.model !== undefined ? { model: this.#modelId(config.model, 'model') } : {}),
+      ...(config.language !== undefined ? { language: config.language } : {}),
+      ...(config.prompt !== undefined ? { prompt: config.prompt } : {}),
+      sampleRate: config.format.rate,
+      vad: vad ?? false,
+      interimIntervalMs: config.interimIntervalMs,
+      signal: this.#stop.signal,
+    });
+    const generation = ++this.#generation;
+    // Times from the transcription are seconds from its own start: the session's clock adds where it began.
+    const baseMs = this.#streamMs;
+    transcriber.on('event', (event: LiveTranscriptionEvent) => this.#onTranscription(generation, baseMs, event));
+    transcriber.on('drain', () => this.#parts.socket.resume());
+    transcriber.on('error', (error: Error) => {
+      if (this.#closed) return;
+      this.#sendError(error);
+      if (this.#transcriber === transcriber) this.#transcriber = undefined;
+      this.#parts.socket.resume();
+    });
+    this.#transcriber = transcriber;
+    return transcriber;
+  }
+
+  #item(generation: number, utterance: number): { id: string; committed: boolean } {
+    const key = `${generation}:${utterance}`;
+    let item = this.#itemIds.get(key);
+    if (!item) {
+      item = { id: `item_${this.#parts.id}_${++this.#items}`, committed: false };
+      this.#itemIds.set(key, item);
+    }
+    return item;
+  }
+
+  #committed(item: { id: string; committed: boolean }): void {
+    if (item.committed) return;
+    item.committed = true;
+    this.#send({ type: 'input_audio_buffer.committed', previous_item_id: this.#lastItemId, item_id: item.id });
+    this.#lastItemId = item.id;
+  }
+
+  #onTranscription(generation: number, baseMs: number, event: LiveTranscriptionEvent): void {
+    const ms = (seconds: number) => Math.round(baseMs + seconds * 1000);
+    const key = `${generation}:${event.utterance}`;
+    const item = this.#item(generation, event.utterance);
+    switch (event.type) {
+      case 'speech_started':
+        this.#send({ type: 'input_audio_buffer.speech_started', audio_start_ms: ms(event.at), item_id: item.id });
+        return;
+      case 'speech_stopped':
+        this.#send({ type: 'input_audio_buffer.speech_stopped', audio_end_ms: ms(event.at), item_id: item.id });
+        this.#committed(item);
+        return;
+      case 'interim':
+        this.#send({
+          type: 'voxmill.input_audio_transcription.interim',
+          item_id: item.id,
+          content_index: 0,
+          text: event.text,
+        });
+        return;
+      case 'final':
+        this.#committed(item);
+        if (event.text !== '') {
+          this.#send({
+            type: 'conversation.item.input_audio_transcription.delta',
+            item_id: item.id,
+            content_index: 0,
+            delta: event.text,
+          });
+        }
+        this.#send({
+          type: 'conversation.item.input_audio_transcription.completed',
+          item_id: item.id,
+          content_index: 0,
+          transcript: event.text,
+          usage: { type: 'duration', seconds: Math.round((event.end - event.start) * 1000) / 1000 },
+          voxmill: {
+            audio_start_ms: ms(event.start),
+            audio_end_ms: ms(event.end),
+            language: event.language,
+            words: event.words.map((w) => ({ word: w.word, start_ms: ms(w.start), end_ms: ms(w.end) })),
+          },
+        });
+        this.#itemIds.delete(key);
+        return;
+    }
+  }
+
+  #commit(clientEventId: string | undefined): void {
+    const generation = this.#generation;
+    const committing = this.#transcriber?.commit() ?? Promise.resolve(undefined);
+    void committing.then((utterance) => {
+      if (utterance !== undefined) {
+        this.#committed(this.#item(generation, utterance));
+        return;
+      }
+      const error = new RealtimeEventError(
+        'input_audio_buffer_commit_empty',
+        'there is no uncommitted audio to commit (with turn detection on, the server commits when speech stops)',
+      );
+      this.#sendError(error, clientEventId);
+    });
+  }
+
+  #speak(text: unknown, voice: unknown): void {
+    if (typeof text !== 'string') throw new InvalidOptionTypeError('text', 'a string', text);
+    if (voice !== undefined && typeof voice !== 'string')
+      throw new InvalidOptionTypeError('voice', 'a voice id', voice);
+    this.#withSpeech(
+      (speech) => {
+        if (!speech.write(text)) this.#parts.socket.pause();
+      },
+      voice ?? this.#config.speech.voice ?? null,
+    );
+  }
+
+  /**
+   * Runs `op` on the live speech in order with the other speech events; `voice` (for an append) starts one when none
+   * takes text, once the speeches before it have finished (one voice speaks at a time, so their audio never
+   * interleaves). Failures are answered as error events.
+   */
+  #withSpeech(op: (speech: LiveSpeech) => void, voice?: string | null): void {
+    const epoch = this.#speechEpoch;
+    const current = () => !this.#closed && epoch === this.#speechEpoch;
+    this.#speechOps = this.#speechOps
+      .then(async () => {
+        if (!current()) return;
+        if (!this.#speech && voice !== undefined) {
+          await Promise.all(this.#speaking.values());
+          if (!current()) return;
+          const speech = await this.#startSpeech(voice);
+          // Cancelled (or closed) while it was being made.
+          if (!current()) {
+            speech.destroy();
+            return;
+          }
+          this.#speech = speech;
+        }
+        if (this.#speech && current()) op(this.#speech);
+      })
+      .catch((error: unknown) => this.#sendError(error));
+  }
+
+  /** Barge-in: every speech stops now (each still ends with voxmill.speech.done), queued speech events are dropped. */
+  #cancelSpeech(): void {
+    this.#speechEpoch++;
+    this.#speech = undefined;
+    for (const speech of this.#speaking.keys()) speech.cancel();
+  }
+
+  async #startSpeech(voice: string | null): Promise<LiveSpeech> {
+    if (voice === null) {
+      throw new RealtimeEventError(
+        'voice_required',
+        'name a voice: voxmill.speech.append { voice } or session.voxmill.speech.voice (GET /v1/voices lists them)',
+        'voice',
+      );
+    }
+    const installed = (await this.#parts.engine.listVoices()).map((v) => v.id);
+    const voiceId = voiceIdFor(this.#parts.openai, voice, installed);
+    const speed = this.#config.speech.speed;
+    const speech = await this.#parts.engine.createLiveSpeech({
+      voice: voiceId,
+      format: 'pcm16',
+      sampleRate: SPEECH_RATE,
+      ...(speed !== undefined ? { speed } : {}),
+      signal: this.#stop.signal,
+    });
+    const id = `speech_${this.#parts.id}_${++this.#speeches}`;
+    this.#send({
+      type: 'voxmill.speech.started',
+      speech_id: id,
+      voice: voiceId,
+      format: { type: 'audio/pcm', rate: SPEECH_RATE },
+    });
+    const { socket } = this.#parts;
+    speech.on('sentence', (sentence: { text: string }) =>
+      this.#send({ type: 'voxmill.speech.sentence', speech_id: id, text: sentence.text }),
+    );
+    speech.on('data', (chunk: Buffer) => {
+      this.#send({ type: 'voxmill.speech.audio.delta', speech_id: id, delta: chunk.toString('base64') }, () => {
+        if (speech.isPaused() && socket.bufferedAmount < SPEECH_SEND_HIGH_WATER / 4) speech.resume();
+      });
+      // The audio waits while the client is slow to take it (bounded by maxBufferedBytes otherwise).
+      if (socket.bufferedAmount > SPEECH_SEND_HIGH_WATER) speech.pause();
+    });
+    speech.on('drain', () => socket.resume());
+    let done: () => void = () => undefined;
+    this.#speaking.set(
+      speech,
+      new Promise<void>((resolve) => {
+        done = resolve;
+      }),
+    );
+    const finished = () => {
+      if (this.#speech === speech) this.#speech = undefined;
+      this.#speaking.delete(speech);
+      done();
+      // After cancel() the text side is still open: nothing more will be spoken, so all of it goes.
+      speech.destroy();
+      socket.resume();
+    };
+    speech.on('end', () => {
+      this.#send({ type: 'voxmill.speech.done', speech_id: id });
+      finished();
+    });
+    speech.on('error', (error: Error) => {
+      if (!this.#closed) this.#sendError(error);
+      finished();
+    });
+    return speech;
+  }
+}
