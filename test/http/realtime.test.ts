@@ -443,6 +443,21 @@ describe('/v1/realtime: limits', () => {
     expect((await client.closed).code).toBe(1009);
   });
 
+  it('throttles a client that floods audio past maxQueuedAudioBytes instead of failing it or losing audio', async () => {
+    const { url } = await serve({ realtime: { maxQueuedAudioBytes: 4096 } });
+    const client = await connect(url);
+    client.send(ga16k);
+    await client.next('session.updated');
+    // 5.5 s of audio sent at once: 176 KB against a 4 KB queue.
+    await client.stream(jfk4, 16000);
+    await client.stream(silence(1.5, 16000), 16000);
+    await client.next('conversation.item.input_audio_transcription.completed', 120_000);
+    expect(client.events.filter((e) => e.type === 'error')).toEqual([]);
+    const stopped = client.events.find((e) => e.type === 'input_audio_buffer.speech_stopped') as Event;
+    expect(stopped.audio_end_ms as number).toBeGreaterThan(2000);
+    client.socket.close();
+  });
+
   it('rejects bad realtime options naming them', () => {
     expect(() => buildSpeechHandler({ speech, auth: [KEY], realtime: { maxSessions: -1 } })).toThrow(
       /realtime\.maxSessions/,

@@ -20,6 +20,12 @@ export interface RealtimeOptions {
    * a stalled reader cannot make the server hold unbounded audio. Default 8 MiB (minutes of speech audio).
    */
   maxBufferedBytes?: number;
+  /**
+   * Appended audio waiting for the transcriber (its VAD, or a transcription still running), in bytes; past this the
+   * client is throttled: its socket is not read until a quarter of it remains. Below it the session's other events
+   * (a speech cancel) keep flowing. Default 2 MiB (44 s of 24 kHz 16-bit audio).
+   */
+  maxQueuedAudioBytes?: number;
 }
 
 export interface ResolvedRealtimeOptions {
@@ -28,6 +34,7 @@ export interface ResolvedRealtimeOptions {
   idleTimeoutMs: number;
   maxMessageBytes: number;
   maxBufferedBytes: number;
+  maxQueuedAudioBytes: number;
 }
 
 export const DEFAULT_REALTIME_OPTIONS: Readonly<ResolvedRealtimeOptions> = {
@@ -36,6 +43,7 @@ export const DEFAULT_REALTIME_OPTIONS: Readonly<ResolvedRealtimeOptions> = {
   idleTimeoutMs: 60_000,
   maxMessageBytes: 1024 * 1024,
   maxBufferedBytes: 8 * 1024 * 1024,
+  maxQueuedAudioBytes: 2 * 1024 * 1024,
 };
 
 export const REALTIME_KEYS = [
@@ -44,6 +52,7 @@ export const REALTIME_KEYS = [
   'idleTimeoutMs',
   'maxMessageBytes',
   'maxBufferedBytes',
+  'maxQueuedAudioBytes',
 ] as const;
 
 export function resolveRealtimeOptions(value: unknown): ResolvedRealtimeOptions {
@@ -59,5 +68,7 @@ export function resolveRealtimeOptions(value: unknown): ResolvedRealtimeOptions 
       integerOption('realtime.maxMessageBytes', raw.maxMessageBytes, 1024, 256 * 1024 * 1024) ?? d.maxMessageBytes,
     maxBufferedBytes:
       integerOption('realtime.maxBufferedBytes', raw.maxBufferedBytes, 64 * 1024, 2 ** 32) ?? d.maxBufferedBytes,
+    maxQueuedAudioBytes:
+      integerOption('realtime.maxQueuedAudioBytes', raw.maxQueuedAudioBytes, 4096, 2 ** 32) ?? d.maxQueuedAudioBytes,
   };
 }

@@ -68,6 +68,9 @@ export class RealtimeSession {
   /** Milliseconds of audio the client has appended. */
   #streamMs = 0;
   #transcriber: LiveTranscriber | undefined;
+  /** Bytes of appended audio the transcriber has not taken yet. */
+  #queuedAudio = 0;
+  #throttled = false;
   #generation = 0;
   /** Item ids by transcriber generation and utterance, and whether the item was committed. */
   readonly #itemIds = new Map<string, { id: string; committed: boolean }>();
@@ -290,8 +293,23 @@ export class RealtimeSession {
     // A transcription started now begins its clock at this chunk's first sample.
     const transcriber = this.#transcriber ?? this.#startTranscriber();
     this.#streamMs += ((format.type === 'pcm16' ? bytes.length / 2 : bytes.length) / format.rate) * 1000;
-    // Throttles a client that sends faster than transcription keeps up: its socket is not read until 'drain'.
-    if (!transcriber.write(chunk)) this.#parts.socket.pause();
+    // Audio waits in the transcriber's queue while transcription catches up (the session's other events, such as a
+    // speech cancel, still flow); past maxQueuedAudioBytes the client is throttled: its socket is not read until the
+    // queue is down to a quarter.
+    const size = bytes.length;
+    this.#queuedAudio += size;
+    transcriber.write(chunk, () => {
+      this.#queuedAudio -= size;
+      if (this.#throttled && this.#queuedAudio <= this.#parts.limits.maxQueuedAudioBytes / 4) this.#throttle(false);
+    });
+    if (this.#queuedAudio > this.#parts.limits.maxQueuedAudioBytes) this.#throttle(true);
+  }
+
+  #throttle(on: boolean): void {
+    if (this.#throttled === on) return;
+    this.#throttled = on;
+    if (on) this.#parts.socket.pause();
+    else this.#parts.socket.resume();
   }
 
   #startTranscriber(): LiveTranscriber {
@@ -314,12 +332,13 @@ export class RealtimeSession {
     // Times from the transcription are seconds from its own start: the session's clock adds where it began.
     const baseMs = this.#streamMs;
     transcriber.on('event', (event: LiveTranscriptionEvent) => this.#onTranscription(generation, baseMs, event));
-    transcriber.on('drain', () => this.#parts.socket.resume());
     transcriber.on('error', (error: Error) => {
       if (this.#closed) return;
       this.#sendError(error);
       if (this.#transcriber === transcriber) this.#transcriber = undefined;
-      this.#parts.socket.resume();
+      // Its queued writes will not call back.
+      this.#queuedAudio = 0;
+      this.#throttle(false);
     });
     this.#transcriber = transcriber;
     return transcriber;
@@ -412,7 +431,9 @@ export class RealtimeSession {
       throw new InvalidOptionTypeError('voice', 'a voice id', voice);
     this.#withSpeech(
       (speech) => {
-        if (!speech.write(text)) this.#parts.socket.pause();
+        // Never throttled: the socket must stay readable for a cancel. A client that writes text far faster than it
+        // can be spoken fails the speech (TTS_WRITE_OVERFLOW) instead.
+        speech.write(text);
       },
       voice ?? this.#config.speech.voice ?? null,
     );
@@ -488,7 +509,6 @@ export class RealtimeSession {
       // The audio waits while the client is slow to take it (bounded by maxBufferedBytes otherwise).
       if (socket.bufferedAmount > SPEECH_SEND_HIGH_WATER) speech.pause();
     });
-    speech.on('drain', () => socket.resume());
     let done: () => void = () => undefined;
     this.#speaking.set(
       speech,
@@ -502,7 +522,6 @@ export class RealtimeSession {
       done();
       // After cancel() the text side is still open: nothing more will be spoken, so all of it goes.
       speech.destroy();
-      socket.resume();
     };
     speech.on('end', () => {
       this.#send({ type: 'voxmill.speech.done', speech_id: id });
