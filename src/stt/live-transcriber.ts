@@ -12,7 +12,7 @@ import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { StreamResampler } from '../audio/resample.js';
 import type { SpeechDetector, SpeechEvent } from '../audio/speech-detector.js';
-import { InvalidOptionTypeError, TranscriptionError } from '../errors.js';
+import { InvalidOptionTypeError, QueueFullError, TranscriptionError } from '../errors.js';
 import { abortReason } from '../util/job.js';
 import type { Transcription, Word } from './types.js';
 
@@ -44,7 +44,12 @@ export type LiveTranscriptionEvent =
       end: number;
       language: string;
       words: Word[];
-    };
+    }
+  /**
+   * An utterance that could not be transcribed because the engine's queue was full (`QueueFullError`); the stream
+   * goes on. Any other failure fails the stream.
+   */
+  | { type: 'failed'; utterance: number; start: number; end: number; error: QueueFullError };
 
 /**
  * Transcribes 16 kHz samples (the engine's transcribe, with the live options applied); `interim`: a cheap pass for
@@ -374,9 +379,17 @@ export class LiveTranscriber extends Writable {
     this.#finalizing = this.#finalizing.then(async () => {
       try {
         if (samples.length === 0 || this.destroyed) return;
-        const result = await this.#decode(samples, false);
-        if (this.destroyed) return;
         const offset = utterance.start / RATE;
+        let result: Transcription;
+        try {
+          result = await this.#decode(samples, false);
+        } catch (error) {
+          // A full queue (a busy server) loses this utterance, not the stream: the next one may find room.
+          if (!(error instanceof QueueFullError) || this.destroyed) throw error;
+          this.#emit({ type: 'failed', utterance: utterance.index, start: offset, end: end / RATE, error });
+          return;
+        }
+        if (this.destroyed) return;
         this.#emit({
           type: 'final',
           utterance: utterance.index,

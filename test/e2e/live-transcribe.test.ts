@@ -113,6 +113,25 @@ describe('createTranscriber', () => {
     expect(await live.commit()).toBeUndefined();
   });
 
+  it("an utterance refused by a full queue is reported as 'failed' and the stream goes on", async () => {
+    const s = engine({ vadModel: null, maxQueue: 0 });
+    const live = s.createTranscriber({ vad: false, interimIntervalMs: 0 });
+    const events: LiveTranscriptionEvent[] = [];
+    live.on('event', (event: LiveTranscriptionEvent) => events.push(event));
+    // A file transcription holds the only decoder (concurrency 1, no queue) while the first utterance ends.
+    const busy = s.transcribe(jfk4);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    live.write(jfk4.subarray(0, 16000));
+    await live.commit();
+    await busy;
+    live.write(jfk4.subarray(0, 16000));
+    await live.commit();
+    live.end();
+    await new Promise((resolve) => live.once('finish', resolve));
+    expect(events.map((e) => e.type)).toEqual(['failed', 'final']);
+    expect(events[0]).toMatchObject({ utterance: 0, start: 0, end: 1, error: { code: 'QUEUE_FULL' } });
+  });
+
   it('gives the same utterances for 16-bit bytes, Int16Array, Float32Array, and 24 kHz input resampled', async () => {
     const s = engine();
     const finalsOf = async (pieces: unknown[], sampleRate = 16000) =>

@@ -406,6 +406,16 @@ export class RealtimeSession {
         });
         this.#itemIds.delete(key);
         return;
+      case 'failed':
+        this.#committed(item);
+        this.#send({
+          type: 'conversation.item.input_audio_transcription.failed',
+          item_id: item.id,
+          content_index: 0,
+          error: { type: 'rate_limit_error', code: 'queue_full', message: event.error.message, param: null },
+        });
+        this.#itemIds.delete(key);
+        return;
     }
   }
 
