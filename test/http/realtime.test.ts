@@ -207,6 +207,11 @@ describe('/v1/realtime: connecting', () => {
       headers: { Authorization: `Bearer ${KEY}` },
     });
     expect(elsewhere.status).toBe(404);
+    // A plain request is told it needs a WebSocket.
+    const plain = await fetch(url.replace('ws:', 'http:'), { headers: { Authorization: `Bearer ${KEY}` } });
+    expect(plain.status).toBe(426);
+    expect(plain.headers.get('upgrade')).toBe('websocket');
+    expect(((await plain.json()) as { error: { code: string } }).error.code).toBe('upgrade_required');
   });
 
   it('speaks the beta shape to a client that sends OpenAI-Beta: realtime=v1', async () => {

@@ -7,6 +7,7 @@ import { audioTranscriptionsRoute, audioTranslationsRoute } from './audio-transc
 import type { Route } from './context.js';
 import { listModelsRoute, retrieveModelRoute } from './models.js';
 import { openApiRoute } from './openapi.js';
+import { realtimeRoute } from './realtime.js';
 import { speechRoute } from './speech.js';
 import { transcriptionsRoute } from './transcriptions.js';
 import { listVoicesRoute } from './voices.js';
@@ -21,6 +22,8 @@ const ROUTES: Record<string, Record<string, Route>> = {
   '/v1/audio/translations': { POST: audioTranslationsRoute },
   '/v1/audio/speech': { POST: audioSpeechRoute },
   '/v1/models': { GET: listModelsRoute },
+  // The realtime endpoint is a WebSocket (handler.upgrade): a plain request learns how to reach it.
+  '/v1/realtime': { GET: realtimeRoute },
 };
 
 /** Paths with a parameter: everything one level below the prefix (`/v1/models/{id}`). */
