@@ -550,7 +550,7 @@ with client.realtime.connect(extra_query={"intent": "transcription"},
     stream(connection, pcm16[:2 * 16000 * 2], 16000)
     connection.input_audio_buffer.commit()
     out["manual"] = events_until(connection, lambda events: any(
-        e["type"] in ("error", "conversation.item.input_audio_transcription.completed") for e in events))
+        e["type"] in ("error", "conversation.item.done") for e in events))
 
 with client.beta.realtime.connect(model="gpt-4o-transcribe",
                                   websocket_connection_options=options) as connection:
@@ -594,10 +594,20 @@ describe.skipIf(python.skip)(`OpenAI's Python SDK realtime client ${python.reaso
       'session.created',
       'session.updated',
       COMMITTED,
+      'conversation.item.added',
       ...(out.manual.some((e) => e.type === DELTA) ? [DELTA] : []),
       COMPLETED,
+      'conversation.item.done',
     ]);
-    expect(out.manual.at(-1)).toMatchObject({ transcript: expect.any(String), usage: { type: 'duration' } });
+    const completed = out.manual.find((e) => e.type === COMPLETED);
+    expect(completed).toMatchObject({ transcript: expect.any(String), usage: { type: 'duration' } });
+    expect(out.manual.at(-1)).toMatchObject({
+      item: {
+        id: completed?.item_id,
+        role: 'user',
+        content: [{ type: 'input_audio', transcript: completed?.transcript }],
+      },
+    });
 
     expect(out.beta[0]).toMatchObject({
       type: 'transcription_session.created',

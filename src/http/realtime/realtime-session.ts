@@ -44,6 +44,18 @@ class RealtimeEventError extends Error {
   }
 }
 
+/** The conversation item of one utterance: a user message with its audio's transcript (null until known). */
+function userAudioItem(id: string, transcript: string | null): Record<string, unknown> {
+  return {
+    id,
+    type: 'message',
+    object: 'realtime.item',
+    status: 'completed',
+    role: 'user',
+    content: [{ type: 'input_audio', transcript }],
+  };
+}
+
 /** Audio synthesized for `voxmill.speech.*`: 16-bit PCM at 24 kHz, as OpenAI's realtime audio output. */
 const SPEECH_RATE = 24000;
 /** A speech stream waits while this much is queued for the client, and goes on below a quarter of it. */
@@ -354,10 +366,17 @@ export class RealtimeSession {
     return item;
   }
 
+  /** `input_audio_buffer.committed`, then the conversation item it became, as OpenAI sends them (once per item). */
   #committed(item: { id: string; committed: boolean }): void {
     if (item.committed) return;
     item.committed = true;
-    this.#send({ type: 'input_audio_buffer.committed', previous_item_id: this.#lastItemId, item_id: item.id });
+    const previous = this.#lastItemId;
+    this.#send({ type: 'input_audio_buffer.committed', previous_item_id: previous, item_id: item.id });
+    this.#send({
+      type: this.#dialect === 'beta' ? 'conversation.item.created' : 'conversation.item.added',
+      previous_item_id: previous,
+      item: userAudioItem(item.id, null),
+    });
     this.#lastItemId = item.id;
   }
 
@@ -404,6 +423,8 @@ export class RealtimeSession {
             words: event.words.map((w) => ({ word: w.word, start_ms: ms(w.start), end_ms: ms(w.end) })),
           },
         });
+        if (this.#dialect === 'ga')
+          this.#send({ type: 'conversation.item.done', item: userAudioItem(item.id, event.text) });
         this.#itemIds.delete(key);
         return;
       case 'failed':
