@@ -8,7 +8,10 @@ export interface RealtimeOptions {
   maxSessions?: number;
   /** Longest a session may stay open, in seconds; then it gets `session_expired` and is closed. Default 3600. */
   maxSessionSeconds?: number;
-  /** Time without a message from the client before the session is closed (`idle_timeout`), in ms. Default 60000. */
+  /**
+   * Time without an event either way (and not throttled) before the session is closed (`idle_timeout`), in ms. A
+   * client streaming audio, or listening to speech or transcripts, is never idle. Default 60000.
+   */
   idleTimeoutMs?: number;
   /**
    * Largest message the client may send, in bytes (a larger one closes the socket with code 1009). Default 1 MiB:

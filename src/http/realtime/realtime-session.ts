@@ -129,8 +129,10 @@ export class RealtimeSession {
     return sessionObject(this.#parts.id, this.#config, this.#dialect);
   }
 
+  /** Restarts the idle clock: an event went either way. A throttled session is not idle (it is not being read). */
   #touch(): void {
     clearTimeout(this.#idleTimer);
+    if (this.#throttled || this.#closed) return;
     this.#idleTimer = setTimeout(
       () => this.#end('idle_timeout', `no event from the client for ${this.#parts.limits.idleTimeoutMs} ms`),
       this.#parts.limits.idleTimeoutMs,
@@ -145,6 +147,7 @@ export class RealtimeSession {
       return;
     }
     socket.send(JSON.stringify({ event_id: `event_${++this.#events}`, ...event }), sent && (() => sent()));
+    this.#touch();
   }
 
   #sendError(error: unknown, clientEventId?: string): void {
@@ -322,6 +325,7 @@ export class RealtimeSession {
     this.#throttled = on;
     if (on) this.#parts.socket.pause();
     else this.#parts.socket.resume();
+    this.#touch();
   }
 
   #startTranscriber(): LiveTranscriber {
