@@ -24,7 +24,8 @@ export interface SpeechHandler {
   (req: IncomingMessage, res: ServerResponse, next?: NextFunction): void;
   /**
    * Node's `upgrade` listener for `/v1/realtime` (any path ending so, e.g. `/speech/v1/realtime`): returns true when
-   * it took the request, false (leaving the socket alone) for any other path.
+   * it took the request, false (leaving the socket alone) for any other path. For a server with its own upgrade
+   * listeners, which answer the other paths; otherwise use `attach`, which refuses them.
    */
   upgrade: UpgradeHandler;
   /**
@@ -100,11 +101,16 @@ export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandler
         : refusal(match.kind === 'not_ours' ? notFound(match.path) : match.error);
     handleOwnedRequest(scope, req, res, handOff, match.path, work);
   };
+  const attached = new WeakSet<Server>();
   const handler: SpeechHandler = Object.assign(handle, {
     upgrade: realtime.upgrade,
     attach(server: Server) {
+      // Once per server: a second attach would answer every upgrade twice.
+      if (attached.has(server)) return;
+      attached.add(server);
       server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
         if (realtime.upgrade(req, socket, head) || server.listenerCount('upgrade') > 1) return;
+        socket.on('error', () => socket.destroy());
         socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       });
     },

@@ -1,11 +1,12 @@
 // The standalone server behind `voxmill serve`: the handler on a bare http server, health and readiness probes,
 // JSON-lines logs, and a graceful shutdown that finishes in-flight requests.
+import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Speech } from '../speech.js';
-import { integerOption } from '../util/validate.js';
+import { booleanOption, integerOption } from '../util/validate.js';
 import { bodyStillArriving } from './body-watch.js';
 import { buildSpeechHandler } from './handler.js';
 import { HttpError } from './http-error.js';
@@ -28,6 +29,8 @@ export interface SpeechServerOptions extends Omit<SpeechHandlerOptions, 'speech'
    * plus 5 s, so the handler's own JSON 408 `body_timeout` comes first; none when `limits.bodyTimeoutMs` is 0.
    */
   headersTimeoutMs?: number;
+  /** Serves the browser demo (demo/index.html) at `GET /` and `/demo`, without authentication. Default true. */
+  demo?: boolean;
 }
 
 /** A running (or ready to run) standalone server. */
@@ -60,6 +63,20 @@ export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 /** Room past headers and body deadlines before Node's receive deadline: authentication, the check interval. */
 const RECEIVE_SLACK_MS = 5000;
 
+/** The demo page: demo/index.html at the package root (from dist/http/ or src/http/), read once, when first asked. */
+const DEMO_PAGE = new URL('../../demo/index.html', import.meta.url);
+let demoPage: Promise<Buffer> | undefined;
+/** The page's inline script and style, fetches and WebSockets to its own server, its audio worklet from a blob. */
+const DEMO_HEADERS = {
+  'Content-Type': 'text/html; charset=utf-8',
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self' 'unsafe-inline' blob:; style-src 'unsafe-inline'; " +
+    "connect-src 'self' ws: wss:; media-src blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+};
+
 /**
  * Node's receive deadlines for the server. Node checks them on an interval (30 s by default, which let slow headers
  * run to 81 s under a 60 s limit); the interval here is a tenth of the headers deadline, at most a second.
@@ -88,10 +105,12 @@ async function readiness(speech: Speech, draining: boolean): Promise<{ ready: bo
 
 /**
  * Creates the standalone server: `/healthz` (liveness) and `/readyz` (readiness: 503 while nothing is installed or
- * while shutting down) without authentication, the /v1 API behind it, and JSON 404s for everything else.
+ * while shutting down) and the browser demo at `/` (unless `demo: false`) without authentication, the /v1 API behind
+ * it, and JSON 404s for everything else.
  */
 export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
-  const { speech, log, shutdownTimeoutMs: rawTimeout, headersTimeoutMs: rawHeaders, ...handlerOptions } = options;
+  const { speech, log, shutdownTimeoutMs: rawTimeout, headersTimeoutMs: rawHeaders, demo, ...handlerOptions } = options;
+  const serveDemo = booleanOption('demo', demo) ?? true;
   const shutdownTimeoutMs = integerOption('shutdownTimeoutMs', rawTimeout, 0, 2 ** 31 - 1) ?? 30_000;
   const headersTimeoutMs = integerOption('headersTimeoutMs', rawHeaders, 0, 2 ** 31 - 1) ?? DEFAULT_HEADERS_TIMEOUT_MS;
   const safeLog = (record: Record<string, unknown>) => callLogger(log, record);
@@ -113,6 +132,10 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
       probe(req, res, path);
       return;
     }
+    if (serveDemo && (path === '/' || path === '/demo')) {
+      page(req, res, path);
+      return;
+    }
     handler(req, res);
   });
 
@@ -125,24 +148,46 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
     );
   });
 
+  /** Whether the request is a GET or HEAD; else it is answered 405. Probes and the page read no body. */
+  function getOrHead(req: IncomingMessage, res: ServerResponse, path: string, requestId: string): boolean {
+    res.setHeader('X-Request-Id', requestId);
+    // Node would read a body to its end after the answer to keep the connection.
+    if (bodyStillArriving(req)) res.setHeader('Connection', 'close');
+    if (req.method === 'GET' || req.method === 'HEAD') return true;
+    const error = new HttpError(
+      405,
+      'method_not_allowed',
+      `${req.method} is not allowed on ${path}; allowed: GET, HEAD`,
+      {
+        headers: { Allow: 'GET, HEAD' },
+      },
+    );
+    error.requestId = requestId;
+    sendError(res, error);
+    return false;
+  }
+
+  /** The browser demo: a static page with no secret in it (it asks for the key), so without authentication. */
+  function page(req: IncomingMessage, res: ServerResponse, path: string): void {
+    const requestId = requestIdOf(req);
+    if (!getOrHead(req, res, path, requestId)) return;
+    demoPage ??= readFile(DEMO_PAGE);
+    demoPage.then(
+      (html) => {
+        res.writeHead(200, { ...DEMO_HEADERS, 'Content-Length': html.length });
+        res.end(req.method === 'HEAD' ? undefined : html);
+      },
+      (cause: unknown) => {
+        const error = new HttpError(500, 'demo_unavailable', `the demo page: ${(cause as Error).message}`, { cause });
+        error.requestId = requestId;
+        sendError(res, error);
+      },
+    );
+  }
+
   function probe(req: IncomingMessage, res: ServerResponse, path: string): void {
     const requestId = requestIdOf(req);
-    res.setHeader('X-Request-Id', requestId);
-    // Probes read no body; Node would read one to its end after the answer to keep the connection.
-    if (bodyStillArriving(req)) res.setHeader('Connection', 'close');
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      const error = new HttpError(
-        405,
-        'method_not_allowed',
-        `${req.method} is not allowed on ${path}; allowed: GET, HEAD`,
-        {
-          headers: { Allow: 'GET, HEAD' },
-        },
-      );
-      error.requestId = requestId;
-      sendError(res, error);
-      return;
-    }
+    if (!getOrHead(req, res, path, requestId)) return;
     if (path === '/healthz') {
       sendJson(res, 200, { status: 'ok' });
       return;

@@ -107,6 +107,8 @@ export class LiveTranscriber extends Writable {
   #interimTimer: NodeJS.Timeout | undefined;
   /** Between the detector's speech_started and speech_stopped. */
   #inSpeech = false;
+  /** commit() / clear() calls queued behind writes: settled by destroy() when it comes first. */
+  readonly #pendingControls = new Set<() => void>();
 
   constructor(parts: LiveTranscriberParts) {
     super({ decodeStrings: false, objectMode: true, highWaterMark: 1 });
@@ -228,15 +230,17 @@ export class LiveTranscriber extends Writable {
 
   /**
    * Drops the open utterance's audio written so far without transcribing it (no `final`), as a client's "clear"
-   * does. Resolves to whether one was open.
+   * does; with a VAD that still hears speech, a new utterance opens at once. Resolves to the dropped utterance's
+   * number, or undefined when none was open.
    */
-  clear(): Promise<boolean> {
-    return this.#control(false, () => {
-      if (!this.#open) return false;
+  clear(): Promise<number | undefined> {
+    return this.#control(undefined, () => {
+      const utterance = this.#open;
+      if (!utterance) return undefined;
       this.#open = undefined;
       this.#stopInterims();
       if (this.#inSpeech && this.#parts.detector) this.#openAt(this.#offset + this.#length);
-      return true;
+      return utterance.index;
     });
   }
 
@@ -244,11 +248,12 @@ export class LiveTranscriber extends Writable {
   #control<T>(ended: T, action: () => T): Promise<T> {
     if (this.writableEnded || this.destroyed) return Promise.resolve(ended);
     return new Promise<T>((resolve) => {
-      const onClose = () => resolve(ended);
-      this.once('close', onClose);
+      // Settled by destroy() if the stream ends before reaching it.
+      const settle = () => resolve(ended);
+      this.#pendingControls.add(settle);
       this.write(
         new Control(() => {
-          this.off('close', onClose);
+          this.#pendingControls.delete(settle);
           resolve(this.destroyed ? ended : action());
         }),
       );
@@ -284,6 +289,8 @@ export class LiveTranscriber extends Writable {
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     this.#stop.abort(error ?? new TranscriptionError('the live transcription was destroyed'));
     this.#shutdown();
+    for (const settle of this.#pendingControls) settle();
+    this.#pendingControls.clear();
     void this.#parts.detector?.close().catch(() => undefined);
     callback(error);
   }
@@ -378,8 +385,21 @@ export class LiveTranscriber extends Writable {
     this.#ended.push(utterance);
     this.#finalizing = this.#finalizing.then(async () => {
       try {
-        if (samples.length === 0 || this.destroyed) return;
+        if (this.destroyed) return;
         const offset = utterance.start / RATE;
+        // Nothing to transcribe (a commit that reopened an utterance the VAD closed at once): it still ends.
+        if (samples.length === 0) {
+          this.#emit({
+            type: 'final',
+            utterance: utterance.index,
+            text: '',
+            start: offset,
+            end: offset,
+            language: '',
+            words: [],
+          });
+          return;
+        }
         let result: Transcription;
         try {
           result = await this.#decode(samples, false);

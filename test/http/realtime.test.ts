@@ -3,7 +3,7 @@
 // malformed events answered with `error` events, and shutdown. Random-weight tiny.en (plumbing; the real model's
 // latency and accuracy are bench/realtime.mjs's) and the fixture Piper voices.
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect as connectTcp } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { StreamResampler } from '../../src/audio/resample.js';
@@ -477,5 +477,141 @@ describe('/v1/realtime: limits', () => {
     control.closeRealtime();
     expect((await client.next('error')).error).toMatchObject({ code: 'shutting_down' });
     expect((await client.closed).code).toBe(1001);
+  });
+});
+
+/** Writes raw bytes to the server and resolves with what comes back before it closes (or after 500 ms). */
+function raw(url: string, bytes: string | Buffer, resetAfterWrite = false): Promise<string> {
+  const { port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connectTcp(Number(port), '127.0.0.1', () => {
+      socket.write(bytes);
+      if (resetAfterWrite) socket.resetAndDestroy();
+    });
+    let answer = '';
+    socket.on('data', (chunk) => {
+      answer += chunk;
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(answer));
+    setTimeout(() => {
+      socket.destroy();
+      resolve(answer);
+    }, 500);
+  });
+}
+
+const upgradeHead = (path: string) =>
+  `GET ${path} HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+  `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer ${KEY}\r\n\r\n`;
+
+describe('/v1/realtime: hostile and unlucky clients never take the host down', () => {
+  it('survives a URL that does not parse, resets during a 404, and an invalid frame on a refused socket', async () => {
+    const { url } = await serve({ realtime: { maxSessions: 1 } });
+    await raw(url, upgradeHead('http://[/v1/realtime'));
+    await raw(url, upgradeHead('http://a:b:c/x'));
+    for (let i = 0; i < 20; i++) await raw(url, upgradeHead('/v1/elsewhere'), true);
+    expect(await raw(url, upgradeHead('/v1/elsewhere'))).toMatch(/^HTTP\/1.1 404/);
+    const first = await connect(url);
+    await first.next('session.created');
+    const refused = await connect(url);
+    // A frame with a reserved opcode, masked, empty: ws fails the refused socket with an 'error'.
+    (refused.socket as unknown as { _socket: { write(b: Buffer): void } })._socket.write(
+      Buffer.from([0x83, 0x80, 0, 0, 0, 0]),
+    );
+    await refused.closed;
+    // Still serving.
+    const again = await connect(url.replace('/v1/realtime', '/speech/v1/realtime'));
+    expect((await again.next('error')).error).toMatchObject({ code: 'too_many_sessions' });
+    first.socket.close();
+  });
+
+  it('answers once when attached twice, and limits sessions per client', async () => {
+    const { url, control } = await serve({ realtime: { maxSessionsPerClient: 1 } });
+    const server = servers.at(-1)?.server as Server;
+    control.handler.attach(server);
+    const client = await connect(url);
+    await client.next('session.created');
+    const second = await connect(url);
+    expect((await second.next('error')).error).toMatchObject({ code: 'client_session_limit' });
+    expect((await second.closed).code).toBe(1013);
+    client.socket.close();
+  });
+
+  it('turns away a session still authenticating when the server shuts down', async () => {
+    const { url, control } = await serve({
+      auth: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return true;
+      },
+    });
+    const client = new Client(url);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    control.closeRealtime();
+    expect((await client.next('error')).error).toMatchObject({ code: 'shutting_down' });
+    expect((await client.closed).code).toBe(1001);
+    expect(control.realtimeSessions).toBe(0);
+  });
+
+  it('a cancel while a voice loads leaves speech working; queued speech is bounded', async () => {
+    const { url } = await serve({ realtime: { maxQueuedSpeechChars: 1024 } });
+    const client = await connect(url);
+    await client.next('session.created');
+    const voice = (await speech.listVoices())[0]?.id as string;
+    client.send({ type: 'voxmill.speech.append', text: 'First.', voice });
+    client.send({ type: 'voxmill.speech.cancel' });
+    client.send({ type: 'voxmill.speech.append', text: 'Second one.', voice });
+    client.send({ type: 'voxmill.speech.end' });
+    const done = await client.next('voxmill.speech.done');
+    const started = client.events.filter((e) => e.type === 'voxmill.speech.started');
+    expect(started.map((e) => e.speech_id)).toEqual([done.speech_id]);
+    client.send({ type: 'voxmill.speech.append', text: 'x'.repeat(2000), voice });
+    expect((await client.next('error')).error).toMatchObject({ code: 'speech_queue_full' });
+    client.socket.close();
+  });
+
+  it('every committed item completes, even one committed in the silence before the VAD ends it', async () => {
+    const { url } = await serve();
+    const client = await connect(url);
+    client.send(ga16k);
+    await client.next('session.updated');
+    await client.stream(jfk4, 16000);
+    client.send({ type: 'input_audio_buffer.commit' });
+    await client.stream(silence(1.5, 16000), 16000);
+    // The VAD's stop after the commit closes the utterance the commit reopened.
+    await client.next('input_audio_buffer.speech_stopped');
+    await client.next('input_audio_buffer.speech_stopped');
+    const ids = (type: string) => client.events.filter((e) => e.type === type).map((e) => e.item_id as string);
+    const committed = ids('input_audio_buffer.committed');
+    expect(committed.length).toBeGreaterThanOrEqual(3);
+    await expect
+      .poll(() => committed.every((id) => ids('conversation.item.input_audio_transcription.completed').includes(id)), {
+        timeout: 120_000,
+      })
+      .toBe(true);
+    client.socket.close();
+  });
+
+  it('a storm of settings changes runs at most two transcriptions for the session', async () => {
+    const { url } = await serve();
+    const client = await connect(url);
+    for (let i = 0; i < 6; i++) {
+      client.send({
+        type: 'session.update',
+        session: {
+          audio: {
+            input: { format: { type: 'audio/pcm', rate: 16000 }, transcription: { language: i % 2 ? 'en' : 'de' } },
+          },
+        },
+      });
+      await client.stream(jfk4.subarray(0, 2 * 16000), 16000);
+      client.send({ type: 'input_audio_buffer.commit' });
+    }
+    await client.next('session.updated');
+    // Stopped transcriptions leave the engine at their next checkpoint; six would be running without the bound.
+    const busy = () => speech.status().reduce((n, model) => n + model.active + model.pending, 0);
+    await expect.poll(busy, { timeout: 10_000 }).toBeLessThanOrEqual(2);
+    client.socket.close();
+    await client.closed;
   });
 });

@@ -6,6 +6,12 @@ import { integerOption, objectOption, rejectUnknownKeys } from '../../util/valid
 export interface RealtimeOptions {
   /** Sessions open at once on this handler; one more is told `too_many_sessions` and closed. Default 32. */
   maxSessions?: number;
+  /**
+   * Sessions one client may have open at once (a client is its API key, its bearer token, or its address, as for
+   * `limits.maxConcurrentRequestsPerClient`); one more is told `client_session_limit`. Default a quarter of
+   * `maxSessions`, at least 1 (8 of the default 32).
+   */
+  maxSessionsPerClient?: number;
   /** Longest a session may stay open, in seconds; then it gets `session_expired` and is closed. Default 3600. */
   maxSessionSeconds?: number;
   /**
@@ -29,41 +35,56 @@ export interface RealtimeOptions {
    * (a speech cancel) keep flowing. Default 2 MiB (44 s of 24 kHz 16-bit audio).
    */
   maxQueuedAudioBytes?: number;
+  /**
+   * Speech events waiting their turn (text written while the previous speech still plays, or while a voice loads),
+   * in characters, each event counting 64 beside its text; past it an event is refused with `speech_queue_full`.
+   * Default 65536 (over an hour of speech).
+   */
+  maxQueuedSpeechChars?: number;
 }
 
 export interface ResolvedRealtimeOptions {
   maxSessions: number;
+  maxSessionsPerClient: number;
   maxSessionSeconds: number;
   idleTimeoutMs: number;
   maxMessageBytes: number;
   maxBufferedBytes: number;
   maxQueuedAudioBytes: number;
+  maxQueuedSpeechChars: number;
 }
 
-export const DEFAULT_REALTIME_OPTIONS: Readonly<ResolvedRealtimeOptions> = {
+export const DEFAULT_REALTIME_OPTIONS: Readonly<Omit<ResolvedRealtimeOptions, 'maxSessionsPerClient'>> = {
   maxSessions: 32,
   maxSessionSeconds: 3600,
   idleTimeoutMs: 60_000,
   maxMessageBytes: 1024 * 1024,
   maxBufferedBytes: 8 * 1024 * 1024,
   maxQueuedAudioBytes: 2 * 1024 * 1024,
+  maxQueuedSpeechChars: 65_536,
 };
 
 export const REALTIME_KEYS = [
   'maxSessions',
+  'maxSessionsPerClient',
   'maxSessionSeconds',
   'idleTimeoutMs',
   'maxMessageBytes',
   'maxBufferedBytes',
   'maxQueuedAudioBytes',
+  'maxQueuedSpeechChars',
 ] as const;
 
 export function resolveRealtimeOptions(value: unknown): ResolvedRealtimeOptions {
   const raw = objectOption('realtime', value);
   rejectUnknownKeys('realtime', raw, REALTIME_KEYS);
   const d = DEFAULT_REALTIME_OPTIONS;
+  const maxSessions = integerOption('realtime.maxSessions', raw.maxSessions, 0, 100_000) ?? d.maxSessions;
   return {
-    maxSessions: integerOption('realtime.maxSessions', raw.maxSessions, 0, 100_000) ?? d.maxSessions,
+    maxSessions,
+    maxSessionsPerClient:
+      integerOption('realtime.maxSessionsPerClient', raw.maxSessionsPerClient, 1, 100_000) ??
+      Math.max(1, Math.ceil(maxSessions / 4)),
     maxSessionSeconds:
       integerOption('realtime.maxSessionSeconds', raw.maxSessionSeconds, 1, 7 * 86_400) ?? d.maxSessionSeconds,
     idleTimeoutMs: integerOption('realtime.idleTimeoutMs', raw.idleTimeoutMs, 100, 2 ** 31 - 1) ?? d.idleTimeoutMs,
@@ -73,5 +94,7 @@ export function resolveRealtimeOptions(value: unknown): ResolvedRealtimeOptions 
       integerOption('realtime.maxBufferedBytes', raw.maxBufferedBytes, 64 * 1024, 2 ** 32) ?? d.maxBufferedBytes,
     maxQueuedAudioBytes:
       integerOption('realtime.maxQueuedAudioBytes', raw.maxQueuedAudioBytes, 4096, 2 ** 32) ?? d.maxQueuedAudioBytes,
+    maxQueuedSpeechChars:
+      integerOption('realtime.maxQueuedSpeechChars', raw.maxQueuedSpeechChars, 1024, 2 ** 30) ?? d.maxQueuedSpeechChars,
   };
 }

@@ -66,6 +66,12 @@ const CLOSE_NORMAL = 1000;
 const CLOSE_POLICY = 1008;
 const CLOSE_GOING_AWAY = 1001;
 const CLOSE_GRACE_MS = 1000;
+/** What a queued commit or clear counts as toward maxQueuedAudioBytes. */
+const CONTROL_COST = 1024;
+/** What a queued speech event (flush, end, cancel) counts as toward maxQueuedSpeechChars, beside its text. */
+const SPEECH_OP_COST = 64;
+/** The longest event type echoed back in an unsupported_event error. */
+const MAX_ECHOED_TYPE = 64;
 
 export class RealtimeSession {
   readonly #parts: RealtimeSessionParts;
@@ -80,7 +86,10 @@ export class RealtimeSession {
   /** Milliseconds of audio the client has appended. */
   #streamMs = 0;
   #transcriber: LiveTranscriber | undefined;
-  /** Bytes of appended audio the transcriber has not taken yet. */
+  /** The transcription a settings change ended, finishing what it heard. */
+  #retiring: LiveTranscriber | undefined;
+  readonly #generations = new WeakMap<LiveTranscriber, number>();
+  /** Bytes of appended audio (and commits / clears, at a fixed cost) the transcriber has not taken yet. */
   #queuedAudio = 0;
   #throttled = false;
   #generation = 0;
@@ -96,6 +105,8 @@ export class RealtimeSession {
   #speechOps: Promise<void> = Promise.resolve();
   /** Counts cancels: speech events queued before one are dropped. */
   #speechEpoch = 0;
+  /** Characters (and SPEECH_OP_COST per event) of speech events waiting their turn. */
+  #queuedSpeech = 0;
 
   constructor(parts: RealtimeSessionParts) {
     this.#parts = parts;
@@ -139,15 +150,21 @@ export class RealtimeSession {
     );
   }
 
-  #send(event: Record<string, unknown>, sent?: () => void): void {
+  #send(event: Record<string, unknown>): void {
     const { socket, limits } = this.#parts;
     if (this.#closed || socket.readyState !== socket.OPEN) return;
     if (socket.bufferedAmount > limits.maxBufferedBytes) {
       this.#close(CLOSE_POLICY, 'the client is not reading its events');
       return;
     }
-    socket.send(JSON.stringify({ event_id: `event_${++this.#events}`, ...event }), sent && (() => sent()));
+    socket.send(JSON.stringify({ event_id: `event_${++this.#events}`, ...event }), () => this.#sent());
     this.#touch();
+  }
+
+  /** A message went out: speech held back for a slow client goes on once its queue is low again. */
+  #sent(): void {
+    if (this.#parts.socket.bufferedAmount >= SPEECH_SEND_HIGH_WATER / 4) return;
+    for (const speech of this.#speaking.keys()) if (speech.isPaused()) speech.resume();
   }
 
   #sendError(error: unknown, clientEventId?: string): void {
@@ -236,8 +253,11 @@ export class RealtimeSession {
         return;
       case 'input_audio_buffer.clear': {
         // After the audio appended before it.
-        const cleared = this.#transcriber?.clear() ?? Promise.resolve(false);
-        void cleared.then(() => this.#send({ type: 'input_audio_buffer.cleared' }));
+        const generation = this.#generation;
+        this.#queued(this.#transcriber?.clear(), (dropped) => {
+          if (dropped !== undefined) this.#itemIds.delete(`${generation}:${dropped}`);
+          this.#send({ type: 'input_audio_buffer.cleared' });
+        });
         return;
       }
       case 'voxmill.speech.append':
@@ -259,7 +279,7 @@ export class RealtimeSession {
       default:
         throw new RealtimeEventError(
           'unsupported_event',
-          `voxmill does not serve ${JSON.stringify(type)} events: this endpoint transcribes (session.update, ` +
+          `voxmill does not serve ${JSON.stringify(type.slice(0, MAX_ECHOED_TYPE))} events: this endpoint transcribes (session.update, ` +
             'input_audio_buffer.append|commit|clear) and speaks (voxmill.speech.append|flush|end|cancel)',
           'type',
         );
@@ -276,6 +296,14 @@ export class RealtimeSession {
     const { speech: _a, ...was } = before;
     const { speech: _b, ...now } = next;
     if (this.#transcriber && JSON.stringify(was) !== JSON.stringify(now)) {
+      // One transcription at most finishes in the background: a second settings change in the meantime stops the
+      // older one (its unfinished items fail), so a storm of updates cannot run many transcriptions at once.
+      const older = this.#retiring;
+      if (older) {
+        older.destroy();
+        this.#failItems(this.#generations.get(older) ?? -1, 'session_updated', 'the session settings changed twice');
+      }
+      this.#retiring = this.#transcriber;
       this.#transcriber.end();
       this.#transcriber = undefined;
     }
@@ -313,10 +341,7 @@ export class RealtimeSession {
     // queue is down to a quarter.
     const size = bytes.length;
     this.#queuedAudio += size;
-    transcriber.write(chunk, () => {
-      this.#queuedAudio -= size;
-      if (this.#throttled && this.#queuedAudio <= this.#parts.limits.maxQueuedAudioBytes / 4) this.#throttle(false);
-    });
+    transcriber.write(chunk, () => this.#unqueue(size));
     if (this.#queuedAudio > this.#parts.limits.maxQueuedAudioBytes) this.#throttle(true);
   }
 
@@ -345,19 +370,39 @@ export class RealtimeSession {
       signal: this.#stop.signal,
     });
     const generation = ++this.#generation;
+    this.#generations.set(transcriber, generation);
     // Times from the transcription are seconds from its own start: the session's clock adds where it began.
     const baseMs = this.#streamMs;
     transcriber.on('event', (event: LiveTranscriptionEvent) => this.#onTranscription(generation, baseMs, event));
     transcriber.on('error', (error: Error) => {
       if (this.#closed) return;
       this.#sendError(error);
+      // Its committed utterances will get no text: each is told, and forgotten. (Its queued writes all call back,
+      // with an error, so the queued audio count settles by itself.)
+      this.#failItems(generation, 'transcription_failed', 'the transcription failed; see the error event');
       if (this.#transcriber === transcriber) this.#transcriber = undefined;
-      // Its queued writes will not call back.
-      this.#queuedAudio = 0;
-      this.#throttle(false);
+    });
+    // A retired transcription is done once its last final is out.
+    transcriber.once('close', () => {
+      if (this.#retiring === transcriber) this.#retiring = undefined;
     });
     this.#transcriber = transcriber;
     return transcriber;
+  }
+
+  /** `.failed` for every item of a transcription that will not give their text, which are then forgotten. */
+  #failItems(generation: number, code: string, message: string): void {
+    for (const [key, item] of this.#itemIds) {
+      if (!key.startsWith(`${generation}:`)) continue;
+      this.#itemIds.delete(key);
+      if (!item.committed) continue;
+      this.#send({
+        type: 'conversation.item.input_audio_transcription.failed',
+        item_id: item.id,
+        content_index: 0,
+        error: { type: 'server_error', code, message, param: null },
+      });
+    }
   }
 
   #item(generation: number, utterance: number): { id: string; committed: boolean } {
@@ -446,8 +491,7 @@ export class RealtimeSession {
 
   #commit(clientEventId: string | undefined): void {
     const generation = this.#generation;
-    const committing = this.#transcriber?.commit() ?? Promise.resolve(undefined);
-    void committing.then((utterance) => {
+    this.#queued(this.#transcriber?.commit(), (utterance) => {
       if (utterance !== undefined) {
         this.#committed(this.#item(generation, utterance));
         return;
@@ -460,16 +504,42 @@ export class RealtimeSession {
     });
   }
 
+  /**
+   * A commit or clear waits behind the audio appended before it, and counts toward the throttle like that much
+   * audio (CONTROL_COST), so a flood of them is bounded too. Without a transcription it answers at once.
+   */
+  #queued(pending: Promise<number | undefined> | undefined, then: (utterance: number | undefined) => void): void {
+    if (!pending) {
+      then(undefined);
+      return;
+    }
+    this.#queuedAudio += CONTROL_COST;
+    if (this.#queuedAudio > this.#parts.limits.maxQueuedAudioBytes) this.#throttle(true);
+    pending
+      .then((utterance) => {
+        this.#unqueue(CONTROL_COST);
+        if (!this.#closed) then(utterance);
+      })
+      .catch((error: unknown) => this.#sendError(error));
+  }
+
+  #unqueue(bytes: number): void {
+    this.#queuedAudio -= bytes;
+    if (this.#throttled && this.#queuedAudio <= this.#parts.limits.maxQueuedAudioBytes / 4) this.#throttle(false);
+  }
+
   #speak(text: unknown, voice: unknown): void {
     if (typeof text !== 'string') throw new InvalidOptionTypeError('text', 'a string', text);
-    if (voice !== undefined && typeof voice !== 'string')
+    if (voice !== undefined && typeof voice !== 'string') {
       throw new InvalidOptionTypeError('voice', 'a voice id', voice);
+    }
     this.#withSpeech(
       (speech) => {
         // Never throttled: the socket must stay readable for a cancel. A client that writes text far faster than it
         // can be spoken fails the speech (TTS_WRITE_OVERFLOW) instead.
         speech.write(text);
       },
+      text.length,
       voice ?? this.#config.speech.voice ?? null,
     );
   }
@@ -477,9 +547,19 @@ export class RealtimeSession {
   /**
    * Runs `op` on the live speech in order with the other speech events; `voice` (for an append) starts one when none
    * takes text, once the speeches before it have finished (one voice speaks at a time, so their audio never
-   * interleaves). Failures are answered as error events.
+   * interleaves). Events waiting their turn hold at most maxQueuedSpeechChars (text, and SPEECH_OP_COST each);
+   * past it the event is refused with `speech_queue_full`. Failures are answered as error events.
    */
-  #withSpeech(op: (speech: LiveSpeech) => void, voice?: string | null): void {
+  #withSpeech(op: (speech: LiveSpeech) => void, chars = 0, voice?: string | null): void {
+    const cost = chars + SPEECH_OP_COST;
+    if (this.#queuedSpeech + cost > this.#parts.limits.maxQueuedSpeechChars) {
+      throw new RealtimeEventError(
+        'speech_queue_full',
+        `speech events waiting their turn hold ${this.#parts.limits.maxQueuedSpeechChars} characters already; ` +
+          'wait for voxmill.speech.sentence events before sending more text',
+      );
+    }
+    this.#queuedSpeech += cost;
     const epoch = this.#speechEpoch;
     const current = () => !this.#closed && epoch === this.#speechEpoch;
     this.#speechOps = this.#speechOps
@@ -488,17 +568,20 @@ export class RealtimeSession {
         if (!this.#speech && voice !== undefined) {
           await Promise.all(this.#speaking.values());
           if (!current()) return;
-          const speech = await this.#startSpeech(voice);
-          // Cancelled (or closed) while it was being made.
+          const made = await this.#createSpeech(voice);
+          // Cancelled (or closed) while it was being made: it never started.
           if (!current()) {
-            speech.destroy();
+            made.speech.destroy();
             return;
           }
-          this.#speech = speech;
+          this.#speech = this.#startSpeech(made.speech, made.voice);
         }
         if (this.#speech && current()) op(this.#speech);
       })
-      .catch((error: unknown) => this.#sendError(error));
+      .catch((error: unknown) => this.#sendError(error))
+      .finally(() => {
+        this.#queuedSpeech -= cost;
+      });
   }
 
   /** Barge-in: every speech stops now (each still ends with voxmill.speech.done), queued speech events are dropped. */
@@ -508,7 +591,8 @@ export class RealtimeSession {
     for (const speech of this.#speaking.keys()) speech.cancel();
   }
 
-  async #startSpeech(voice: string | null): Promise<LiveSpeech> {
+  /** A live speech in the voice a client named (an id, or an OpenAI name); nothing is sent yet. */
+  async #createSpeech(voice: string | null): Promise<{ speech: LiveSpeech; voice: string }> {
     if (voice === null) {
       throw new RealtimeEventError(
         'voice_required',
@@ -526,6 +610,11 @@ export class RealtimeSession {
       ...(speed !== undefined ? { speed } : {}),
       signal: this.#stop.signal,
     });
+    return { speech, voice: voiceId };
+  }
+
+  /** Announces a speech and forwards its sentences and audio until it ends; it counts as speaking until then. */
+  #startSpeech(speech: LiveSpeech, voiceId: string): LiveSpeech {
     const id = `speech_${this.#parts.id}_${++this.#speeches}`;
     this.#send({
       type: 'voxmill.speech.started',
@@ -533,16 +622,13 @@ export class RealtimeSession {
       voice: voiceId,
       format: { type: 'audio/pcm', rate: SPEECH_RATE },
     });
-    const { socket } = this.#parts;
     speech.on('sentence', (sentence: { text: string }) =>
       this.#send({ type: 'voxmill.speech.sentence', speech_id: id, text: sentence.text }),
     );
     speech.on('data', (chunk: Buffer) => {
-      this.#send({ type: 'voxmill.speech.audio.delta', speech_id: id, delta: chunk.toString('base64') }, () => {
-        if (speech.isPaused() && socket.bufferedAmount < SPEECH_SEND_HIGH_WATER / 4) speech.resume();
-      });
-      // The audio waits while the client is slow to take it (bounded by maxBufferedBytes otherwise).
-      if (socket.bufferedAmount > SPEECH_SEND_HIGH_WATER) speech.pause();
+      this.#send({ type: 'voxmill.speech.audio.delta', speech_id: id, delta: chunk.toString('base64') });
+      // The audio waits while the client is slow to take it (#send resumes it; maxBufferedBytes bounds the rest).
+      if (this.#parts.socket.bufferedAmount > SPEECH_SEND_HIGH_WATER) speech.pause();
     });
     let done: () => void = () => undefined;
     this.#speaking.set(
@@ -551,7 +637,10 @@ export class RealtimeSession {
         done = resolve;
       }),
     );
+    let ended = false;
     const finished = () => {
+      if (ended) return;
+      ended = true;
       if (this.#speech === speech) this.#speech = undefined;
       this.#speaking.delete(speech);
       done();
@@ -566,6 +655,8 @@ export class RealtimeSession {
       if (!this.#closed) this.#sendError(error);
       finished();
     });
+    // Destroyed without an end or an error (the session closing): still no longer speaking.
+    speech.on('close', finished);
     return speech;
   }
 }

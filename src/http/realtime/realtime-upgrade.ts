@@ -3,7 +3,7 @@
 // then one RealtimeSession per socket, up to `realtime.maxSessions`.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { toHttpError } from '../http-error.js';
 import type { ResolvedOpenAiOptions } from '../openai/openai-options.js';
 import type { SessionDialect } from './realtime-config.js';
@@ -17,7 +17,7 @@ export interface RealtimeEndpoint {
   upgrade: UpgradeHandler;
   /** Sessions open now. */
   readonly sessions: number;
-  /** Ends every session (an `error` event `shutting_down`, then close 1001). */
+  /** Ends every session (an `error` event `shutting_down`, then close 1001), and turns away those still connecting. */
   closeAll(): void;
 }
 
@@ -31,8 +31,20 @@ export interface RealtimeEndpointParts {
   engine: Partial<RealtimeEngine>;
   limits: ResolvedRealtimeOptions;
   openai: ResolvedOpenAiOptions;
-  /** The handler's authentication; `token` is the subprotocol's key when the request has no header. */
+  /**
+   * The handler's authentication, resolving to the client's identity; `token` is the subprotocol's key when the
+   * request has no header.
+   */
   authenticate: (req: IncomingMessage, token?: string) => Promise<string>;
+}
+
+/** Upgrade sockets some realtime endpoint took: two handlers attached to one server never both answer one. */
+const claimed = new WeakSet<Duplex>();
+
+/** Whether a request URL's path ends in /v1/realtime (any mount prefix); false for a URL that does not parse. */
+function isRealtimePath(url: string | undefined): boolean {
+  const path = (url ?? '/').split('?', 1)[0] as string;
+  return (path.endsWith('/') ? path.slice(0, -1) : path).endsWith(PATH_SUFFIX);
 }
 
 function offeredProtocols(req: IncomingMessage): string[] {
@@ -43,7 +55,11 @@ function offeredProtocols(req: IncomingMessage): string[] {
 export function realtimeEndpoint(parts: RealtimeEndpointParts): RealtimeEndpoint {
   const { limits, engine } = parts;
   const sessions = new Set<RealtimeSession>();
+  /** Sessions open per client identity (its key's digest, or its address without auth). */
+  const perClient = new Map<string, number>();
   let opened = 0;
+  /** After closeAll(): upgrades still authenticating are turned away. */
+  let closing = false;
   const server = new WebSocketServer({
     noServer: true,
     clientTracking: false,
@@ -65,9 +81,55 @@ export function realtimeEndpoint(parts: RealtimeEndpointParts): RealtimeEndpoint
     );
   };
 
+  /** Tells a client over the socket why it cannot have a session (a browser cannot read an HTTP refusal). */
+  const turnAway = (ws: WebSocket, type: string, code: string, message: string, closeCode: number) => {
+    ws.on('error', () => undefined);
+    ws.send(
+      JSON.stringify({
+        event_id: 'event_1',
+        type: 'error',
+        error: { type, code, message, param: null, event_id: null },
+      }),
+    );
+    ws.close(closeCode, code);
+  };
+
+  const open = (ws: WebSocket, client: string, dialect: SessionDialect) => {
+    if (closing) return turnAway(ws, 'unavailable_error', 'shutting_down', 'the server is shutting down', 1001);
+    if (typeof engine.createTranscriber !== 'function' || typeof engine.createLiveSpeech !== 'function') {
+      return turnAway(ws, 'server_error', 'realtime_unavailable', 'this engine has no live transcription', 1011);
+    }
+    if (sessions.size >= limits.maxSessions) {
+      const message = `the server has its limit of ${limits.maxSessions} realtime sessions open; try again later`;
+      return turnAway(ws, 'rate_limit_error', 'too_many_sessions', message, 1013);
+    }
+    const own = perClient.get(client) ?? 0;
+    if (own >= limits.maxSessionsPerClient) {
+      const message = `this client has its limit of ${limits.maxSessionsPerClient} realtime sessions open`;
+      return turnAway(ws, 'rate_limit_error', 'client_session_limit', message, 1013);
+    }
+    const session = new RealtimeSession({
+      socket: ws,
+      engine: engine as RealtimeEngine,
+      limits,
+      openai: parts.openai,
+      dialect,
+      id: `sess_${(++opened).toString(36)}_${Date.now().toString(36)}`,
+    });
+    sessions.add(session);
+    perClient.set(client, own + 1);
+    ws.once('close', () => {
+      sessions.delete(session);
+      const left = (perClient.get(client) ?? 1) - 1;
+      if (left > 0) perClient.set(client, left);
+      else perClient.delete(client);
+    });
+  };
+
   const upgrade: UpgradeHandler = (req, socket, head) => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/$/, '');
-    if (!path.endsWith(PATH_SUFFIX)) return false;
+    // Another handler on the same server may have taken it already.
+    if (claimed.has(socket) || !isRealtimePath(req.url)) return false;
+    claimed.add(socket);
     // Until ws owns the socket, a reset must not become an uncaught 'error'.
     socket.on('error', () => socket.destroy());
     const protocols = offeredProtocols(req);
@@ -75,48 +137,18 @@ export function realtimeEndpoint(parts: RealtimeEndpointParts): RealtimeEndpoint
     const token = req.headers.authorization === undefined ? keyProtocol?.slice(KEY_PROTOCOL.length) : undefined;
     const dialect: SessionDialect =
       req.headers['openai-beta'] === 'realtime=v1' || protocols.includes(BETA_PROTOCOL) ? 'beta' : 'ga';
-    parts.authenticate(req, token).then(
-      () => {
-        if (socket.destroyed) return;
-        server.handleUpgrade(req, socket, head, (ws) => {
-          const refusal =
-            typeof engine.createTranscriber !== 'function' || typeof engine.createLiveSpeech !== 'function'
-              ? { type: 'server_error', code: 'realtime_unavailable', message: 'this engine has no live transcription' }
-              : sessions.size >= limits.maxSessions
-                ? {
-                    type: 'rate_limit_error',
-                    code: 'too_many_sessions',
-                    message: `the server has its limit of ${limits.maxSessions} realtime sessions open; try again later`,
-                  }
-                : undefined;
-          if (refusal) {
-            // Told over the socket: a browser cannot read an HTTP refusal of an upgrade.
-            ws.send(
-              JSON.stringify({
-                event_id: 'event_1',
-                type: 'error',
-                error: { ...refusal, param: null, event_id: null },
-              }),
-            );
-            ws.close(1013, refusal.code);
-            return;
-          }
-          const session = new RealtimeSession({
-            socket: ws,
-            engine: engine as RealtimeEngine,
-            limits,
-            openai: parts.openai,
-            dialect,
-            id: `sess_${(++opened).toString(36)}_${Date.now().toString(36)}`,
-          });
-          sessions.add(session);
-          ws.once('close', () => sessions.delete(session));
-        });
-      },
-      (error: unknown) => {
-        if (!socket.destroyed) refuse(socket, error);
-      },
-    );
+    parts
+      .authenticate(req, token)
+      .then(
+        (client) => {
+          if (socket.destroyed) return;
+          server.handleUpgrade(req, socket, head, (ws) => open(ws, client, dialect));
+        },
+        (error: unknown) => {
+          if (!socket.destroyed) refuse(socket, error);
+        },
+      )
+      .catch(() => socket.destroy());
     return true;
   };
 
@@ -126,6 +158,7 @@ export function realtimeEndpoint(parts: RealtimeEndpointParts): RealtimeEndpoint
       return sessions.size;
     },
     closeAll() {
+      closing = true;
       for (const session of sessions) session.close('shutting_down', 'the server is shutting down');
     },
   };
