@@ -15,6 +15,7 @@ interface ServeFlags {
   preload?: boolean;
   lazy?: boolean;
   quiet?: boolean;
+  demo: boolean;
 }
 
 function port(value: string): number {
@@ -116,6 +117,7 @@ async function serve(flags: ServeFlags): Promise<void> {
       speech,
       auth: flags.auth ? keys : false,
       ...(shutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs }),
+      ...(flags.demo ? {} : { demo: false }),
       // --quiet drops the per-request records only; errors and lifecycle events are always logged.
       log: (record) => {
         if (!(flags.quiet && record.event === 'request')) logLine(record);
@@ -184,10 +186,12 @@ export function registerServeCommand(program: Command): Command {
     .option('--preload', 'load every configured speech-to-text model before listening; a missing one fails start-up')
     .option('--lazy', 'with --preload: skip models that are not installed instead of failing')
     .option('-q, --quiet', 'no request logs')
+    .option('--no-demo', 'do not serve the browser demo page at /')
     .addHelpText(
       'after',
       '\nAPI keys: VOXMILL_API_KEYS=key1,key2 (replaces "apiKeys" from --config).\n' +
         'Probes without authentication: GET /healthz (alive), GET /readyz (ready to serve).\n' +
+        'Browser demo (microphone captions, speech) without authentication: GET / (--no-demo or http.demo: false).\n' +
         'SIGTERM or SIGINT: stop accepting, finish in-flight requests, exit 0.',
     )
     .action(serve);

@@ -10,6 +10,7 @@ import { integerOption, isPlainObject, objectOption, rejectUnknownKeys, stringOp
 export type HttpConfig = Omit<SpeechHandlerOptions, 'speech' | 'auth' | 'onRequest'> & {
   shutdownTimeoutMs?: number;
   headersTimeoutMs?: number;
+  demo?: boolean;
 };
 
 /** `voxmill serve --config <file>`. */
@@ -19,15 +20,15 @@ export interface ServeConfig {
   host?: string;
   port?: number;
   /**
-   * Handler limits and behaviour (see `SpeechHandlerOptions`), the shutdown grace period and the headers deadline
-   * (see `SpeechServerOptions`).
+   * Handler limits and behaviour (see `SpeechHandlerOptions`), the shutdown grace period, the headers deadline and
+   * the browser demo (see `SpeechServerOptions`).
    */
   http?: HttpConfig;
   /** Everything else is `createSpeech()`'s options: models, vadModel, voiceDirs, threads, tts, ... */
   speech: SpeechOptions;
 }
 
-const HTTP_KEYS = [...HANDLER_DATA_KEYS, 'shutdownTimeoutMs', 'headersTimeoutMs'] as const;
+const HTTP_KEYS = [...HANDLER_DATA_KEYS, 'shutdownTimeoutMs', 'headersTimeoutMs', 'demo'] as const;
 
 function apiKeysOption(param: string, value: unknown): string[] | undefined {
   if (value === undefined) return undefined;
