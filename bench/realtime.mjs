@@ -217,7 +217,8 @@ async function main() {
   const server = voxmill.createSpeechServer({
     speech,
     auth: [KEY],
-    realtime: { maxSessions: settings.maxSessions },
+    // One key for every session here: the per-client limit would otherwise refuse all past a quarter.
+    realtime: { maxSessions: settings.maxSessions, maxSessionsPerClient: settings.maxSessions },
   });
   const { port } = await server.listen(0, '127.0.0.1');
   const url = `ws://127.0.0.1:${port}/v1/realtime`;
