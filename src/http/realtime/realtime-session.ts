@@ -3,7 +3,6 @@
 // LiveTranscriber; and voxmill's speech extension (`voxmill.speech.*`: text deltas in, audio deltas out) driving a
 // LiveSpeech. Every malformed or refused client event is answered with an `error` event naming the field; the socket
 // is closed only for the session's limits (idle, lifetime, a client that does not read), with a close reason.
-import type { RawData, WebSocket } from 'ws';
 import { decodeALaw, decodeMuLaw } from '../../audio/g711.js';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../../errors.js';
 import type { Speech } from '../../speech.js';
@@ -24,8 +23,26 @@ import type { ResolvedRealtimeOptions } from './realtime-options.js';
 /** What a realtime session needs of the engine. */
 export type RealtimeEngine = Pick<Speech, 'createTranscriber' | 'createLiveSpeech' | 'listVoices' | 'modelIds'>;
 
+/**
+ * What a session uses of its socket (a `ws` WebSocket). Declared here so that the package's types do not need
+ * `@types/ws` in an app that only imports voxmill.
+ */
+export interface RealtimeSocket {
+  readonly readyState: number;
+  readonly OPEN: number;
+  readonly bufferedAmount: number;
+  send(data: string, callback: (error?: Error) => void): void;
+  close(code: number, reason: string): void;
+  terminate(): void;
+  pause(): void;
+  resume(): void;
+  on(event: 'message', listener: (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => void): this;
+  on(event: 'close', listener: () => void): this;
+  on(event: 'error', listener: (error: Error) => void): this;
+}
+
 export interface RealtimeSessionParts {
-  socket: WebSocket;
+  socket: RealtimeSocket;
   engine: RealtimeEngine;
   limits: ResolvedRealtimeOptions;
   openai: ResolvedOpenAiOptions;
@@ -211,7 +228,7 @@ export class RealtimeSession {
     this.#speech = undefined;
   }
 
-  #onMessage(data: RawData, isBinary: boolean): void {
+  #onMessage(data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): void {
     if (this.#closed) return;
     this.#touch();
     if (isBinary) {
