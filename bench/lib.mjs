@@ -455,3 +455,12 @@ export function wordEdits(a, b) {
   }
   return previous[b.length];
 }
+
+/** Floats in [-1, 1] as 16-bit little-endian PCM bytes (clamped, rounded), what a streaming client sends. */
+export function toPcm16(samples) {
+  const out = Buffer.alloc(samples.length * 2);
+  for (let i = 0; i < samples.length; i++) {
+    out.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round((samples[i] ?? 0) * 32768))), 2 * i);
+  }
+  return out;
+}

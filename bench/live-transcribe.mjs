@@ -26,6 +26,7 @@ import {
   sharedAudio,
   sharedDir,
   spread,
+  toPcm16,
   transcriptWords,
   wordEdits,
   writeResults,
@@ -48,14 +49,6 @@ const CLIPS = [
   'LJ001-0007.flac',
   'gb0.wav',
 ];
-
-const toPcm16 = (samples) => {
-  const out = Buffer.alloc(samples.length * 2);
-  for (let i = 0; i < samples.length; i++) {
-    out.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round((samples[i] ?? 0) * 32768))), 2 * i);
-  }
-  return out;
-};
 
 async function realTime(speech, samples, regions, options = {}) {
   const live = speech.createTranscriber(options);

@@ -30,6 +30,7 @@ import {
   sharedAudio,
   sharedDir,
   spread,
+  toPcm16,
   writeResults,
 } from './lib.mjs';
 
@@ -40,14 +41,6 @@ const { settings } = benchArgs('node bench/realtime.mjs [flags]', {
 });
 const KEY = 'bench';
 const CHUNK_MS = 20;
-
-const toPcm16 = (samples) => {
-  const out = Buffer.alloc(samples.length * 2);
-  for (let i = 0; i < samples.length; i++) {
-    out.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round((samples[i] ?? 0) * 32768))), 2 * i);
-  }
-  return out;
-};
 
 /** A connected socket that keeps every event with the time it arrived. */
 function connect(url) {

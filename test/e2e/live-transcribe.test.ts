@@ -14,7 +14,7 @@ import {
   type Speech,
 } from '../../src/index.js';
 import { fixture, sharedAudio, sharedModel } from '../helpers/paths.js';
-import { readPcm16Wav } from '../helpers/wav.js';
+import { pcm16, readPcm16Wav } from '../helpers/wav.js';
 
 const vadModel = sharedModel('whisper/ggml-silero-v6.2.0.bin');
 const tinyEn = fixture('models/ggml-tiny.en-random.bin');
@@ -31,14 +31,6 @@ afterEach(async () => {
   await speech?.close();
   speech = undefined;
 });
-
-function pcm16(samples: Float32Array): Buffer {
-  const out = Buffer.alloc(samples.length * 2);
-  samples.forEach((v, i) => {
-    out.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round(v * 32768))), 2 * i);
-  });
-  return out;
-}
 
 /** Chunks of `ms` milliseconds, as a microphone sends them. */
 function chunks<T extends { length: number; subarray(a: number, b: number): T }>(data: T, perChunk: number): T[] {

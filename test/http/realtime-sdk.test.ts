@@ -22,7 +22,7 @@ import { buildSpeechHandler, type SpeechHandlerControl } from '../../src/http/ha
 import { createSpeech, type Speech } from '../../src/index.js';
 import { fixture, sharedAudio, sharedModel } from '../helpers/paths.js';
 import { type Requirement, requireOpenAiNodeSdk, requirePeerPython } from '../helpers/real-models.js';
-import { readPcm16Wav } from '../helpers/wav.js';
+import { pcm16, readPcm16Wav } from '../helpers/wav.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -55,14 +55,6 @@ const python = (() => {
 const KEY = 'sk-openai-realtime';
 // The random-weight model decodes slowly (it never stops early): jfk's first 4 s, as in test/e2e/live-transcribe.
 const jfk4 = readPcm16Wav(sharedAudio('jfk.wav')).subarray(0, 4 * 16000);
-
-function pcm16(samples: Float32Array): Buffer {
-  const out = Buffer.alloc(samples.length * 2);
-  samples.forEach((v, i) => {
-    out.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round(v * 32768))), 2 * i);
-  });
-  return out;
-}
 
 /** jfk's 4 s, then a second of silence (the server VAD ends the last utterance in it), at each rate. */
 const clip = {

@@ -11,7 +11,7 @@ import { buildSpeechHandler, type SpeechHandlerControl } from '../../src/http/ha
 import type { SpeechHandlerOptions } from '../../src/http/options.js';
 import { createSpeech, type Speech } from '../../src/index.js';
 import { fixture, sharedAudio, sharedModel } from '../helpers/paths.js';
-import { readPcm16Wav } from '../helpers/wav.js';
+import { pcm16, readPcm16Wav } from '../helpers/wav.js';
 
 const KEY = 'sk-realtime';
 const jfk = readPcm16Wav(sharedAudio('jfk.wav'));
@@ -123,14 +123,6 @@ class Client {
   types(): string {
     return this.events.map((e) => e.type).join(', ');
   }
-}
-
-function pcm16(samples: Float32Array): Buffer {
-  const out = Buffer.alloc(samples.length * 2);
-  for (let i = 0; i < samples.length; i++) {
-    out.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round((samples[i] as number) * 32768))), 2 * i);
-  }
-  return out;
 }
 
 /** G.711 mu-law of one sample (the ITU-T encoder: bias, segment, 4 mantissa bits, inverted). */
