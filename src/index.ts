@@ -103,7 +103,7 @@ export {
 } from './models/store.js';
 export { createSpeech, Speech } from './speech.js';
 export { whisperLanguages } from './stt/languages.js';
-export type { LiveTranscriberOptions } from './stt/live-options.js';
+export type { LiveDiarizeOptions, LiveTranscriberOptions } from './stt/live-options.js';
 export { LiveTranscriber, type LiveTranscriptionEvent } from './stt/live-transcriber.js';
 export type {
   AnnotationPolicy,

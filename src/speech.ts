@@ -9,6 +9,7 @@ import { AudioAdmission } from './engine/audio-admission.js';
 import { type ResolvedSpeechConfig, resolveSpeechConfig, type SpeechOptions } from './engine/config.js';
 import { defaultDependencies, type SpeechDependencies, type TtsService } from './engine/dependencies.js';
 import { diarizeInput } from './engine/diarize-flow.js';
+import { liveSpeakerLabels } from './engine/live-speaker-flow.js';
 import { ModelLocator } from './engine/model-locator.js';
 import { ModelRegistry, type SttModelStatus } from './engine/model-registry.js';
 import { transcribeInput } from './engine/transcribe-flow.js';
@@ -223,6 +224,7 @@ export class Speech {
     if (live.prompt !== undefined) base.prompt = live.prompt;
     const transcriber = new LiveTranscriber({
       detector,
+      speakerOf: live.diarize && liveSpeakerLabels(this.#flowContext(), live.diarize),
       // Interims are replaced within a second: greedy, no fallback, no word times, so they cost a fraction of a final.
       transcribe: (samples, signal, interim) =>
         this.transcribe(

@@ -1,7 +1,9 @@
 // The diarization worker thread: features, optional speaker embeddings (ONNX Runtime) and clustering, all of
-// which would hold the event loop for a second or more on long audio.
+// which would hold the event loop for a second or more on long audio; and who spoke in one utterance of a live
+// transcription (`utterance`), on the same model sessions.
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type * as Ort from 'onnxruntime-common';
+import type { SpeechRegion } from '../audio/speech-regions.js';
 import { loadOnnxRuntime } from '../util/onnx-runtime.js';
 import { insideOnnxRuntime } from '../util/onnx-worker.js';
 import { centroids } from './clustering.js';
@@ -10,8 +12,10 @@ import {
   DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES,
   DEFAULT_DIARIZATION_THRESHOLDS,
 } from './config.js';
+import { SAMPLE_RATE } from './features.js';
 import { clipWindows, diarizePcm, type EmbeddingWindow, type KnownSpeakerVector } from './pipeline.js';
-import { frontEndFor } from './speaker-front-end.js';
+import { frontEndFor, type SpeakerFrontEndKind } from './speaker-front-end.js';
+import type { DiarizeSettings } from './types.js';
 import { EMBEDDING_BATCH, embedWindows } from './window-embedder.js';
 import type { DiarizeWorkerData, FromDiarizeWorker, ToDiarizeWorker } from './worker-protocol.js';
 
@@ -108,6 +112,31 @@ async function exitCleanly(): Promise<never> {
   process.exit(0);
 }
 
+type Embed = (samples: Float32Array, windows: EmbeddingWindow[]) => Promise<Float32Array[]>;
+
+/** A voice: the mean of the embeddings of windows over its speech (the windows as one cluster: their centroid). */
+async function voiceOf(
+  embed: Embed,
+  samples: Float32Array,
+  speech: readonly SpeechRegion[],
+  settings: Pick<DiarizeSettings, 'windowSeconds' | 'hopSeconds'>,
+): Promise<Float32Array> {
+  const windows = speech.flatMap((region) => clipWindows(region, settings));
+  const vectors = await embed(samples, windows);
+  const [vector = new Float32Array(0)] = centroids(vectors, new Int32Array(vectors.length), 1);
+  return vector;
+}
+
+/** The settings, with the clustering distances the call left out taken from the method's defaults. */
+function clusteringSettings(settings: DiarizeSettings, method: 'features' | SpeakerFrontEndKind) {
+  return {
+    ...settings,
+    threshold: settings.threshold ?? DEFAULT_DIARIZATION_THRESHOLDS[method],
+    mergeDistance: settings.mergeDistance ?? DEFAULT_DIARIZATION_MERGE_DISTANCES[method],
+    shortSpeakerDistance: settings.shortSpeakerDistance ?? DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES[method],
+  };
+}
+
 /** One job at a time: a cancelled job may still be finishing when the next one arrives. */
 let chain: Promise<void> = Promise.resolve();
 let queued = 0;
@@ -115,7 +144,10 @@ let queued = 0;
 /** How often, at most, a job tells the engine it is alive (the engine's stall timeout is minutes). */
 const HEARTBEAT_MS = 1000;
 
-async function diarize(message: Extract<ToDiarizeWorker, { type: 'diarize' }>): Promise<void> {
+type Job = Extract<ToDiarizeWorker, { type: 'diarize' | 'utterance' }>;
+
+/** Runs a job, answering its result or its error (cancelled: ABORTED). */
+async function runJob(message: Job): Promise<void> {
   const { id } = message;
   let lastHeartbeat = performance.now();
   post({ type: 'progress', id });
@@ -132,29 +164,27 @@ async function diarize(message: Extract<ToDiarizeWorker, { type: 'diarize' }>): 
     if (cancelled.has(id) || shuttingDown) throw new Cancelled();
     const model = message.embeddingModel === undefined ? undefined : await embedder(message.embeddingModel, checkpoint);
     const embed = model?.embed;
-    const method = model?.kind ?? 'features';
-    const threshold = message.settings.threshold ?? DEFAULT_DIARIZATION_THRESHOLDS[method];
-    const mergeDistance = message.settings.mergeDistance ?? DEFAULT_DIARIZATION_MERGE_DISTANCES[method];
-    const shortSpeakerDistance =
-      message.settings.shortSpeakerDistance ?? DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES[method];
+    const settings = clusteringSettings(message.settings, model?.kind ?? 'features');
+    if (message.type === 'utterance') {
+      const { samples } = message;
+      const whole = { start: 0, end: samples.length / SAMPLE_RATE };
+      const turns = await diarizePcm(samples, [whole], { ...settings, embed, checkpoint });
+      const voices: Record<string, Float32Array> = {};
+      for (const label of new Set(turns.map((t) => t.speaker))) {
+        const speech = turns.filter((t) => t.speaker === label);
+        voices[label] = await voiceOf(embed as Embed, samples, speech, message.settings);
+      }
+      const frontEnd = (model as { kind: SpeakerFrontEndKind }).kind;
+      post({ type: 'utterance-speakers', id, speakers: { turns, voices, frontEnd } });
+      return;
+    }
     const knownSpeakers: KnownSpeakerVector[] = [];
-    // The engine sends known voices only with an embedding model; each is the mean of its windows' embeddings.
+    // The engine sends known voices only with an embedding model.
     for (const { name, samples, speech } of embed ? message.knownVoices : []) {
-      const windows = speech.flatMap((region) => clipWindows(region, message.settings));
-      const vectors = await (embed as NonNullable<typeof embed>)(samples, windows);
-      // The clip's windows as one cluster: their centroid is its voice.
-      const [vector = new Float32Array(0)] = centroids(vectors, new Int32Array(vectors.length), 1);
+      const vector = await voiceOf(embed as Embed, samples, speech, message.settings);
       knownSpeakers.push({ name, vector });
     }
-    const turns = await diarizePcm(message.samples, message.regions, {
-      ...message.settings,
-      threshold,
-      mergeDistance,
-      shortSpeakerDistance,
-      embed,
-      knownSpeakers,
-      checkpoint,
-    });
+    const turns = await diarizePcm(message.samples, message.regions, { ...settings, embed, knownSpeakers, checkpoint });
     post({ type: 'result', id, turns });
   } catch (error) {
     if (error instanceof Cancelled) post({ type: 'error', id, code: 'ABORTED', message: 'diarization was cancelled' });
@@ -181,7 +211,7 @@ port.on('message', (message: ToDiarizeWorker) => {
   known.add(message.id);
   queued++;
   chain = chain.then(async () => {
-    await diarize(message);
+    await runJob(message);
     known.delete(message.id);
     queued--;
     if (shuttingDown && queued === 0) await exitCleanly();

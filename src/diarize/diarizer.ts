@@ -1,4 +1,5 @@
-// The engine side of the diarization worker: jobs one at a time through a bounded queue, audio handed over in
+// The engine side of the diarization worker (diarizations, and utterances of live transcriptions): jobs one at a time
+// through a bounded queue, audio handed over in
 // shared memory, on one WorkerClient (started lazily, cancel by id, a dead or stalled worker replaced).
 
 import type { SpeechRegion } from '../audio/speech-regions.js';
@@ -11,7 +12,7 @@ import { WorkerClient, type WorkerErrors } from '../util/worker-client.js';
 import { DEFAULT_DIARIZATION_STALL_TIMEOUT_MS } from './config.js';
 import { SAMPLE_RATE } from './features.js';
 import type { SpeakerTurn } from './turn.js';
-import type { DiarizeSettings, KnownVoice } from './types.js';
+import type { DiarizeSettings, KnownVoice, UtteranceSpeakers } from './types.js';
 import type { FromDiarizeWorker, ToDiarizeWorker } from './worker-protocol.js';
 
 export interface DiarizerOptions {
@@ -85,29 +86,65 @@ export class Diarizer {
     signal?: AbortSignal,
     knownVoices: KnownVoice[] = [],
   ): Promise<SpeakerTurn[]> {
+    return this.#job(
+      samples.length,
+      signal,
+      async (id) => ({
+        type: 'diarize',
+        id,
+        samples: await toShared(samples),
+        regions,
+        settings,
+        embeddingModel,
+        knownVoices,
+      }),
+      (message) => (message.type === 'result' ? message.turns : undefined),
+    );
+  }
+
+  /**
+   * Who spoke in one utterance (live transcription): the pipeline over it with an embedding model, and each local
+   * speaker's voice; in the same queue as diarizations (the worker runs one job at a time).
+   */
+  async utterance(
+    samples: Float32Array,
+    settings: DiarizeSettings,
+    embeddingModel: string,
+    signal?: AbortSignal,
+  ): Promise<UtteranceSpeakers> {
+    return this.#job(
+      samples.length,
+      signal,
+      (id) => ({ type: 'utterance', id, samples, settings, embeddingModel }),
+      (message) => (message.type === 'utterance-speakers' ? message.speakers : undefined),
+    );
+  }
+
+  /** Queues a job, sends it when its turn comes, and answers what `answer` takes from the worker's reply. */
+  async #job<T>(
+    sampleCount: number,
+    signal: AbortSignal | undefined,
+    build: (id: number) => ToDiarizeWorker | Promise<ToDiarizeWorker>,
+    answerOf: (message: FromDiarizeWorker) => T | undefined,
+  ): Promise<T> {
     if (this.closed) throw new ClosedError();
     const lease = this.queue.admit();
     let reply: Promise<unknown> | undefined;
     try {
       await lease.acquire(signal);
-      const shared = await toShared(samples);
+      const id = nextId++;
+      const message = await build(id);
       signal?.throwIfAborted();
       if (this.closed) throw new ClosedError();
-      const id = nextId++;
-      const hours = samples.length / (SAMPLE_RATE * 3600);
+      const hours = sampleCount / (SAMPLE_RATE * 3600);
       const stallTimeoutMs = Math.round(this.stallPerHourMs * Math.max(1, hours));
-      const answer = this.client
-        .request(
-          id,
-          { type: 'diarize', id, samples: shared, regions, settings, embeddingModel, knownVoices },
-          stallTimeoutMs,
-        )
-        .then((message) => {
-          if (message.type === 'result') return message.turns;
-          if (message.type === 'error') throw new DiarizationError(message.message, { code: message.code });
-          // Heartbeats never get here (the client keeps them).
-          throw new DiarizationError(`unexpected ${message.type} message`, { code: 'DIARIZATION_FAILED' });
-        });
+      const answer = this.client.request(id, message, stallTimeoutMs).then((reply) => {
+        const value = answerOf(reply);
+        if (value !== undefined) return value;
+        if (reply.type === 'error') throw new DiarizationError(reply.message, { code: reply.code });
+        // Heartbeats never get here (the client keeps them).
+        throw new DiarizationError(`unexpected ${reply.type} message`, { code: 'DIARIZATION_FAILED' });
+      });
       reply = answer.catch(() => undefined);
       const onAbort = () => this.client.cancel(id);
       signal?.addEventListener('abort', onAbort, { once: true });

@@ -1,7 +1,8 @@
 // Who spoke when, over audio already decoded: speech regions from the Silero VAD, then the louder channel of
 // two-channel audio, or a speaker worker (built-in features or an embedding model) with clustering; and the
-// variant for tinydiarize models, whose speaker-change marks give the turns. Owns the speaker worker (made on
-// first use). Every failure of the steps it runs is a DiarizationError, whatever the step.
+// variant for tinydiarize models, whose speaker-change marks give the turns; and the speakers of an utterance for
+// live labels. Owns the speaker workers (made on first use: one for files, one for live transcriptions). Every failure of the
+// steps it runs is a DiarizationError, whatever the step.
 import type { DecodedAudio } from '../audio/decode.js';
 import type { SpeechRegion, SpeechRegionOptions } from '../audio/speech-regions.js';
 import { ClosedError, DiarizationError, TranscriptionError } from '../errors.js';
@@ -11,7 +12,14 @@ import { channelsDiffer, turnsByChannel } from './channels.js';
 import type { ResolvedDiarizationConfig } from './config.js';
 import { turnStretches } from './tinydiarize.js';
 import type { SpeakerTurn } from './turn.js';
-import type { Diarization, DiarizationMethod, DiarizeSettings, KnownVoice, SpeakerCounts } from './types.js';
+import type {
+  Diarization,
+  DiarizationMethod,
+  DiarizeSettings,
+  KnownVoice,
+  SpeakerCounts,
+  UtteranceSpeakers,
+} from './types.js';
 
 /** Installed paths of the models diarization uses, resolved once per call. */
 export interface DiarizationModels {
@@ -29,6 +37,13 @@ export interface SpeakerWorker {
     signal?: AbortSignal,
     knownVoices?: KnownVoice[],
   ): Promise<SpeakerTurn[]>;
+  /** Who spoke in one utterance, through an embedding model (`Diarizer.utterance`). */
+  utterance(
+    samples: Float32Array,
+    settings: DiarizeSettings,
+    embeddingModel: string,
+    signal?: AbortSignal,
+  ): Promise<UtteranceSpeakers>;
   close(): Promise<void>;
 }
 
@@ -50,6 +65,8 @@ export interface DiarizationServiceOptions {
 export class DiarizationService {
   readonly #options: DiarizationServiceOptions;
   #worker: SpeakerWorker | undefined;
+  /** Live transcriptions' utterance voices get their own worker: never queued behind an hour-long diarization. */
+  #liveWorker: SpeakerWorker | undefined;
   #closed = false;
 
   constructor(options: DiarizationServiceOptions) {
@@ -128,6 +145,23 @@ export class DiarizationService {
     });
   }
 
+  /**
+   * Who spoke in one utterance of a live transcription: turns with labels local to it and each one's voice (live
+   * labels need a model: the built-in features are normalized per recording and cannot compare utterances).
+   */
+  async utteranceSpeakers(
+    samples: Float32Array,
+    settings: SpeakerCounts & Partial<DiarizeSettings>,
+    embeddingModel: string,
+    signal: AbortSignal | undefined,
+  ) {
+    return inDomain(() => {
+      if (this.#closed) throw new ClosedError();
+      this.#liveWorker ??= this.#newWorker();
+      return this.#liveWorker.utterance(samples, { ...this.#options.config.base, ...settings }, embeddingModel, signal);
+    });
+  }
+
   /** Where someone speaks in a known speaker's clip (the VAD may overwrite the samples it gets: pass a copy). */
   async speechOfClip(samples: Float32Array, models: DiarizationModels, signal: AbortSignal | undefined) {
     return inDomain(() =>
@@ -137,16 +171,20 @@ export class DiarizationService {
 
   #speakerWorker(): SpeakerWorker {
     if (this.#closed) throw new ClosedError();
+    this.#worker ??= this.#newWorker();
+    return this.#worker;
+  }
+
+  #newWorker(): SpeakerWorker {
     const { maxQueue, intraOpThreads, stallTimeoutMs } = this.#options.config;
     const { onnxRuntime } = this.#options;
-    this.#worker ??= this.#options.createSpeakerWorker({ maxQueue, intraOpThreads, stallTimeoutMs, onnxRuntime });
-    return this.#worker;
+    return this.#options.createSpeakerWorker({ maxQueue, intraOpThreads, stallTimeoutMs, onnxRuntime });
   }
 
   /** Fails queued and running diarizations with ClosedError; the worker exits after its current call. */
   async close(): Promise<void> {
     this.#closed = true;
-    await this.#worker?.close();
+    await Promise.all([this.#worker?.close(), this.#liveWorker?.close()]);
   }
 }
 

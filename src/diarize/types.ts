@@ -2,6 +2,7 @@
 // answers. Protocol files (worker-protocol.ts) and the engine import these; these import nothing but other domain types.
 import type { AudioInput } from '../audio/decode.js';
 import type { SpeechRegion } from '../audio/speech-regions.js';
+import type { SpeakerFrontEndKind } from './speaker-front-end.js';
 import type { SpeakerTurn } from './turn.js';
 
 /** Per call: how many speakers to expect. */
@@ -40,6 +41,16 @@ export interface KnownVoice {
   name: string;
   samples: Float32Array;
   speech: SpeechRegion[];
+}
+
+/**
+ * Who spoke in one utterance of a live transcription: its turns with labels local to it, the voice (unit mean
+ * embedding) of each local label, and which front end the model takes (its distances have their own scale).
+ */
+export interface UtteranceSpeakers {
+  turns: SpeakerTurn[];
+  voices: Record<string, Float32Array>;
+  frontEnd: SpeakerFrontEndKind;
 }
 
 /** Engine settings of diarization (`createSpeech({ diarization })`). */

@@ -4,7 +4,7 @@ import type { SpeechRegion } from '../audio/speech-regions.js';
 import type { OnnxWorkerData } from '../util/onnx-worker.js';
 import type { CancelMessage } from '../util/worker-client.js';
 import type { SpeakerTurn } from './turn.js';
-import type { DiarizeSettings, KnownVoice } from './types.js';
+import type { DiarizeSettings, KnownVoice, UtteranceSpeakers } from './types.js';
 
 export interface DiarizeWorkerData extends OnnxWorkerData {
   /** ONNX Runtime intra-op threads for a speaker-embedding model. */
@@ -24,6 +24,15 @@ export type ToDiarizeWorker =
       /** Speakers to recognize by name (only with an embedding model): short clips, copied with the message. */
       knownVoices: KnownVoice[];
     }
+  | {
+      /** Who spoke in one utterance (live transcription): the pipeline over it, and each speaker's voice. */
+      type: 'utterance';
+      id: number;
+      /** 16 kHz mono PCM of the utterance, copied with the message (seconds, not hours). */
+      samples: Float32Array;
+      settings: DiarizeSettings;
+      embeddingModel: string;
+    }
   | CancelMessage
   | { type: 'shutdown' };
 
@@ -31,4 +40,6 @@ export type FromDiarizeWorker =
   /** A heartbeat: the job is still going (sent at the pipeline's checkpoints, at most once a second). */
   | { type: 'progress'; id: number }
   | { type: 'result'; id: number; turns: SpeakerTurn[] }
+  /** An `utterance` job's answer. */
+  | { type: 'utterance-speakers'; id: number; speakers: UtteranceSpeakers }
   | { type: 'error'; id: number; code: string; message: string };

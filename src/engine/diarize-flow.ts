@@ -30,7 +30,7 @@ export interface DiarizeFlowContext {
  */
 export function diarizationModels(
   { config, locator }: Pick<DiarizeFlowContext, 'config' | 'locator'>,
-  request: SpeakerRequest,
+  request: Pick<SpeakerRequest, 'knownSpeakers'>,
   param: string,
 ): DiarizationModels {
   if (config.vadModel === null) {

@@ -2,9 +2,10 @@
 // that name the option.
 
 import { readVadSettings, VAD_DEFAULTS, type VadSettings } from '../audio/vad-settings.js';
-import { InvalidOptionValueError } from '../errors.js';
+import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 import {
   integerOption,
+  isPlainObject,
   numberOption,
   objectOption,
   rejectUnknownKeys,
@@ -34,9 +35,38 @@ export interface LiveTranscriberOptions {
   maxUtteranceSeconds?: number;
   /** Ended utterances waiting for their transcription before writes are held back (1 to 100). Default 2. */
   maxPendingUtterances?: number;
+  /**
+   * Label each final with its speaker (`speaker_1`, `speaker_2`, ... by first appearance; a label once given never
+   * changes): `true`, or `{ maxSpeakers, threshold }`. Needs a speaker-embedding model (configured as
+   * `diarization.embeddingModel` or installed). Each utterance is one speaker: turns inside an utterance are not
+   * split. Default off.
+   */
+  diarize?: boolean | LiveDiarizeOptions;
   /** Ends the transcription: the stream is destroyed with the signal's reason. */
   signal?: AbortSignal;
 }
+
+/** Speaker labels of a live transcription. */
+export interface LiveDiarizeOptions {
+  /** Speakers at most (1 to 32); past it, a new voice joins the closest speaker. Default 8. */
+  maxSpeakers?: number;
+  /**
+   * Cosine distance (0 to 2) within which an utterance's voice joins a speaker heard before, else it opens a new one.
+   * Default by model: GE2E 0.3 (see LIVE_SPEAKER_THRESHOLDS).
+   */
+  threshold?: number;
+  /** Utterances shorter than this (seconds, 0 to 30) never open a speaker nor move one's voice. Default 1. */
+  minSeconds?: number;
+}
+
+/**
+ * Default live thresholds by the model's front end, chosen on the generated development set (BENCHMARKS.md, "Live
+ * speaker labels"). Kaldi-fbank models (WeSpeaker, 3D-Speaker) take their offline default: none was at hand to measure.
+ */
+export const LIVE_SPEAKER_THRESHOLDS = { ge2e: 0.3, 'kaldi-fbank': 0.6 } as const;
+export const LIVE_SPEAKER_DEFAULTS = { maxSpeakers: 8, minSeconds: 1 } as const;
+/** Ranges of the `diarize` options, [min, max] (the realtime endpoint checks its own names against them). */
+export const LIVE_SPEAKER_RANGES = { maxSpeakers: [1, 32], threshold: [0, 2], minSeconds: [0, 30] } as const;
 
 /** Defaults of a live transcription's VAD: an utterance ends after half a second of silence. */
 export const LIVE_VAD_DEFAULTS = { ...VAD_DEFAULTS, minSilenceMs: 500, speechPadMs: 200 } as const;
@@ -55,6 +85,8 @@ export interface NormalizedLiveTranscriberOptions {
   interimIntervalMs: number;
   maxUtteranceSeconds: number;
   maxPendingUtterances: number;
+  /** Off when undefined; threshold undefined: the model's default. */
+  diarize: { maxSpeakers: number; threshold: number | undefined; minSeconds: number } | undefined;
   signal: AbortSignal | undefined;
 }
 
@@ -67,8 +99,10 @@ const KEYS = [
   'interimIntervalMs',
   'maxUtteranceSeconds',
   'maxPendingUtterances',
+  'diarize',
   'signal',
 ] as const;
+const DIARIZE_KEYS = ['maxSpeakers', 'threshold', 'minSeconds'] as const;
 const VAD_KEYS = ['threshold', 'minSpeechMs', 'minSilenceMs', 'speechPadMs'] as const;
 
 export function normalizeLiveTranscriberOptions(options: unknown): NormalizedLiveTranscriberOptions {
@@ -93,6 +127,23 @@ export function normalizeLiveTranscriberOptions(options: unknown): NormalizedLiv
       numberOption('maxUtteranceSeconds', raw.maxUtteranceSeconds, 1, 120) ?? DEFAULT_MAX_UTTERANCE_SECONDS,
     maxPendingUtterances:
       integerOption('maxPendingUtterances', raw.maxPendingUtterances, 1, 100) ?? DEFAULT_MAX_PENDING_UTTERANCES,
+    diarize: liveDiarize(raw.diarize),
     signal: signalOption('signal', raw.signal),
+  };
+}
+
+function liveDiarize(value: unknown): NormalizedLiveTranscriberOptions['diarize'] {
+  if (value === undefined || value === false) return undefined;
+  if (value !== true && !isPlainObject(value)) {
+    throw new InvalidOptionTypeError('diarize', 'true, false or { maxSpeakers, threshold, minSeconds }', value);
+  }
+  const raw = value === true ? {} : value;
+  rejectUnknownKeys('diarize', raw, DIARIZE_KEYS);
+  const { maxSpeakers, threshold, minSeconds } = LIVE_SPEAKER_RANGES;
+  return {
+    maxSpeakers:
+      integerOption('diarize.maxSpeakers', raw.maxSpeakers, ...maxSpeakers) ?? LIVE_SPEAKER_DEFAULTS.maxSpeakers,
+    threshold: numberOption('diarize.threshold', raw.threshold, ...threshold),
+    minSeconds: numberOption('diarize.minSeconds', raw.minSeconds, ...minSeconds) ?? LIVE_SPEAKER_DEFAULTS.minSeconds,
   };
 }

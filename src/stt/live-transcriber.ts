@@ -12,6 +12,7 @@ import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { StreamResampler } from '../audio/resample.js';
 import type { SpeechDetector, SpeechEvent } from '../audio/speech-detector.js';
+import type { SpeakerTurn } from '../diarize/turn.js';
 import { InvalidOptionTypeError, QueueFullError, TranscriptionError } from '../errors.js';
 import { abortReason } from '../util/job.js';
 import type { Transcription, Word } from './types.js';
@@ -44,6 +45,14 @@ export type LiveTranscriptionEvent =
       end: number;
       language: string;
       words: Word[];
+      /**
+       * With `diarize`: who said most of it, `speaker_1`, `speaker_2`, ... by first appearance in the stream (a label
+       * once given never changes); each word has its `speaker` too. Absent when no speech was found to embed or the
+       * speaker worker's queue was full.
+       */
+      speaker?: string;
+      /** With `diarize`: who spoke when within the utterance (several speakers when a turn had no pause). */
+      turns?: SpeakerTurn[];
     }
   /**
    * An utterance that could not be transcribed because the engine's queue was full (`QueueFullError`); the stream
@@ -61,10 +70,18 @@ export type UtteranceTranscriber = (
   interim: boolean,
 ) => Promise<Transcription>;
 
+/**
+ * Who spoke in an ended utterance (16 kHz samples): turns in seconds from its start, labelled for the whole stream;
+ * called in utterance order.
+ */
+export type UtteranceSpeaker = (samples: Float32Array, signal: AbortSignal) => Promise<SpeakerTurn[]>;
+
 export interface LiveTranscriberParts {
   /** The VAD that cuts utterances; none: they end only at commit() (and at maxUtteranceSeconds). */
   detector: SpeechDetector | undefined;
   transcribe: UtteranceTranscriber;
+  /** Labels each final with its speaker (diarize on); absent: finals carry no speaker. */
+  speakerOf?: UtteranceSpeaker | undefined;
   sampleRate: number;
   interimIntervalMs: number;
   maxUtteranceSeconds: number;
@@ -400,6 +417,14 @@ export class LiveTranscriber extends Writable {
           });
           return;
         }
+        // Who spoke runs beside what was said (the speaker worker is another thread); a full speaker queue costs
+        // the label, not the text.
+        const speaker = this.#parts.speakerOf?.(samples, this.#stop.signal).catch((error: unknown) => {
+          if (error instanceof QueueFullError) return undefined;
+          throw error;
+        });
+        // Settled below either way: a failed decode must not leave it rejected and unobserved.
+        speaker?.catch(() => undefined);
         let result: Transcription;
         try {
           result = await this.#decode(samples, false);
@@ -409,6 +434,7 @@ export class LiveTranscriber extends Writable {
           this.#emit({ type: 'failed', utterance: utterance.index, start: offset, end: end / RATE, error });
           return;
         }
+        const turns = ((await speaker) ?? []).map((t) => ({ ...t, start: t.start + offset, end: t.end + offset }));
         if (this.destroyed) return;
         this.#emit({
           type: 'final',
@@ -417,7 +443,11 @@ export class LiveTranscriber extends Writable {
           start: offset,
           end: end / RATE,
           language: result.language,
-          words: (result.words ?? []).map((w) => ({ ...w, start: w.start + offset, end: w.end + offset })),
+          ...withSpeakers(
+            (result.words ?? []).map((w) => ({ ...w, start: w.start + offset, end: w.end + offset })),
+            turns,
+            this.#parts.speakerOf !== undefined,
+          ),
         });
       } catch (error) {
         if (!this.destroyed) this.destroy(error as Error);
@@ -489,4 +519,27 @@ export class LiveTranscriber extends Writable {
     const to = Math.max(from, Math.min(this.#length, end - this.#offset));
     return this.#audio.slice(from, to);
   }
+}
+
+/**
+ * The words with their speakers (the turn holding each word's middle, else the nearest), the turns, and the speaker
+ * of most of the time; only the words when speakers are off.
+ */
+function withSpeakers(
+  words: Word[],
+  turns: SpeakerTurn[],
+  on: boolean,
+): { words: Word[]; speaker?: string; turns?: SpeakerTurn[] } {
+  if (!on) return { words };
+  if (turns.length === 0) return { words, turns };
+  const seconds = new Map<string, number>();
+  for (const t of turns) seconds.set(t.speaker, (seconds.get(t.speaker) ?? 0) + t.end - t.start);
+  const speaker = [...seconds].reduce((a, b) => (b[1] > a[1] ? b : a))[0];
+  const distance = (t: SpeakerTurn, at: number) => (at < t.start ? t.start - at : at > t.end ? at - t.end : 0);
+  const labelled = words.map((w) => {
+    const middle = (w.start + w.end) / 2;
+    const turn = turns.reduce((a, b) => (distance(b, middle) < distance(a, middle) ? b : a));
+    return { ...w, speaker: turn.speaker };
+  });
+  return { words: labelled, speaker, turns };
 }

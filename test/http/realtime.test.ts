@@ -252,6 +252,10 @@ describe('/v1/realtime: malformed events get an error event and the session goes
     });
     client.send({ type: 'session.update', session: { audio: { input: { transcription: { model: 'nope' } } } } });
     expect((await client.next('error')).error).toMatchObject({ code: 'model_not_found' });
+    client.send({ type: 'session.update', session: { voxmill: { diarize: { max_speakers: 0 } } } });
+    expect((await client.next('error')).error).toMatchObject({ param: 'session.voxmill.diarize.max_speakers' });
+    client.send({ type: 'session.update', session: { voxmill: { diarize: { speakers: 2 } } } });
+    expect((await client.next('error')).error).toMatchObject({ param: 'session.voxmill.diarize.speakers' });
     client.send({ type: 'input_audio_buffer.append', audio: '***' });
     expect((await client.next('error')).error).toMatchObject({ code: 'invalid_value', param: 'audio' });
     client.send({ type: 'input_audio_buffer.append', audio: 5 });

@@ -9,6 +9,7 @@ import {
   ClosedError,
   DiarizationError,
   InvalidOptionTypeError,
+  InvalidOptionValueError,
   ModelNotFoundError,
   QueueFullError,
   TranscriptionError,
@@ -131,6 +132,12 @@ function harness(options: SpeechOptions = {}, overrides: Partial<SpeechDependenc
       run: async (_samples, regions) => [
         { start: regions[0]?.start ?? 0, end: regions[0]?.end ?? 0, speaker: 'speaker_1' },
       ],
+      // One speaker per utterance, its voice the sign of the first sample: two speakers a test can tell apart.
+      utterance: async (samples: Float32Array) => ({
+        turns: [{ start: 0, end: samples.length / SECOND, speaker: 'speaker_1' }],
+        voices: { speaker_1: (samples[0] ?? 0) >= 0 ? Float32Array.of(1, 0) : Float32Array.of(0, 1) },
+        frontEnd: 'ge2e' as const,
+      }),
       close: async () => undefined,
     }),
     createTtsService: () => tts,
@@ -242,6 +249,32 @@ describe('Speech (fakes)', () => {
     const result = await h.speech.transcribe(new Float32Array(SECOND), { diarize: true, timestamps: 'word' });
     expect(result.segments?.[0]?.speaker).toBe('speaker_1');
     expect(result.words?.every((word) => word.speaker === 'speaker_1')).toBe(true);
+  });
+
+  it('labels live finals with speakers (diarize) through the embedding model, and names diarize without one', async () => {
+    const h = harness({ diarization: { embeddingModel: '/models/ge2e.onnx' } });
+    const live = h.speech.createTranscriber({ vad: false, interimIntervalMs: 0, diarize: { maxSpeakers: 4 } });
+    const finals: Array<{ speaker?: string }> = [];
+    live.on('final', (event: { speaker?: string }) => finals.push(event));
+    // The fake voice is the sign of an utterance's first sample: A, B, A.
+    for (const level of [0.1, -0.1, 0.1]) {
+      live.write(new Float32Array(2 * SECOND).fill(level));
+      await live.commit();
+    }
+    live.end();
+    await new Promise((resolve) => live.once('finish', resolve));
+    expect(finals.map((f) => f.speaker)).toEqual(['speaker_1', 'speaker_2', 'speaker_1']);
+
+    const none = harness();
+    expect(() => none.speech.createTranscriber({ vad: false, diarize: true })).toThrow(InvalidOptionValueError);
+    expect(() => none.speech.createTranscriber({ vad: false, diarize: true })).toThrow(/diarize.*speaker-embedding/);
+    expect(() => h.speech.createTranscriber({ vad: false, diarize: 'yes' as never })).toThrow(InvalidOptionTypeError);
+    expect(() => h.speech.createTranscriber({ vad: false, diarize: { maxSpeakers: 0 } })).toThrow(
+      /diarize\.maxSpeakers/,
+    );
+    expect(() => h.speech.createTranscriber({ vad: false, diarize: { speakers: 2 } as never })).toThrow(
+      /diarize\.speakers/,
+    );
   });
 
   it('reports a VAD failure inside diarize() as a DiarizationError with the cause kept', async () => {

@@ -4,8 +4,15 @@
 // accepted and ignored, so that unchanged clients work; wrong values get an error naming the field.
 
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../../errors.js';
-import { LIVE_VAD_DEFAULTS } from '../../stt/live-options.js';
-import { integerOption, isPlainObject, numberOption, objectOption, stringOption } from '../../util/validate.js';
+import { LIVE_SPEAKER_RANGES, LIVE_VAD_DEFAULTS, type LiveDiarizeOptions } from '../../stt/live-options.js';
+import {
+  integerOption,
+  isPlainObject,
+  numberOption,
+  objectOption,
+  rejectUnknownKeys,
+  stringOption,
+} from '../../util/validate.js';
 
 /** Input audio: 16-bit little-endian PCM at `rate`, or G.711 at 8 kHz. */
 export type RealtimeAudioFormat = { type: 'pcm16'; rate: 16000 | 24000 } | { type: 'pcmu' | 'pcma'; rate: 8000 };
@@ -29,6 +36,8 @@ export interface RealtimeConfig {
   interimIntervalMs: number;
   /** voxmill: the voice and speed of `voxmill.speech.*`. */
   speech: { voice: string | undefined; speed: number | undefined };
+  /** voxmill: speaker labels on completed transcriptions (`voxmill.diarize`); false: none. */
+  diarize: LiveDiarizeOptions | false;
 }
 
 /** OpenAI's server VAD defaults, except the silence: voxmill's live default (500 ms, the same as OpenAI's). */
@@ -46,6 +55,7 @@ export const DEFAULT_REALTIME_CONFIG: Readonly<RealtimeConfig> = {
   turnDetection: DEFAULT_TURN_DETECTION,
   interimIntervalMs: 0,
   speech: { voice: undefined, speed: undefined },
+  diarize: false,
 };
 
 /** Which of OpenAI's session shapes a client speaks: the answer uses the same. */
@@ -156,6 +166,25 @@ function readVoxmill(value: unknown, next: RealtimeConfig): void {
     next.speech.voice = stringOption('session.voxmill.speech.voice', nullable(speech.voice), 256);
   if (speech.speed !== undefined)
     next.speech.speed = numberOption('session.voxmill.speech.speed', nullable(speech.speed));
+  if (v.diarize !== undefined) next.diarize = readDiarize(nullable(v.diarize));
+}
+
+/** `voxmill.diarize`: true, false / null, or `{ max_speakers, threshold, min_seconds }`. */
+function readDiarize(value: unknown): RealtimeConfig['diarize'] {
+  const param = 'session.voxmill.diarize';
+  if (value === undefined || value === false) return false;
+  if (value === true) return {};
+  const raw = objectOption(param, value);
+  rejectUnknownKeys(param, raw, ['max_speakers', 'threshold', 'min_seconds']);
+  const { maxSpeakers, threshold, minSeconds } = LIVE_SPEAKER_RANGES;
+  const options: LiveDiarizeOptions = {};
+  const max = integerOption(`${param}.max_speakers`, nullable(raw.max_speakers), ...maxSpeakers);
+  if (max !== undefined) options.maxSpeakers = max;
+  const distance = numberOption(`${param}.threshold`, nullable(raw.threshold), ...threshold);
+  if (distance !== undefined) options.threshold = distance;
+  const seconds = numberOption(`${param}.min_seconds`, nullable(raw.min_seconds), ...minSeconds);
+  if (seconds !== undefined) options.minSeconds = seconds;
+  return options;
 }
 
 /** The session as the client's dialect writes it (in `session.created` / `.updated`). */
@@ -174,6 +203,11 @@ export function sessionObject(id: string, config: RealtimeConfig, dialect: Sessi
   const voxmill = {
     interim_interval_ms: config.interimIntervalMs,
     speech: { voice: config.speech.voice ?? null, speed: config.speech.speed ?? null },
+    diarize: config.diarize && {
+      max_speakers: config.diarize.maxSpeakers ?? null,
+      threshold: config.diarize.threshold ?? null,
+      min_seconds: config.diarize.minSeconds ?? null,
+    },
   };
   if (dialect === 'beta') {
     const formats = { pcm16: 'pcm16', pcmu: 'g711_ulaw', pcma: 'g711_alaw' } as const;

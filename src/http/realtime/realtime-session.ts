@@ -384,6 +384,7 @@ export class RealtimeSession {
       sampleRate: config.format.rate,
       vad: vad ?? false,
       interimIntervalMs: config.interimIntervalMs,
+      ...(config.diarize ? { diarize: config.diarize } : {}),
       signal: this.#stop.signal,
     });
     const generation = ++this.#generation;
@@ -487,6 +488,7 @@ export class RealtimeSession {
             audio_end_ms: ms(event.end),
             language: event.language,
             words: event.words.map((w) => ({ word: w.word, start_ms: ms(w.start), end_ms: ms(w.end) })),
+            ...(event.speaker === undefined ? {} : { speaker: event.speaker }),
           },
         });
         if (this.#dialect === 'ga')
