@@ -2,11 +2,11 @@
 // Speaker labels of live transcription (`createTranscriber({ diarize: true })`) on the generated development set:
 // each conversation is streamed through the public API (real tiny.en, real GE2E, 100 ms chunks as fast as the
 // transcriber takes them), its finals (start, end, speaker) are scored as turns against the RTTM truth (the project's
-// DER: 0.25 s collar, overlaps scored), and the speaker count is checked. With --thresholds, each final's voice is
-// diarized again from the same samples and the online clustering (LiveSpeakers) replayed at each threshold: the
+// DER: 0.25 s collar, overlaps scored), and the speaker count is checked. With --grid, each final's voice is
+// diarized again from the same samples and the online clustering (LiveSpeakers) replayed with each setting: the
 // sweep that chose LIVE_SPEAKER_THRESHOLDS, without decoding every file once per threshold.
 //
-//   node bench/live-speakers.mjs [--match TEXT] [--devset DIR] [--thresholds JSON] [--json]
+//   node bench/live-speakers.mjs [--match TEXT] [--devset DIR] [--grid JSON] [--json]
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -17,7 +17,7 @@ import { benchArgs, distEntry, ensureDist, flag, realModels, root, sharedDir, wr
 const { settings } = benchArgs('node bench/live-speakers.mjs [flags]', {
   match: flag.string('only files whose name contains this', { value: 'TEXT', defaultText: 'all' }),
   devset: flag.string('the development set to score', { value: 'DIR', defaultText: 'test/fixtures/diarize-dev' }),
-  thresholds: flag.json('thresholds to replay the online clustering at', []),
+  grid: flag.json('LiveSpeakers settings to replay the online clustering with, e.g. {"threshold":[0.2,0.25]}', {}),
   json: flag.boolean('write bench/results/live-speakers.json'),
 });
 ensureDist();
@@ -88,7 +88,9 @@ const speech = voxmill.createSpeech({
   diarization: { embeddingModel: ge2e },
   idleUnloadMs: 0,
 });
-const replay = settings.thresholds.length > 0;
+const keys = Object.keys(settings.grid);
+const combos = keys.reduce((acc, key) => acc.flatMap((c) => settings.grid[key].map((v) => ({ ...c, [key]: v }))), [{}]);
+const replay = keys.length > 0;
 const diarizer = replay ? new Diarizer({ intraOpThreads: 1, maxQueue: 1000, onnxRuntime: 'auto' }) : undefined;
 // What the live flow asks of the worker for each utterance (src/engine/live-speaker-flow.ts).
 const utteranceSettings = {
@@ -138,9 +140,9 @@ console.log(
   `live (default threshold ${LIVE_SPEAKER_THRESHOLDS.ge2e}): ${live.text}; stream at ${(audioSeconds / wallSeconds).toFixed(1)}x real time`,
 );
 const sweep = [];
-for (const threshold of settings.thresholds) {
+for (const combo of replay ? combos : []) {
   const replayed = voicesPerFile.map(({ file, reference, utterances }) => {
-    const speakers = new LiveSpeakers({ threshold, ...LIVE_SPEAKER_DEFAULTS });
+    const speakers = new LiveSpeakers({ threshold: LIVE_SPEAKER_THRESHOLDS.ge2e, ...LIVE_SPEAKER_DEFAULTS, ...combo });
     return score(
       file,
       reference,
@@ -148,7 +150,7 @@ for (const threshold of settings.thresholds) {
     );
   });
   const s = summary(replayed);
-  sweep.push({ threshold, meanDer: s.meanDer, countRight: s.countRight });
-  console.log(`threshold ${threshold.toFixed(2)}: ${s.text}`);
+  sweep.push({ ...combo, meanDer: s.meanDer, countRight: s.countRight });
+  console.log(`${JSON.stringify(combo)}: ${s.text}`);
 }
 if (settings.json) writeResults('live-speakers', { rows, summary: live, sweep, audioSeconds, wallSeconds });

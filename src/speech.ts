@@ -201,15 +201,19 @@ export class Speech {
    * Live transcription of audio that arrives as it is spoken (a microphone, a call): write 16-bit PCM bytes,
    * Int16Array or Float32Array chunks at `sampleRate` to the returned {@link LiveTranscriber}; it emits
    * `speech_started` / `speech_stopped` (Silero VAD run incrementally), `interim` text while an utterance is open
-   * and a `final` result per utterance with word times relative to the stream (also through `events()`). Needs the
-   * engine's `vadModel` installed (unless `vad: false`: then `commit()` ends each utterance).
-   * @throws InvalidOptionTypeError / InvalidOptionValueError naming the option, ModelNotFoundError (VAD model or
-   *   `model`), ClosedError.
+   * and a `final` result per utterance with word times relative to the stream (also through `events()`), and with
+   * `diarize` its speakers. Needs the engine's `vadModel` installed (unless `vad: false`: then `commit()` ends each
+   * utterance), and for `diarize` a speaker-embedding model.
+   * @throws InvalidOptionTypeError / InvalidOptionValueError naming the option (`diarize` when no speaker-embedding
+   *   model is configured or installed), ModelNotFoundError (VAD model, `model`, or the configured embedding model),
+   *   ClosedError.
    */
   createTranscriber(options: LiveTranscriberOptions = {}): LiveTranscriber {
     if (this.#closed) throw new ClosedError();
     const live = normalizeLiveTranscriberOptions(options);
     live.signal?.throwIfAborted();
+    // Before the detector (a native object): a refused `diarize` must leave nothing behind.
+    const speakerOf = live.diarize && liveSpeakerLabels(this.#flowContext(), live.diarize);
     let detector: SpeechDetector | undefined;
     if (live.vad) {
       if (this.#config.vadModel === null) {
@@ -224,7 +228,7 @@ export class Speech {
     if (live.prompt !== undefined) base.prompt = live.prompt;
     const transcriber = new LiveTranscriber({
       detector,
-      speakerOf: live.diarize && liveSpeakerLabels(this.#flowContext(), live.diarize),
+      speakerOf,
       // Interims are replaced within a second: greedy, no fallback, no word times, so they cost a fraction of a final.
       transcribe: (samples, signal, interim) =>
         this.transcribe(

@@ -48,6 +48,12 @@ async function toShared(samples: Float32Array): Promise<Float32Array> {
 
 let nextId = 1;
 
+/**
+ * Silence from the worker after which a live utterance's job fails: heartbeats come every second, and the first job
+ * loads the model (GE2E: under a second; a large WeSpeaker model a few).
+ */
+export const UTTERANCE_STALL_TIMEOUT_MS = 30_000;
+
 export class Diarizer {
   private readonly client: WorkerClient<ToDiarizeWorker, FromDiarizeWorker>;
   private readonly queue: WorkQueue;
@@ -86,8 +92,9 @@ export class Diarizer {
     signal?: AbortSignal,
     knownVoices: KnownVoice[] = [],
   ): Promise<SpeakerTurn[]> {
+    const hours = samples.length / (SAMPLE_RATE * 3600);
     return this.#job(
-      samples.length,
+      Math.round(this.stallPerHourMs * Math.max(1, hours)),
       signal,
       async (id) => ({
         type: 'diarize',
@@ -104,7 +111,8 @@ export class Diarizer {
 
   /**
    * Who spoke in one utterance (live transcription): the pipeline over it with an embedding model, and each local
-   * speaker's voice; in the same queue as diarizations (the worker runs one job at a time).
+   * speaker's voice. A live job that hears nothing from the worker for UTTERANCE_STALL_TIMEOUT_MS fails (and the
+   * worker is replaced): every live stream on this worker waits for it.
    */
   async utterance(
     samples: Float32Array,
@@ -113,7 +121,7 @@ export class Diarizer {
     signal?: AbortSignal,
   ): Promise<UtteranceSpeakers> {
     return this.#job(
-      samples.length,
+      UTTERANCE_STALL_TIMEOUT_MS,
       signal,
       (id) => ({ type: 'utterance', id, samples, settings, embeddingModel }),
       (message) => (message.type === 'utterance-speakers' ? message.speakers : undefined),
@@ -122,7 +130,7 @@ export class Diarizer {
 
   /** Queues a job, sends it when its turn comes, and answers what `answer` takes from the worker's reply. */
   async #job<T>(
-    sampleCount: number,
+    stallTimeoutMs: number,
     signal: AbortSignal | undefined,
     build: (id: number) => ToDiarizeWorker | Promise<ToDiarizeWorker>,
     answerOf: (message: FromDiarizeWorker) => T | undefined,
@@ -136,8 +144,6 @@ export class Diarizer {
       const message = await build(id);
       signal?.throwIfAborted();
       if (this.closed) throw new ClosedError();
-      const hours = sampleCount / (SAMPLE_RATE * 3600);
-      const stallTimeoutMs = Math.round(this.stallPerHourMs * Math.max(1, hours));
       const answer = this.client.request(id, message, stallTimeoutMs).then((reply) => {
         const value = answerOf(reply);
         if (value !== undefined) return value;

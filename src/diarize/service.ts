@@ -181,7 +181,7 @@ export class DiarizationService {
     return this.#options.createSpeakerWorker({ maxQueue, intraOpThreads, stallTimeoutMs, onnxRuntime });
   }
 
-  /** Fails queued and running diarizations with ClosedError; the worker exits after its current call. */
+  /** Fails queued and running diarizations with ClosedError; both workers exit after their current call. */
   async close(): Promise<void> {
     this.#closed = true;
     await Promise.all([this.#worker?.close(), this.#liveWorker?.close()]);

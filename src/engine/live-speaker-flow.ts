@@ -37,6 +37,7 @@ export function liveSpeakerLabels(
       maxSpeakers: options.maxSpeakers,
       minSeconds: options.minSeconds,
     });
-    return speakers.label(found.turns, found.voices);
+    const stream = speakers;
+    return () => stream.label(found.turns, found.voices);
   };
 }

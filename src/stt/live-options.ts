@@ -2,6 +2,7 @@
 // that name the option.
 
 import { readVadSettings, VAD_DEFAULTS, type VadSettings } from '../audio/vad-settings.js';
+import { DEFAULT_DIARIZATION_THRESHOLDS } from '../diarize/config.js';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 import {
   integerOption,
@@ -36,10 +37,10 @@ export interface LiveTranscriberOptions {
   /** Ended utterances waiting for their transcription before writes are held back (1 to 100). Default 2. */
   maxPendingUtterances?: number;
   /**
-   * Label each final with its speaker (`speaker_1`, `speaker_2`, ... by first appearance; a label once given never
-   * changes): `true`, or `{ maxSpeakers, threshold }`. Needs a speaker-embedding model (configured as
-   * `diarization.embeddingModel` or installed). Each utterance is one speaker: turns inside an utterance are not
-   * split. Default off.
+   * Label each final with its speakers (`speaker_1`, `speaker_2`, ... by first appearance; a label once given never
+   * changes): `true`, or `{ maxSpeakers, threshold, minSeconds }`. Each utterance is diarized on its own (so a
+   * change of speaker without a pause is found), and its speakers' voices are matched with those heard before.
+   * Needs a speaker-embedding model (configured as `diarization.embeddingModel` or installed). Default off.
    */
   diarize?: boolean | LiveDiarizeOptions;
   /** Ends the transcription: the stream is destroyed with the signal's reason. */
@@ -51,8 +52,8 @@ export interface LiveDiarizeOptions {
   /** Speakers at most (1 to 32); past it, a new voice joins the closest speaker. Default 8. */
   maxSpeakers?: number;
   /**
-   * Cosine distance (0 to 2) within which an utterance's voice joins a speaker heard before, else it opens a new one.
-   * Default by model: GE2E 0.3 (see LIVE_SPEAKER_THRESHOLDS).
+   * Cosine distance (0 to 2) within which a voice in an utterance joins a speaker heard before, else it opens a new
+   * one. Default by model: GE2E 0.2; Kaldi-fbank models (WeSpeaker, 3D-Speaker) their file default, 0.6.
    */
   threshold?: number;
   /** Utterances shorter than this (seconds, 0 to 30) never open a speaker nor move one's voice. Default 1. */
@@ -60,10 +61,14 @@ export interface LiveDiarizeOptions {
 }
 
 /**
- * Default live thresholds by the model's front end, chosen on the generated development set (BENCHMARKS.md, "Live
- * speaker labels"). Kaldi-fbank models (WeSpeaker, 3D-Speaker) take their offline default: none was at hand to measure.
+ * Default live thresholds by the model's front end: GE2E's chosen on the generated development set (BENCHMARKS.md,
+ * "Live speaker labels"); Kaldi-fbank models (WeSpeaker, 3D-Speaker) take their file default, none being at hand to
+ * measure.
  */
-export const LIVE_SPEAKER_THRESHOLDS = { ge2e: 0.3, 'kaldi-fbank': 0.6 } as const;
+export const LIVE_SPEAKER_THRESHOLDS = {
+  ge2e: 0.2,
+  'kaldi-fbank': DEFAULT_DIARIZATION_THRESHOLDS['kaldi-fbank'],
+} as const;
 export const LIVE_SPEAKER_DEFAULTS = { maxSpeakers: 8, minSeconds: 1 } as const;
 /** Ranges of the `diarize` options, [min, max] (the realtime endpoint checks its own names against them). */
 export const LIVE_SPEAKER_RANGES = { maxSpeakers: [1, 32], threshold: [0, 2], minSeconds: [0, 30] } as const;

@@ -47,12 +47,19 @@ export type LiveTranscriptionEvent =
       words: Word[];
       /**
        * With `diarize`: who said most of it, `speaker_1`, `speaker_2`, ... by first appearance in the stream (a label
-       * once given never changes); each word has its `speaker` too. Absent when no speech was found to embed or the
-       * speaker worker's queue was full.
+       * once given never changes). Absent when no turn was found (nothing the model could embed) or labelling failed.
        */
       speaker?: string;
-      /** With `diarize`: who spoke when within the utterance (several speakers when a turn had no pause). */
+      /**
+       * With `diarize`: who spoke when within the utterance (several speakers when a turn had no pause); each word
+       * then has its `speaker` (the turn holding its middle, else the nearest). Empty when none was found.
+       */
       turns?: SpeakerTurn[];
+      /**
+       * With `diarize`: why this utterance has no speakers (`QueueFullError`: the speaker worker was busy;
+       * `DiarizationError`: it failed). The text is still final; the stream goes on.
+       */
+      speakerError?: Error;
     }
   /**
    * An utterance that could not be transcribed because the engine's queue was full (`QueueFullError`); the stream
@@ -71,10 +78,11 @@ export type UtteranceTranscriber = (
 ) => Promise<Transcription>;
 
 /**
- * Who spoke in an ended utterance (16 kHz samples): turns in seconds from its start, labelled for the whole stream;
- * called in utterance order.
+ * Who spoke in an ended utterance (16 kHz samples), called in utterance order. It resolves to the labelling: a call
+ * that gives the turns (seconds from the utterance's start) their labels for the whole stream, made only once the
+ * utterance's text is final, so an utterance that is lost takes no label.
  */
-export type UtteranceSpeaker = (samples: Float32Array, signal: AbortSignal) => Promise<SpeakerTurn[]>;
+export type UtteranceSpeaker = (samples: Float32Array, signal: AbortSignal) => Promise<() => SpeakerTurn[]>;
 
 export interface LiveTranscriberParts {
   /** The VAD that cuts utterances; none: they end only at commit() (and at maxUtteranceSeconds). */
@@ -414,28 +422,26 @@ export class LiveTranscriber extends Writable {
             end: offset,
             language: '',
             words: [],
+            ...(this.#parts.speakerOf ? { turns: [] } : {}),
           });
           return;
         }
-        // Who spoke runs beside what was said (the speaker worker is another thread); a full speaker queue costs
-        // the label, not the text.
-        const speaker = this.#parts.speakerOf?.(samples, this.#stop.signal).catch((error: unknown) => {
-          if (error instanceof QueueFullError) return undefined;
-          throw error;
-        });
-        // Settled below either way: a failed decode must not leave it rejected and unobserved.
-        speaker?.catch(() => undefined);
+        // Who spoke runs beside what was said (the speaker worker is another thread).
+        const speakers = this.#speakersOf(samples);
         let result: Transcription;
         try {
           result = await this.#decode(samples, false);
         } catch (error) {
+          speakers?.stop();
           // A full queue (a busy server) loses this utterance, not the stream: the next one may find room.
           if (!(error instanceof QueueFullError) || this.destroyed) throw error;
           this.#emit({ type: 'failed', utterance: utterance.index, start: offset, end: end / RATE, error });
           return;
         }
-        const turns = ((await speaker) ?? []).map((t) => ({ ...t, start: t.start + offset, end: t.end + offset }));
+        const found = await speakers?.outcome;
         if (this.destroyed) return;
+        const words = (result.words ?? []).map((w) => ({ ...w, start: w.start + offset, end: w.end + offset }));
+        const turns = (found?.label?.() ?? []).map((t) => ({ ...t, start: t.start + offset, end: t.end + offset }));
         this.#emit({
           type: 'final',
           utterance: utterance.index,
@@ -443,11 +449,8 @@ export class LiveTranscriber extends Writable {
           start: offset,
           end: end / RATE,
           language: result.language,
-          ...withSpeakers(
-            (result.words ?? []).map((w) => ({ ...w, start: w.start + offset, end: w.end + offset })),
-            turns,
-            this.#parts.speakerOf !== undefined,
-          ),
+          ...(speakers ? withSpeakers(words, turns) : { words }),
+          ...(found?.error ? { speakerError: found.error } : {}),
         });
       } catch (error) {
         if (!this.destroyed) this.destroy(error as Error);
@@ -460,6 +463,25 @@ export class LiveTranscriber extends Writable {
         }
       }
     });
+  }
+
+  /**
+   * Starts finding who spoke in an utterance (diarize on): its outcome never rejects (a failure costs the labels,
+   * not the text), and `stop()` cancels it when the utterance is lost.
+   */
+  #speakersOf(samples: Float32Array) {
+    const speakerOf = this.#parts.speakerOf;
+    if (!speakerOf) return undefined;
+    const stop = new AbortController();
+    const onStop = () => stop.abort(this.#stop.signal.reason);
+    this.#stop.signal.addEventListener('abort', onStop, { once: true });
+    const outcome = speakerOf(samples, stop.signal)
+      .then(
+        (label) => ({ label, error: undefined }),
+        (error: unknown) => ({ label: undefined, error: error as Error }),
+      )
+      .finally(() => this.#stop.signal.removeEventListener('abort', onStop));
+    return { outcome, stop: () => stop.abort(new TranscriptionError('the utterance was lost')) };
   }
 
   #stopInterims(): void {
@@ -523,14 +545,9 @@ export class LiveTranscriber extends Writable {
 
 /**
  * The words with their speakers (the turn holding each word's middle, else the nearest), the turns, and the speaker
- * of most of the time; only the words when speakers are off.
+ * of most of the time.
  */
-function withSpeakers(
-  words: Word[],
-  turns: SpeakerTurn[],
-  on: boolean,
-): { words: Word[]; speaker?: string; turns?: SpeakerTurn[] } {
-  if (!on) return { words };
+function withSpeakers(words: Word[], turns: SpeakerTurn[]): { words: Word[]; speaker?: string; turns: SpeakerTurn[] } {
   if (turns.length === 0) return { words, turns };
   const seconds = new Map<string, number>();
   for (const t of turns) seconds.set(t.speaker, (seconds.get(t.speaker) ?? 0) + t.end - t.start);

@@ -256,6 +256,13 @@ describe('/v1/realtime: malformed events get an error event and the session goes
     expect((await client.next('error')).error).toMatchObject({ param: 'session.voxmill.diarize.max_speakers' });
     client.send({ type: 'session.update', session: { voxmill: { diarize: { speakers: 2 } } } });
     expect((await client.next('error')).error).toMatchObject({ param: 'session.voxmill.diarize.speakers' });
+    // No speaker-embedding model here: told at the update, which is not taken.
+    client.send({ type: 'session.update', session: { voxmill: { diarize: true } } });
+    expect((await client.next('error')).error).toMatchObject({
+      code: 'invalid_value',
+      param: 'session.voxmill.diarize',
+      message: expect.stringMatching(/speaker-embedding/),
+    });
     client.send({ type: 'input_audio_buffer.append', audio: '***' });
     expect((await client.next('error')).error).toMatchObject({ code: 'invalid_value', param: 'audio' });
     client.send({ type: 'input_audio_buffer.append', audio: 5 });

@@ -133,11 +133,15 @@ function harness(options: SpeechOptions = {}, overrides: Partial<SpeechDependenc
         { start: regions[0]?.start ?? 0, end: regions[0]?.end ?? 0, speaker: 'speaker_1' },
       ],
       // One speaker per utterance, its voice the sign of the first sample: two speakers a test can tell apart.
-      utterance: async (samples: Float32Array) => ({
-        turns: [{ start: 0, end: samples.length / SECOND, speaker: 'speaker_1' }],
-        voices: { speaker_1: (samples[0] ?? 0) >= 0 ? Float32Array.of(1, 0) : Float32Array.of(0, 1) },
-        frontEnd: 'ge2e' as const,
-      }),
+      utterance: async (samples: Float32Array) => {
+        // A level of exactly 0.5 makes the speaker worker fail.
+        if (samples[0] === 0.5) throw new DiarizationError('the speaker model failed', { code: 'DIARIZATION_FAILED' });
+        return {
+          turns: [{ start: 0, end: samples.length / SECOND, speaker: 'speaker_1' }],
+          voices: { speaker_1: (samples[0] ?? 0) >= 0 ? Float32Array.of(1, 0) : Float32Array.of(0, 1) },
+          frontEnd: 'ge2e' as const,
+        };
+      },
       close: async () => undefined,
     }),
     createTtsService: () => tts,
@@ -264,6 +268,21 @@ describe('Speech (fakes)', () => {
     live.end();
     await new Promise((resolve) => live.once('finish', resolve));
     expect(finals.map((f) => f.speaker)).toEqual(['speaker_1', 'speaker_2', 'speaker_1']);
+
+    // A speaker worker that fails costs that utterance its labels, not its text; the stream goes on.
+    const failing = h.speech.createTranscriber({ vad: false, interimIntervalMs: 0, diarize: true });
+    const after: Array<{ text: string; speaker?: string; speakerError?: Error; turns?: unknown[] }> = [];
+    failing.on('final', (event: (typeof after)[number]) => after.push(event));
+    for (const level of [0.5, -0.1]) {
+      failing.write(new Float32Array(2 * SECOND).fill(level));
+      await failing.commit();
+    }
+    failing.end();
+    await new Promise((resolve) => failing.once('finish', resolve));
+    expect(after[0]).toMatchObject({ text: ' hello there', turns: [], speakerError: { code: 'DIARIZATION_FAILED' } });
+    expect(after[0]?.speaker).toBeUndefined();
+    // The failed one took no label: the next voice is the stream's first speaker.
+    expect(after[1]?.speaker).toBe('speaker_1');
 
     const none = harness();
     expect(() => none.speech.createTranscriber({ vad: false, diarize: true })).toThrow(InvalidOptionValueError);

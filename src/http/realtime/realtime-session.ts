@@ -4,8 +4,9 @@
 // LiveSpeech. Every malformed or refused client event is answered with an `error` event naming the field; the socket
 // is closed only for the session's limits (idle, lifetime, a client that does not read), with a close reason.
 import { decodeALaw, decodeMuLaw } from '../../audio/g711.js';
-import { InvalidOptionTypeError, InvalidOptionValueError } from '../../errors.js';
+import { InvalidOptionTypeError, InvalidOptionValueError, ModelNotFoundError } from '../../errors.js';
 import type { Speech } from '../../speech.js';
+import type { LiveDiarizeOptions } from '../../stt/live-options.js';
 import type { LiveTranscriber, LiveTranscriptionEvent } from '../../stt/live-transcriber.js';
 import type { LiveSpeech } from '../../tts/live-speech.js';
 import { isPlainObject } from '../../util/validate.js';
@@ -306,6 +307,9 @@ export class RealtimeSession {
   #update(dialect: SessionDialect, session: unknown): void {
     const next = readSessionUpdate(session, dialect, this.#config);
     if (next.model !== undefined) this.#modelId(next.model, 'model');
+    if (next.diarize && JSON.stringify(next.diarize) !== JSON.stringify(this.#config.diarize)) {
+      this.#checkDiarize(next.diarize);
+    }
     const before = this.#config;
     this.#config = next;
     this.#dialect = dialect;
@@ -325,6 +329,22 @@ export class RealtimeSession {
       this.#transcriber = undefined;
     }
     this.#send({ type: `${this.#prefix()}.updated`, session: this.#session() });
+  }
+
+  /**
+   * Speaker labels need a speaker-embedding model: a session is told at its update (a trial transcriber, no VAD,
+   * destroyed at once), not at every append that would start the transcription.
+   */
+  #checkDiarize(diarize: LiveDiarizeOptions): void {
+    try {
+      this.#parts.engine.createTranscriber({ vad: false, interimIntervalMs: 0, diarize }).destroy();
+    } catch (error) {
+      throw new RealtimeEventError(
+        error instanceof ModelNotFoundError ? 'model_not_found' : 'invalid_value',
+        (error as Error).message,
+        'session.voxmill.diarize',
+      );
+    }
   }
 
   /** The served model id of an OpenAI model name or a voxmill id. */
