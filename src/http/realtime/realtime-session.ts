@@ -507,8 +507,18 @@ export class RealtimeSession {
             audio_start_ms: ms(event.start),
             audio_end_ms: ms(event.end),
             language: event.language,
-            words: event.words.map((w) => ({ word: w.word, start_ms: ms(w.start), end_ms: ms(w.end) })),
+            words: event.words.map((w) => ({
+              word: w.word,
+              start_ms: ms(w.start),
+              end_ms: ms(w.end),
+              ...(w.speaker === undefined ? {} : { speaker: w.speaker }),
+            })),
             ...(event.speaker === undefined ? {} : { speaker: event.speaker }),
+            ...(event.turns === undefined
+              ? {}
+              : {
+                  turns: event.turns.map((t) => ({ speaker: t.speaker, start_ms: ms(t.start), end_ms: ms(t.end) })),
+                }),
           },
         });
         if (this.#dialect === 'ga')
