@@ -56,7 +56,7 @@ export interface LiveDiarizeOptions {
    * one. Default by model: GE2E 0.2; Kaldi-fbank models (WeSpeaker, 3D-Speaker) their file default, 0.6.
    */
   threshold?: number;
-  /** Utterances shorter than this (seconds, 0 to 30) never open a speaker nor move one's voice. Default 1. */
+  /** Speech shorter than this (seconds, 0 to 30) never opens a speaker nor moves one's voice. Default 2. */
   minSeconds?: number;
 }
 
@@ -69,7 +69,7 @@ export const LIVE_SPEAKER_THRESHOLDS = {
   ge2e: 0.2,
   'kaldi-fbank': DEFAULT_DIARIZATION_THRESHOLDS['kaldi-fbank'],
 } as const;
-export const LIVE_SPEAKER_DEFAULTS = { maxSpeakers: 8, minSeconds: 1 } as const;
+export const LIVE_SPEAKER_DEFAULTS = { maxSpeakers: 8, minSeconds: 2 } as const;
 /** Ranges of the `diarize` options, [min, max] (the realtime endpoint checks its own names against them). */
 export const LIVE_SPEAKER_RANGES = { maxSpeakers: [1, 32], threshold: [0, 2], minSeconds: [0, 30] } as const;
 
