@@ -57,6 +57,24 @@ export function devsetFiles(match = '', dir = devsetDir) {
   return [...generated, ...real].filter((f) => f.name.includes(match));
 }
 
+/**
+ * One file's score: DER and its parts as shares of the reference, and the speakers found against the truth's count.
+ */
+export function scoreTurns(voxmill, file, reference, turns) {
+  const score = voxmill.scoreDiarization(reference, turns);
+  return {
+    file: file.name,
+    variant: file.variant,
+    generated: file.generated,
+    der: score.der,
+    missed: score.missed / score.total,
+    falseAlarm: score.falseAlarm / score.total,
+    confusion: score.confusion / score.total,
+    speakers: file.speakers,
+    found: new Set(turns.map((t) => t.speaker)).size,
+  };
+}
+
 /** Scores one configuration on `files`: per-file DER, count, seconds; and the summary. */
 export async function scoreConfiguration(voxmill, { name, diarization }, files, log = () => {}) {
   const speech = voxmill.createSpeech({ vadModel, diarization, idleUnloadMs: 0 });
@@ -68,17 +86,8 @@ export async function scoreConfiguration(voxmill, { name, diarization }, files, 
       const started = performance.now();
       const result = await speech.diarize(file.wav);
       const seconds = (performance.now() - started) / 1000;
-      const score = voxmill.scoreDiarization(reference, result.turns);
       const row = {
-        file: file.name,
-        variant: file.variant,
-        generated: file.generated,
-        der: score.der,
-        missed: score.missed / score.total,
-        falseAlarm: score.falseAlarm / score.total,
-        confusion: score.confusion / score.total,
-        speakers: file.speakers,
-        found: result.speakers.length,
+        ...scoreTurns(voxmill, file, reference, result.turns),
         duration: result.duration,
         rtf: seconds / result.duration,
       };

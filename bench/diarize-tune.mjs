@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { devsetDir, devsetFiles, ge2eModel } from './diarize-devset.mjs';
+import { devsetDir, devsetFiles, ge2eModel, scoreTurns } from './diarize-devset.mjs';
 import { benchArgs, distEntry, ensureDist, flag, root, sharedDir as shared } from './lib.mjs';
 
 const { settings } = benchArgs('node bench/diarize-tune.mjs [options]', {
@@ -87,17 +87,8 @@ for (const combo of combos) {
       ...combo,
       embed,
     });
-    const score = voxmill.scoreDiarization(reference, turns);
-    const found = new Set(turns.map((t) => t.speaker)).size;
-    rows.push({
-      file: file.name,
-      generated: file.generated,
-      der: score.der,
-      missed: score.missed / score.total,
-      falseAlarm: score.falseAlarm / score.total,
-      confusion: score.confusion / score.total,
-      right: found === file.speakers,
-    });
+    const row = scoreTurns(voxmill, file, reference, turns);
+    rows.push({ ...row, right: row.found === row.speakers });
   }
   const generated = rows.filter((r) => r.generated);
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { devsetDir, devsetFiles, ge2eModel } from './diarize-devset.mjs';
+import { devsetDir, devsetFiles, ge2eModel, scoreTurns } from './diarize-devset.mjs';
 import { benchArgs, distEntry, ensureDist, flag, realModels, root, sharedDir, writeResults } from './lib.mjs';
 
 const { settings } = benchArgs('node bench/live-speakers.mjs [flags]', {
@@ -55,20 +55,13 @@ async function stream(speech, samples) {
   return { finals, seconds: (performance.now() - started) / 1000 };
 }
 
-function score(file, reference, labelled) {
-  const turns = labelled.filter((t) => t.speaker !== undefined && t.end > t.start);
-  const result = voxmill.scoreDiarization(reference, turns);
-  return {
-    file: file.name,
-    variant: file.variant,
-    der: result.der,
-    missed: result.missed / result.total,
-    falseAlarm: result.falseAlarm / result.total,
-    confusion: result.confusion / result.total,
-    speakers: file.speakers,
-    found: new Set(turns.map((t) => t.speaker)).size,
-  };
-}
+const score = (file, reference, labelled) =>
+  scoreTurns(
+    voxmill,
+    file,
+    reference,
+    labelled.filter((t) => t.speaker !== undefined && t.end > t.start),
+  );
 
 function summary(rows) {
   const variants = [...new Set(rows.map((r) => r.variant))].map((v) => {

@@ -32,6 +32,14 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 type Final = Extract<LiveTranscriptionEvent, { type: 'final' }>;
 
+/** The real tiny.en and the real GE2E encoder. */
+const engine = () =>
+  createSpeech({
+    vadModel,
+    models: { 'svc-stt-1': tinyEn.path as string },
+    diarization: { embeddingModel: ge2e.path as string },
+  });
+
 describe.skipIf(ge2e.skip || tinyEn.skip || joe.skip)('live speaker labels (real models)', () => {
   let name = '';
   beforeAll(async () => {
@@ -44,11 +52,7 @@ describe.skipIf(ge2e.skip || tinyEn.skip || joe.skip)('live speaker labels (real
   }, 300_000);
 
   it('labels a two-speaker conversation: two speakers, DER under 30%, every word and turn labelled', async () => {
-    const speech = createSpeech({
-      vadModel,
-      models: { 'svc-stt-1': tinyEn.path as string },
-      diarization: { embeddingModel: ge2e.path as string },
-    });
+    const speech = engine();
     try {
       const samples = readPcm16Wav(join(dir, `${name}.wav`));
       const live = speech.createTranscriber({ diarize: true, interimIntervalMs: 0 });
@@ -78,11 +82,7 @@ describe.skipIf(ge2e.skip || tinyEn.skip || joe.skip)('live speaker labels (real
   }, 300_000);
 
   it('/v1/realtime with session.voxmill.diarize: completed events carry speaker, turns and word speakers', async () => {
-    const speech = createSpeech({
-      vadModel,
-      models: { 'svc-stt-1': tinyEn.path as string },
-      diarization: { embeddingModel: ge2e.path as string },
-    });
+    const speech = engine();
     const handler = createSpeechHandler({ speech, auth: ['k'] });
     const server = createServer(handler);
     handler.attach(server);
