@@ -207,6 +207,10 @@ class Transcription {
         return Fail("TRANSCRIPTION_FAILED",
                     "whisper.cpp failed with code " + std::to_string(rc) + (log.empty() ? "" : ": " + log));
       }
+      // With DTW on, whisper.cpp reports new segments only after aligning them, so a window too short to align (see
+      // the guard in CMakeLists.txt), and whisper's own count past the first window, leave some unreported: the
+      // pass's remaining segments go out before its result.
+      if (callbacks_.segment) ReportSegments(state.get());
       Collect(state.get());
       // A language detected in the first pass holds for the rest, as it does for whisper's later windows.
       if (language_.empty()) language_ = out_.language;

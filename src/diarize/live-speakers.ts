@@ -1,18 +1,18 @@
 // Speaker labels as a live transcription goes (online clustering): each finished utterance's voice (a unit
 // embedding) joins the closest speaker heard so far when it lies within the threshold, else it opens a new speaker,
 // up to maxSpeakers. A label once given never changes (captions are already on screen), so the cost of a wrong
-// early decision is bounded by keeping short utterances, whose embeddings are noisy, from opening speakers or moving
-// centroids.
+// early decision is bounded by keeping a speaker with little speech in an utterance, whose embedding is noisy, from
+// opening speakers or moving centroids.
 
 import { dot, normalize } from './clustering.js';
 import type { SpeakerTurn } from './turn.js';
 
 export interface LiveSpeakerOptions {
-  /** Cosine distance within which an utterance's voice joins a speaker. */
+  /** Cosine distance within which a voice joins a speaker heard before. */
   threshold: number;
   /** Speakers at most; past it, a new voice joins the closest speaker. */
   maxSpeakers: number;
-  /** An utterance shorter than this (seconds) never opens a speaker (unless none exists) nor moves a centroid. */
+  /** A voice with less speech than this (seconds) never opens a speaker (unless none exists) nor moves a centroid. */
   minSeconds: number;
 }
 

@@ -62,6 +62,12 @@ class RealtimeEventError extends Error {
   }
 }
 
+/** Why an utterance has no speakers, for the client: the error's code (when it has one) and message. */
+function speakerErrorObject(error: Error): { code: string | null; message: string } {
+  const code = (error as { code?: unknown }).code;
+  return { code: typeof code === 'string' ? code : null, message: error.message };
+}
+
 /** The conversation item of one utterance: a user message with its audio's transcript (null until known). */
 function userAudioItem(id: string, transcript: string | null): Record<string, unknown> {
   return {
@@ -339,9 +345,11 @@ export class RealtimeSession {
     try {
       this.#parts.engine.createTranscriber({ vad: false, interimIntervalMs: 0, diarize }).destroy();
     } catch (error) {
+      // What the option decides is the field's error; anything else (the engine closing) is itself.
+      if (!(error instanceof ModelNotFoundError || error instanceof InvalidOptionValueError)) throw error;
       throw new RealtimeEventError(
         error instanceof ModelNotFoundError ? 'model_not_found' : 'invalid_value',
-        (error as Error).message,
+        error.message,
         'session.voxmill.diarize',
       );
     }
@@ -519,6 +527,8 @@ export class RealtimeSession {
               : {
                   turns: event.turns.map((t) => ({ speaker: t.speaker, start_ms: ms(t.start), end_ms: ms(t.end) })),
                 }),
+            // Labelling failed for this utterance (its text stands): not the same as nobody found.
+            ...(event.speakerError === undefined ? {} : { speaker_error: speakerErrorObject(event.speakerError) }),
           },
         });
         if (this.#dialect === 'ga')
