@@ -32,11 +32,12 @@ export function liveSpeakerLabels(
   const counts = { minSpeakers: 1, maxSpeakers: options.maxSpeakers, numSpeakers: undefined };
   return async (samples, signal) => {
     const found = await context.diarization.utteranceSpeakers(samples, counts, embedding, signal);
-    const stream = (speakers ??= new LiveSpeakers({
+    speakers ??= new LiveSpeakers({
       threshold: options.threshold ?? LIVE_SPEAKER_THRESHOLDS[found.frontEnd],
       maxSpeakers: options.maxSpeakers,
       minSeconds: options.minSeconds,
-    }));
+    });
+    const stream = speakers;
     return () => stream.label(found.turns, found.voices);
   };
 }
