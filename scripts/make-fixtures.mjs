@@ -14,7 +14,8 @@
 //   voices/<voice>.onnx, <voice>.onnx.json    fixture Piper voices (scripts/lib/fixture-voices.mjs): Piper's
 //                                             ONNX inputs and outputs and real-structured configs. The audio is
 //                                             a deterministic tone of floor(ids * length_scale * 256) samples
-//                                             under a sin(pi t / T) envelope. <voice> is
+//                                             under a sin(pi t / T) envelope; a Ceil feeding a CumSum gives
+//                                             ceil(length_scale) frames per id for word timings. <voice> is
 //                                             en_US-fixture-medium (22050 Hz, 220 Hz tone),
 //                                             en_US-fixture-low (16000 Hz, 330 Hz),
 //                                             en_US-fixture_multi-medium (22050 Hz, speakers alice, bob, carol,
@@ -67,7 +68,7 @@ const sharedDir = resolve(root, process.env.VOXMILL_TEST_DATA ?? '../shared');
 const fixturesDir = join(root, 'test', 'fixtures');
 
 // Bump when the generated content changes: fixtures made by another version are made again.
-const FIXTURES_VERSION = '4';
+const FIXTURES_VERSION = '5';
 const versionFile = join(fixturesDir, '.version');
 
 function fail(message) {

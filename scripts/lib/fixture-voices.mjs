@@ -185,6 +185,7 @@ export function voiceModel(voice, numSymbols) {
     scalar('zero', 'int64', 0),
     scalar('one', 'int64', 1),
     scalar('hop', 'float32', HOP),
+    scalar('zero_float', 'float32', 0),
     scalar('pi', 'float32', Math.PI),
     scalar('sample_rate', 'int64', voice.sampleRate),
     scalar('radians_per_step', 'float32', (2 * Math.PI) / voice.sampleRate),
@@ -225,6 +226,13 @@ export function voiceModel(voice, numSymbols) {
     node('Max', ['samples', 'one'], ['divisor']), // T = 0 (no ids) gives empty audio, not a division by zero
     node('Div', ['t_n', 'divisor'], ['pos']), // integer division of non-negatives = floor
     node('Gather', ['id_amplitudes', 'pos'], ['sample_amplitudes'], { axis: 0 }),
+    // Piper's phoneme durations: w_ceil = ceil(length_scale) frames per id, summed by a CumSum as VITS builds its
+    // alignment path; nothing reads the sum, so ONNX Runtime drops both unless word timings add w_ceil as an output
+    node('Cast', ['ids'], ['ids_float'], { to: 1 }),
+    node('Mul', ['ids_float', 'zero_float'], ['ids_zero']),
+    node('Add', ['ids_zero', 'length_scale'], ['w']),
+    node('Ceil', ['w'], ['w_ceil']),
+    node('CumSum', ['w_ceil', 'zero'], ['w_cumulative']),
     // envelope sin(pi * t / T)
     node('Cast', ['t'], ['t_float'], { to: 1 }),
     node('Div', ['t_float', 'samples_float'], ['progress']),

@@ -15,6 +15,7 @@ import type {
   SpeechAudio,
   SpeechAudioInfo,
   SpeechStream,
+  SpokenWord,
   SynthesisProgress,
   SynthesizeOptions,
   TtsStatus,
@@ -65,8 +66,13 @@ export class TtsEngine {
     const prepared = await this.#prepare(options);
     const { info, signal } = prepared;
     const progress: SynthesisProgress = { sentences: 0, seconds: 0 };
+    const words: SpokenWord[] = [];
     const holder: { stream?: Readable } = {};
-    const stream = Readable.from(this.#produce(prepared, false, progress, holder), {
+    const onWords = (sentence: SpokenWord[]) => {
+      words.push(...sentence);
+      holder.stream?.emit('words', sentence);
+    };
+    const stream = Readable.from(this.#produce(prepared, false, progress, holder, onWords), {
       objectMode: false,
       highWaterMark: 64 * 1024,
     });
@@ -79,7 +85,7 @@ export class TtsEngine {
       stream.once('close', () => signal.removeEventListener('abort', onAbort));
     }
     stream.read(0); // start now: the first sentence is synthesized before anyone reads
-    return Object.assign(stream, info, { progress });
+    return Object.assign(stream, info, { progress, words });
   }
 
   /** Synthesizes everything and resolves to one Buffer whose headers are final. */
@@ -87,8 +93,11 @@ export class TtsEngine {
     const prepared = await this.#prepare(options);
     const chunks: Buffer[] = [];
     const progress: SynthesisProgress = { sentences: 0, seconds: 0 };
-    for await (const chunk of this.#produce(prepared, true, progress)) chunks.push(chunk);
-    return { ...prepared.info, audio: Buffer.concat(chunks), duration: progress.seconds };
+    const words: SpokenWord[] = [];
+    const onWords = (sentence: SpokenWord[]) => words.push(...sentence);
+    for await (const chunk of this.#produce(prepared, true, progress, undefined, onWords)) chunks.push(chunk);
+    const audio = { ...prepared.info, audio: Buffer.concat(chunks), duration: progress.seconds };
+    return prepared.job.wordTimes ? { ...audio, words } : audio;
   }
 
   async #prepare(options: SynthesizeOptions): Promise<Prepared> {
@@ -152,11 +161,12 @@ export class TtsEngine {
         espeakVoice: config.espeakVoice,
         tables: { idMap: [...config.phonemeIdMap], phonemeMap: [...config.phonemeMap] },
         sampleRate: config.sampleRate,
-        sentenceSilenceSeconds: config.sentenceSilenceSeconds,
+        sentenceSilenceSeconds: request.sentenceSilence ?? config.sentenceSilenceSeconds,
         noiseScale: request.noiseScale ?? config.noiseScale,
-        lengthScale: config.lengthScale / request.speed,
+        lengthScale: (request.lengthScale ?? config.lengthScale) / request.speed,
         noiseW: request.noiseW ?? config.noiseW,
         sid: resolved.sid,
+        wordTimes: request.timestamps === 'word',
       },
     };
   }
@@ -167,6 +177,7 @@ export class TtsEngine {
     whole: boolean,
     progress: SynthesisProgress,
     reader?: { stream?: Readable },
+    onWords?: (words: SpokenWord[]) => void,
   ): AsyncGenerator<Buffer> {
     const { lease, info, job, signal } = prepared;
     let encoder: StreamingEncoder | undefined;
@@ -177,7 +188,11 @@ export class TtsEngine {
         outputSampleRate: info.sampleRate,
         whole,
       });
-      for await (const samples of lease.run({ ...job, jobId: nextJobId++, credit: 0 }, signal)) {
+      for await (const { samples, words } of lease.run({ ...job, jobId: nextJobId++, credit: 0 }, signal)) {
+        // Word times are from the start of this sentence's audio; the audio so far puts them in place.
+        const offset = progress.seconds;
+        if (words && onWords)
+          onWords(words.map((w) => ({ word: w.word, start: offset + w.start, end: offset + w.end })));
         progress.sentences++;
         progress.seconds += samples.length / job.sampleRate;
         const bytes = await encoder.encode(samples);

@@ -283,7 +283,7 @@ export class LiveSpeech extends Duplex implements SpeechAudioInfo {
     const lease = await this.#parts.acquire(signal);
     try {
       const run = lease.run({ ...job, chunks: [text], jobId: this.#parts.nextJobId(), credit: 0 }, signal);
-      for await (const samples of run) parts.push(samples);
+      for await (const { samples } of run) parts.push(samples);
     } finally {
       lease.release();
     }

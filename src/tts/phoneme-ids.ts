@@ -26,9 +26,18 @@ export class PhonemeIdEncoder {
   }
 
   encode(phonemes: readonly number[]): number[] {
+    return this.encodeWithSources(phonemes).ids;
+  }
+
+  /**
+   * The ids, and for each id the index of the phoneme it came from (-1 for the start, end and pad symbols), so a
+   * duration per id can be traced back to the phonemes (word timings).
+   */
+  encodeWithSources(phonemes: readonly number[]): { ids: number[]; sources: number[] } {
     const pad = this.idMap.get(PAD) as readonly number[];
     const ids: number[] = [...(this.idMap.get(BOS) as readonly number[]), ...pad];
-    for (const phoneme of phonemes) {
+    const sources: number[] = ids.map(() => -1);
+    phonemes.forEach((phoneme, index) => {
       for (const mapped of this.phonemeMap.get(phoneme) ?? [phoneme]) {
         const known = this.idMap.get(mapped);
         if (known === undefined) {
@@ -36,10 +45,14 @@ export class PhonemeIdEncoder {
           continue;
         }
         ids.push(...known, ...pad);
+        for (let i = 0; i < known.length; i++) sources.push(index);
+        for (let i = 0; i < pad.length; i++) sources.push(-1);
       }
-    }
-    ids.push(...(this.idMap.get(EOS) as readonly number[]));
-    return ids;
+    });
+    const end = this.idMap.get(EOS) as readonly number[];
+    ids.push(...end);
+    for (let i = 0; i < end.length; i++) sources.push(-1);
+    return { ids, sources };
   }
 
   /** Whether `ids` holds no phoneme, only `^ _ $` (espeak gives such sentences for lone punctuation). */

@@ -10,7 +10,7 @@ import {
   rejectUnknownKeys,
   signalOption,
 } from '../util/validate.js';
-import { MAX_NOISE_SCALE, MIN_NOISE_SCALE } from './voice-config.js';
+import { LENGTH_SCALE_RANGE, MAX_NOISE_SCALE, MIN_NOISE_SCALE, SENTENCE_SILENCE_RANGE } from './voice-config.js';
 
 /** The speech API's input limit (at most 5,000 characters), in Unicode code points. */
 export const DEFAULT_MAX_INPUT_CHARS = 5000;
@@ -28,13 +28,35 @@ export interface NormalizedSynthesizeOptions {
   format: SpeechFormat;
   speed: number;
   sampleRate: number | undefined;
-  /** undefined: the voice's own `inference.noise_scale` / `inference.noise_w`. */
+  /** undefined: the voice's own `inference.noise_scale` / `inference.noise_w` / `inference.length_scale`. */
   noiseScale: number | undefined;
   noiseW: number | undefined;
+  lengthScale: number | undefined;
+  /** undefined: the voice's own `inference.sentence_silence` (Piper's 0.2 s when it has none). */
+  sentenceSilence: number | undefined;
+  /** Whether to report when each word is spoken. */
+  timestamps: SpeechTimestamps;
   signal: AbortSignal | undefined;
 }
 
-const KEYS = ['model', 'voice', 'input', 'format', 'speed', 'sampleRate', 'noiseScale', 'noiseW', 'signal'] as const;
+/** What a synthesis reports about its timing: nothing, or when each word is spoken. */
+export const SPEECH_TIMESTAMPS = ['none', 'word'] as const;
+export type SpeechTimestamps = (typeof SPEECH_TIMESTAMPS)[number];
+
+const KEYS = [
+  'model',
+  'voice',
+  'input',
+  'format',
+  'speed',
+  'sampleRate',
+  'noiseScale',
+  'noiseW',
+  'lengthScale',
+  'sentenceSilence',
+  'timestamps',
+  'signal',
+] as const;
 
 export function normalizeSynthesizeOptions(
   options: unknown,
@@ -57,7 +79,7 @@ export interface NormalizedLiveSpeechOptions extends Omit<NormalizedSynthesizeOp
   maxPendingSentences: number;
 }
 
-const LIVE_KEYS = [...KEYS.filter((key) => key !== 'input'), 'maxPendingSentences'] as const;
+const LIVE_KEYS = [...KEYS.filter((key) => key !== 'input' && key !== 'timestamps'), 'maxPendingSentences'] as const;
 
 export function normalizeLiveSpeechOptions(options: unknown): NormalizedLiveSpeechOptions {
   const raw = objectOption('options', options);
@@ -99,6 +121,9 @@ function normalizeVoiceRequest(raw: Record<string, unknown>): Omit<NormalizedSyn
     sampleRate,
     noiseScale: numberOption('noiseScale', raw.noiseScale, MIN_NOISE_SCALE, MAX_NOISE_SCALE),
     noiseW: numberOption('noiseW', raw.noiseW, MIN_NOISE_SCALE, MAX_NOISE_SCALE),
+    lengthScale: numberOption('lengthScale', raw.lengthScale, ...LENGTH_SCALE_RANGE),
+    sentenceSilence: numberOption('sentenceSilence', raw.sentenceSilence, ...SENTENCE_SILENCE_RANGE),
+    timestamps: enumOption('timestamps', raw.timestamps, SPEECH_TIMESTAMPS) ?? 'none',
     signal: signalOption('signal', raw.signal),
   };
 }

@@ -7,7 +7,14 @@ import { untilAborted } from '../util/job.js';
 import { workerScriptUrl } from '../util/onnx-worker.js';
 import { WorkQueue } from '../util/queue.js';
 import { WorkerClient, type WorkerErrors } from '../util/worker-client.js';
+import type { SpokenWord } from './types.js';
 import type { FromWorker, SynthJob, SynthStats, SynthWorkerSettings, ToWorker } from './worker-protocol.js';
+
+/** One sentence's audio from a worker, with its words' times when the job asked for them. */
+export interface SentenceAudio {
+  samples: Float32Array;
+  words: SpokenWord[] | undefined;
+}
 
 export interface SynthPoolOptions extends SynthWorkerSettings {
   /** Worker threads. */
@@ -46,7 +53,7 @@ async function* runJob(
   job: SynthJob,
   lookahead: number,
   signal?: AbortSignal,
-): AsyncGenerator<Float32Array, SynthStats> {
+): AsyncGenerator<SentenceAudio, SynthStats> {
   signal?.throwIfAborted();
   const running = client.start(job.jobId, { type: 'job', job: { ...job, credit: lookahead } });
   let settled = false;
@@ -54,7 +61,7 @@ async function* runJob(
     for (;;) {
       const message = await untilAborted(running.next(), signal);
       if (message.type === 'audio') {
-        yield message.samples;
+        yield { samples: message.samples, words: message.words };
         running.send({ type: 'credit', id: job.jobId, n: 1 });
       } else if (message.type === 'done') {
         settled = true;
@@ -73,7 +80,7 @@ async function* runJob(
 
 /** A worker slot held for one job. */
 export interface SlotLease {
-  run(job: SynthJob, signal?: AbortSignal): AsyncGenerator<Float32Array, SynthStats>;
+  run(job: SynthJob, signal?: AbortSignal): AsyncGenerator<SentenceAudio, SynthStats>;
   release(): void;
 }
 

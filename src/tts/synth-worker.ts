@@ -10,7 +10,11 @@ import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type * as Ort from 'onnxruntime-common';
 import { loadOnnxRuntime } from '../util/onnx-runtime.js';
 import { insideOnnxRuntime as insideOnnx } from '../util/onnx-worker.js';
+import { DurationGraphError, timedVoiceModel } from './duration-output.js';
 import { PhonemeIdEncoder } from './phoneme-ids.js';
+import type { SpokenWord } from './types.js';
+import { wordOfEachPhoneme, wordsOf } from './word-alignment.js';
+import { ChunkWordTimer } from './word-times.js';
 import type { FromWorker, SynthJob, SynthStats, SynthWorkerData, ToWorker } from './worker-protocol.js';
 
 interface Phonemizer {
@@ -43,6 +47,8 @@ interface CachedSession {
   session: Ort.InferenceSession;
   lastUsed: number;
   inputs: ReadonlySet<string>;
+  /** The output with each phoneme id's frames, when the session runs the edited graph (word timings). */
+  durations: string | undefined;
 }
 const sessions = new Map<string, CachedSession>();
 
@@ -55,24 +61,58 @@ function loadRuntime(): typeof Ort {
   }
 }
 
-async function sessionFor(modelPath: string): Promise<{ cached: CachedSession; loadMs: number }> {
+interface LoadedSession {
+  cached: CachedSession;
+  loadMs: number;
+  graphEditMs: number;
+}
+
+/**
+ * The voice's session, loaded on first use. With `durations`, the session runs the voice's graph with its phoneme
+ * durations as an extra output (duration-output.ts); that session also serves requests without word timings, and a
+ * plain session is replaced by it when a request first asks. Called only between jobs' sentences of one job at a
+ * time, so a session replaced here is never running.
+ */
+async function sessionFor(modelPath: string, durations: boolean): Promise<LoadedSession> {
   const existing = sessions.get(modelPath);
-  if (existing) {
+  if (existing && (!durations || existing.durations !== undefined)) {
     existing.lastUsed = Date.now();
-    return { cached: existing, loadMs: 0 };
+    return { cached: existing, loadMs: 0, graphEditMs: 0 };
+  }
+  if (existing) {
+    sessions.delete(modelPath);
+    await insideOnnxRuntime(() => existing.session.release());
   }
   ort ??= loadRuntime();
+  let graphEditMs = 0;
+  let source: string | Uint8Array = modelPath;
+  if (durations) {
+    const started = performance.now();
+    try {
+      const timed = await timedVoiceModel(modelPath);
+      source = 'path' in timed ? timed.path : timed.bytes;
+      if (timed.made) graphEditMs = performance.now() - started;
+    } catch (error) {
+      if (error instanceof DurationGraphError) {
+        throw new JobError('TTS_NO_WORD_TIMES', `${modelPath} cannot give word timings: ${error.message}`);
+      }
+      throw new JobError('MODEL_LOAD_FAILED', `cannot read voice model ${modelPath}: ${(error as Error).message}`);
+    }
+  }
   const started = performance.now();
   let session: Ort.InferenceSession;
   try {
     const runtime = ort;
+    const options: Ort.InferenceSession.SessionOptions = {
+      intraOpNumThreads: settings.intraOpThreads,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+      graphOptimizationLevel: 'all',
+    };
     session = await insideOnnxRuntime(() =>
-      runtime.InferenceSession.create(modelPath, {
-        intraOpNumThreads: settings.intraOpThreads,
-        interOpNumThreads: 1,
-        executionMode: 'sequential',
-        graphOptimizationLevel: 'all',
-      }),
+      typeof source === 'string'
+        ? runtime.InferenceSession.create(source, options)
+        : runtime.InferenceSession.create(source, options),
     );
   } catch (error) {
     throw new JobError('MODEL_LOAD_FAILED', `cannot load voice model ${modelPath}: ${(error as Error).message}`);
@@ -83,9 +123,10 @@ async function sessionFor(modelPath: string): Promise<{ cached: CachedSession; l
       throw new JobError('MODEL_LOAD_FAILED', `${modelPath} is not a Piper voice: it has no input "${name}"`);
     }
   }
-  const cached = { session, lastUsed: Date.now(), inputs: new Set(session.inputNames) };
+  const durationOutput = durations ? session.outputNames.find((name) => name !== 'output') : undefined;
+  const cached = { session, lastUsed: Date.now(), inputs: new Set(session.inputNames), durations: durationOutput };
   sessions.set(modelPath, cached);
-  return { cached, loadMs: performance.now() - started };
+  return { cached, loadMs: performance.now() - started, graphEditMs };
 }
 
 // Idle sessions give their memory back; checked at a fraction of the idle time.
@@ -106,6 +147,21 @@ if (settings.sessionIdleMs > 0) {
 }
 const busy = new Set<string>();
 
+/** Words phonemized alone, per espeak voice (word timings phonemize every word of the text); bounded. */
+const wordPhonemes = new Map<string, number[]>();
+const MAX_CACHED_WORDS = 20_000;
+
+function phonemizeWord(word: string, voice: string): number[] {
+  const key = `${voice}\u0000${word}`;
+  let phonemes = wordPhonemes.get(key);
+  if (phonemes === undefined) {
+    phonemes = phonemize(word, voice).flat();
+    if (wordPhonemes.size >= MAX_CACHED_WORDS) wordPhonemes.clear();
+    wordPhonemes.set(key, phonemes);
+  }
+  return phonemes;
+}
+
 function phonemize(text: string, voice: string): number[][] {
   phonemizer ??= require('piper-phonemize') as Phonemizer;
   let sentences: number[][] | null;
@@ -118,7 +174,12 @@ function phonemize(text: string, voice: string): number[][] {
   return sentences;
 }
 
-async function infer(cached: CachedSession, job: SynthJob, ids: number[]): Promise<Float32Array> {
+/** The sentence's audio, and each id's frames when the session has the duration output. */
+async function infer(
+  cached: CachedSession,
+  job: SynthJob,
+  ids: number[],
+): Promise<{ audio: Float32Array; frames: Float32Array | undefined }> {
   const runtime = ort as typeof Ort;
   const feeds: Record<string, Ort.Tensor> = {
     input: new runtime.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]),
@@ -129,16 +190,23 @@ async function infer(cached: CachedSession, job: SynthJob, ids: number[]): Promi
     feeds.sid = new runtime.Tensor('int64', BigInt64Array.of(BigInt(job.sid ?? 0)), [1]);
   }
   let output: Ort.Tensor | undefined;
+  let durations: Ort.Tensor | undefined;
   try {
     const results = await insideOnnxRuntime(() => cached.session.run(feeds));
     output = results.output ?? Object.values(results)[0];
+    durations = cached.durations === undefined ? undefined : results[cached.durations];
   } catch (error) {
     throw new JobError('SYNTHESIS_FAILED', `ONNX Runtime failed on ${job.modelPath}: ${(error as Error).message}`);
   }
   if (output?.type !== 'float32') {
     throw new JobError('SYNTHESIS_FAILED', `${job.modelPath} returned no float32 audio`);
   }
-  return output.data as Float32Array;
+  const frames =
+    durations?.type === 'float32' && durations.size === ids.length ? (durations.data as Float32Array) : undefined;
+  if (cached.durations !== undefined && frames === undefined) {
+    throw new JobError('TTS_NO_WORD_TIMES', `${job.modelPath} returned no duration for each phoneme`);
+  }
+  return { audio: output.data as Float32Array, frames };
 }
 
 interface RunningJob {
@@ -175,35 +243,62 @@ async function runJob(state: RunningJob): Promise<void> {
     phonemizeMs: 0,
     inferenceMs: 0,
     sessionLoadMs: 0,
+    graphEditMs: 0,
   };
   busy.add(job.modelPath);
   try {
-    const { cached, loadMs } = await sessionFor(job.modelPath);
+    const { cached, loadMs, graphEditMs } = await sessionFor(job.modelPath, job.wordTimes);
     stats.sessionLoadMs = loadMs;
+    stats.graphEditMs = graphEditMs;
     const encoder = new PhonemeIdEncoder(job.tables);
     const silence = Math.round(job.sentenceSilenceSeconds * job.sampleRate);
     for (const chunk of job.chunks) {
       if (state.cancelled) return;
       let started = performance.now();
       const sentences = phonemize(chunk, job.espeakVoice);
+      const encoded = sentences.map((phonemes) => encoder.encodeWithSources(phonemes));
+      let timer: ChunkWordTimer | undefined;
+      if (job.wordTimes) {
+        const words = wordsOf(chunk);
+        const wordOf = wordOfEachPhoneme(
+          sentences,
+          words.map((word) => phonemizeWord(word.token, job.espeakVoice)),
+        );
+        timer = new ChunkWordTimer(words, wordOf);
+      }
       stats.phonemizeMs += performance.now() - started;
-      for (const phonemes of sentences) {
-        const ids = encoder.encode(phonemes);
-        if (encoder.isEmpty(ids)) continue;
+      const spoken = encoded.map(({ ids }) => !encoder.isEmpty(ids));
+      const lastSpoken = spoken.lastIndexOf(true);
+      for (let index = 0; index < encoded.length; index++) {
+        if (!spoken[index]) continue;
+        const { ids, sources } = encoded[index] as { ids: number[]; sources: number[] };
         await waitForCredit(state);
         if (state.cancelled) return;
         started = performance.now();
-        const audio = await infer(cached, job, ids);
+        const { audio, frames } = await infer(cached, job, ids);
         stats.inferenceMs += performance.now() - started;
         cached.lastUsed = Date.now();
         // The pause goes before every sentence but the first, so the audio neither starts nor ends with it and
         // each sentence leaves as soon as it exists. Copying also takes the samples out of ONNX Runtime's buffer.
-        const samples = withSilenceBefore(audio, stats.sentences === 0 ? 0 : silence);
+        const lead = stats.sentences === 0 ? 0 : silence;
+        const samples = withSilenceBefore(audio, lead);
+        let words: SpokenWord[] | undefined;
+        if (timer && frames) {
+          words = timer.sentence({
+            index,
+            sources,
+            frames,
+            samples: audio.length,
+            leadSamples: lead,
+            sampleRate: job.sampleRate,
+            last: index === lastSpoken,
+          });
+        }
         stats.sentences++;
         stats.phonemeIds += ids.length;
         stats.samples += samples.length;
         state.credit--;
-        post({ type: 'audio', id: job.jobId, samples }, [samples.buffer as ArrayBuffer]);
+        post({ type: 'audio', id: job.jobId, samples, ...(words ? { words } : {}) }, [samples.buffer as ArrayBuffer]);
         await yieldToMessages();
         if (state.cancelled) return;
       }

@@ -47,12 +47,37 @@ export interface SynthesizeOptions {
   noiseScale?: number;
   /** Piper's phoneme-duration noise (`noise_w`), 0 to 10. Default the voice's `inference.noise_w`. */
   noiseW?: number;
+  /**
+   * Piper's `length_scale`, 0.05 to 20: how long each phoneme lasts (above 1: slower). Default the voice's
+   * `inference.length_scale`. `speed` divides it, as it divides the voice's own.
+   */
+  lengthScale?: number;
+  /** Seconds of silence between sentences, 0 to 10. Default the voice's `inference.sentence_silence`, else 0.2. */
+  sentenceSilence?: number;
+  /**
+   * `'word'`: report when each word of the input is spoken ({@link SpokenWord}), from the voice's own phoneme
+   * durations: the stream's `words` event and `words` list, `synthesizeToBuffer`'s `words`. The voice's graph is
+   * edited to return them on first use (cached beside the voice as a hidden file). Default `'none'`.
+   */
+  timestamps?: 'none' | 'word';
   /** Stops synthesis between sentences and frees the worker. */
   signal?: AbortSignal;
 }
 
+/**
+ * A word of the input and when it is spoken, in seconds from the start of the audio (`speed`, pauses between
+ * sentences and the output rate accounted for). `word` is the input's word with its outer punctuation trimmed
+ * (`"friend."` -> `friend`); numbers and symbols keep the form written (`$3.50`). A word the voice gives no sound
+ * of has `start === end`.
+ */
+export interface SpokenWord {
+  word: string;
+  start: number;
+  end: number;
+}
+
 /** Options of `Speech.createLiveSpeech`: those of `synthesize` but the text, which is written as it arrives. */
-export interface LiveSpeechOptions extends Omit<SynthesizeOptions, 'input' | 'signal'> {
+export interface LiveSpeechOptions extends Omit<SynthesizeOptions, 'input' | 'signal' | 'timestamps'> {
   /**
    * Complete sentences waiting for a worker before `write()` holds the writer back (returns false until `drain`),
    * 1 to 1000. Default 4.
@@ -94,13 +119,23 @@ export interface SynthesisProgress {
  * The audio as it is produced: a byte stream (also an async iterable of Buffers) with the facts of
  * {@link SpeechAudioInfo}. Destroying it cancels synthesis. Errors arrive as the stream's `error` event.
  */
-export type SpeechStream = Readable & SpeechAudioInfo & { readonly progress: Readonly<SynthesisProgress> };
+export type SpeechStream = Readable &
+  SpeechAudioInfo & {
+    readonly progress: Readonly<SynthesisProgress>;
+    /**
+     * With `timestamps: 'word'`, the words spoken so far, growing as each sentence's audio arrives (before its bytes
+     * are pushed); each sentence's words are also emitted as a `words` event (`SpokenWord[]`). Empty otherwise.
+     */
+    readonly words: readonly SpokenWord[];
+  };
 
 /** The whole audio in one Buffer, with its length fields final (wav, mp3). */
 export interface SpeechAudio extends SpeechAudioInfo {
   audio: Buffer;
   /** Seconds of audio synthesized (before encoding). */
   duration: number;
+  /** With `timestamps: 'word'`, when each word is spoken; absent otherwise. */
+  words?: SpokenWord[];
 }
 
 /** Options of `listVoices()`. */

@@ -14,6 +14,10 @@ export const DEFAULT_SENTENCE_SILENCE_SECONDS = 0.2;
 /** Range of Piper's noise scales (`noise_scale`, `noise_w`), in a voice config and in a synthesis request. */
 export const MIN_NOISE_SCALE = 0;
 export const MAX_NOISE_SCALE = 10;
+/** Range of Piper's `length_scale` (seconds per phoneme relative to training), in a config and in a request. */
+export const LENGTH_SCALE_RANGE = [0.05, 20] as const;
+/** Range of the pause between sentences, in seconds, in a config and in a request. */
+export const SENTENCE_SILENCE_RANGE = [0, 10] as const;
 
 /** The parts of a Piper config synthesis needs, validated. */
 export interface VoiceConfig {
@@ -90,9 +94,9 @@ export function parseVoiceConfig(document: unknown, file: string): VoiceConfig {
     espeakVoice: espeakVoice as string,
     languageCode: languageCode as string,
     noiseScale: scale('noise_scale', 0.667, MIN_NOISE_SCALE, MAX_NOISE_SCALE),
-    lengthScale: scale('length_scale', 1, 0.05, 20),
+    lengthScale: scale('length_scale', 1, ...LENGTH_SCALE_RANGE),
     noiseW: scale('noise_w', 0.8, MIN_NOISE_SCALE, MAX_NOISE_SCALE),
-    sentenceSilenceSeconds: scale('sentence_silence', DEFAULT_SENTENCE_SILENCE_SECONDS, 0, 10),
+    sentenceSilenceSeconds: scale('sentence_silence', DEFAULT_SENTENCE_SILENCE_SECONDS, ...SENTENCE_SILENCE_RANGE),
     phonemeIdMap,
     phonemeMap,
     numSpeakers,

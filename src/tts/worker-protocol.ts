@@ -5,6 +5,7 @@ import type { OnnxRuntimeChoice } from '../util/onnx-runtime.js';
 import type { OnnxWorkerData } from '../util/onnx-worker.js';
 import type { CancelMessage } from '../util/worker-client.js';
 import type { PhonemeTables } from './phoneme-ids.js';
+import type { SpokenWord } from './types.js';
 
 /** Settings of one worker thread, fixed when it starts. */
 export interface SynthWorkerSettings {
@@ -38,6 +39,8 @@ export interface SynthJob {
   chunks: string[];
   /** Sentences the worker may synthesize before waiting for more credit. */
   credit: number;
+  /** Report when each word is spoken (the voice's graph is edited to return its phoneme durations). */
+  wordTimes: boolean;
 }
 
 export type ToWorker =
@@ -59,11 +62,16 @@ export interface SynthStats {
   inferenceMs: number;
   /** Time to create the ONNX session, when this job had to (0 when it was cached). */
   sessionLoadMs: number;
+  /** Time to add the duration output to the voice's graph, when this job had to (0: cached or not asked). */
+  graphEditMs: number;
 }
 
 export type FromWorker =
-  /** One sentence of audio at the voice's rate, followed by its share of silence. */
-  | { type: 'audio'; id: number; samples: Float32Array }
+  /**
+   * One sentence of audio at the voice's rate, after its share of silence; when the job asked, its words, timed
+   * from the start of this audio (the pause included).
+   */
+  | { type: 'audio'; id: number; samples: Float32Array; words?: SpokenWord[] }
   | { type: 'done'; id: number; stats: SynthStats }
   /**
    * The job failed. `fatal`: the worker's state can no longer be trusted (the phonemizer's WASM trapped, and

@@ -42,13 +42,14 @@ const job = (text: string, jobId = 1): SynthJob => ({
   sid: undefined,
   chunks: [text],
   credit: 0,
+  wordTimes: false,
 });
 
 async function run(p: SynthPool, text: string): Promise<number> {
   const lease = await p.acquire();
   try {
     let samples = 0;
-    for await (const chunk of lease.run(job(text))) samples += chunk.length;
+    for await (const chunk of lease.run(job(text))) samples += chunk.samples.length;
     return samples;
   } finally {
     lease.release();

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../../src/errors.js';
 import { resolveTtsOptions } from '../../src/tts/config.js';
 import { PhonemeIdEncoder } from '../../src/tts/phoneme-ids.js';
-import { codePointLength, normalizeSynthesizeOptions } from '../../src/tts/request.js';
+import { codePointLength, normalizeLiveSpeechOptions, normalizeSynthesizeOptions } from '../../src/tts/request.js';
 import {
   completeTextEnd,
   hasSpeakableText,
@@ -193,8 +193,28 @@ describe('normalizeSynthesizeOptions (spec 4.3 and section 8)', () => {
       sampleRate: undefined,
       noiseScale: undefined,
       noiseW: undefined,
+      lengthScale: undefined,
+      sentenceSilence: undefined,
+      timestamps: 'none',
       signal: undefined,
     });
+  });
+
+  it('accepts lengthScale 0.05-20, sentenceSilence 0-10 s and timestamps none|word, naming each when wrong', () => {
+    expect(
+      normalizeSynthesizeOptions({ ...ok, lengthScale: 1.5, sentenceSilence: 0, timestamps: 'word' }),
+    ).toMatchObject({ lengthScale: 1.5, sentenceSilence: 0, timestamps: 'word' });
+    expect(() => normalizeSynthesizeOptions({ ...ok, lengthScale: 0.04 })).toThrow(
+      /^lengthScale must be between 0.05 and 20/,
+    );
+    expect(() => normalizeSynthesizeOptions({ ...ok, lengthScale: 21 })).toThrow(InvalidOptionValueError);
+    expect(() => normalizeSynthesizeOptions({ ...ok, sentenceSilence: -0.1 })).toThrow(
+      /^sentenceSilence must be between 0 and 10/,
+    );
+    expect(() => normalizeSynthesizeOptions({ ...ok, sentenceSilence: '1' })).toThrow(InvalidOptionTypeError);
+    expect(() => normalizeSynthesizeOptions({ ...ok, timestamps: 'segment' })).toThrow(/^timestamps must be/);
+    // A live speech has no word timings (yet): the option is refused, not ignored.
+    expect(() => normalizeLiveSpeechOptions({ voice: 'en_US-lessac', timestamps: 'word' })).toThrow(/timestamps/);
   });
 
   it('accepts noiseScale and noiseW from 0 to 10 (0 makes synthesis repeatable), naming either when wrong', () => {

@@ -1,0 +1,152 @@
+// Word timings need each phoneme's length, which a Piper voice computes but does not return: its VITS graph rounds
+// the duration predictor's output up to whole frames (`w_ceil = ceil(exp(logw) * mask * length_scale)`, a Ceil node
+// whose result feeds the CumSum that builds the alignment path) and decodes 256 samples per frame. This adds that
+// tensor to the graph's outputs, in memory, by appending one ValueInfoProto to the GraphProto: the weights are
+// skipped by their length, never decoded. The edited model is cached beside the voice under a hidden name keyed by
+// the voice file's size and time (the user's file is never changed); where that directory cannot be written, the
+// edited bytes are used from memory.
+import { createHash, randomBytes } from 'node:crypto';
+import { readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import {
+  fieldsOf,
+  lengthField,
+  ProtobufError,
+  type ProtobufField,
+  stringOf,
+  varintField,
+} from '../util/protobuf-fields.js';
+
+// Field numbers of onnx.proto (ModelProto, GraphProto, NodeProto, ValueInfoProto, TypeProto, TypeProto.Tensor).
+const MODEL_GRAPH = 7;
+const GRAPH_NODE = 1;
+const GRAPH_OUTPUT = 12;
+const NODE_INPUT = 1;
+const NODE_OUTPUT = 2;
+const NODE_OP_TYPE = 4;
+const VALUE_INFO_NAME = 1;
+const VALUE_INFO_TYPE = 2;
+const TYPE_TENSOR = 1;
+const TENSOR_ELEM_TYPE = 1;
+const FLOAT = 1;
+
+/** Bumped when the edit changes, so caches made by an older edit are made again. */
+const EDIT_VERSION = 1;
+
+export class DurationGraphError extends Error {}
+
+interface GraphNode {
+  opType: string;
+  inputs: string[];
+  outputs: string[];
+}
+
+/** The model with the phoneme durations added as an output, and that output's name. */
+export interface DurationModel {
+  output: string;
+  model: Buffer;
+}
+
+/**
+ * Adds the frame count of each phoneme id (float32 `[1, 1, ids]`) to a Piper voice's outputs. Throws
+ * DurationGraphError when the graph has no such tensor (not a VITS export, or one made differently).
+ */
+export function addDurationOutput(model: Uint8Array): DurationModel {
+  let graph: ProtobufField | undefined;
+  try {
+    for (const field of fieldsOf(model)) if (field.field === MODEL_GRAPH) graph = field;
+  } catch (error) {
+    throw new DurationGraphError(`not an ONNX model: ${(error as ProtobufError).message}`);
+  }
+  if (!graph) throw new DurationGraphError('the ONNX model has no graph');
+  const nodes: GraphNode[] = [];
+  const outputs = new Set<string>();
+  try {
+    for (const field of fieldsOf(model, graph.valueStart, graph.end)) {
+      if (field.field === GRAPH_NODE) nodes.push(nodeOf(model, field));
+      else if (field.field === GRAPH_OUTPUT) outputs.add(valueInfoName(model, field));
+    }
+  } catch (error) {
+    if (error instanceof ProtobufError) throw new DurationGraphError(`malformed ONNX graph: ${error.message}`);
+    throw error;
+  }
+  const output = durationTensor(nodes);
+  if (output === undefined) {
+    throw new DurationGraphError('the voice has no phoneme durations (no Ceil feeding a CumSum in its graph)');
+  }
+  if (outputs.has(output)) return { output, model: Buffer.from(model.buffer, model.byteOffset, model.byteLength) };
+  const tensorType = lengthField(TYPE_TENSOR, varintField(TENSOR_ELEM_TYPE, FLOAT));
+  const valueInfo = Buffer.concat([lengthField(VALUE_INFO_NAME, output), lengthField(VALUE_INFO_TYPE, tensorType)]);
+  const graphBytes = Buffer.concat([model.subarray(graph.valueStart, graph.end), lengthField(GRAPH_OUTPUT, valueInfo)]);
+  return {
+    output,
+    model: Buffer.concat([
+      model.subarray(0, graph.keyStart),
+      lengthField(MODEL_GRAPH, graphBytes),
+      model.subarray(graph.end),
+    ]),
+  };
+}
+
+function nodeOf(model: Uint8Array, node: ProtobufField): GraphNode {
+  const result: GraphNode = { opType: '', inputs: [], outputs: [] };
+  for (const field of fieldsOf(model, node.valueStart, node.end)) {
+    if (field.field === NODE_INPUT) result.inputs.push(stringOf(model, field));
+    else if (field.field === NODE_OUTPUT) result.outputs.push(stringOf(model, field));
+    else if (field.field === NODE_OP_TYPE) result.opType = stringOf(model, field);
+  }
+  return result;
+}
+
+function valueInfoName(model: Uint8Array, info: ProtobufField): string {
+  for (const field of fieldsOf(model, info.valueStart, info.end)) {
+    if (field.field === VALUE_INFO_NAME) return stringOf(model, field);
+  }
+  return '';
+}
+
+/** The output of the Ceil node that a CumSum reads: Piper's w_ceil. */
+function durationTensor(nodes: readonly GraphNode[]): string | undefined {
+  const cumSumInputs = new Set(nodes.filter((n) => n.opType === 'CumSum').flatMap((n) => n.inputs));
+  return nodes.find((n) => n.opType === 'Ceil' && n.outputs.some((o) => cumSumInputs.has(o)))?.outputs[0];
+}
+
+/** Where the edited model lives: a file to load, or (its directory read-only) the bytes. */
+export type TimedVoiceModel = ({ path: string } | { bytes: Uint8Array }) & {
+  /** Whether it was made now (false: a cached file). */
+  made: boolean;
+};
+
+/**
+ * The voice at `modelPath` with its durations as an output: the cached edit when it matches the file's size and
+ * time, else made now and cached (atomically: written under a temporary name, then renamed; older caches of the
+ * same voice are removed).
+ */
+export async function timedVoiceModel(modelPath: string): Promise<TimedVoiceModel> {
+  const info = await stat(modelPath);
+  const key = createHash('sha256').update(`${EDIT_VERSION}:${info.size}:${info.mtimeMs}`).digest('hex').slice(0, 16);
+  const dir = dirname(modelPath);
+  const prefix = `.${basename(modelPath)}.timed-`;
+  const cachePath = join(dir, `${prefix}${key}.onnx`);
+  try {
+    await stat(cachePath);
+    return { path: cachePath, made: false };
+  } catch {
+    // Not cached yet.
+  }
+  const { model } = addDurationOutput(await readFile(modelPath));
+  const temporary = `${cachePath}.${randomBytes(4).toString('hex')}.part`;
+  try {
+    await writeFile(temporary, model);
+    await rename(temporary, cachePath);
+  } catch {
+    await rm(temporary, { force: true });
+    return { bytes: model, made: true };
+  }
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (name.startsWith(prefix) && name !== basename(cachePath) && name.endsWith('.onnx')) {
+      await rm(join(dir, name), { force: true });
+    }
+  }
+  return { path: cachePath, made: true };
+}
