@@ -135,6 +135,7 @@ export type {
   SpeechAudio,
   SpeechAudioInfo,
   SpeechStream,
+  SpokenWord,
   SynthesisProgress,
   SynthesizeOptions,
   TtsStatus,

@@ -1,7 +1,7 @@
 /** `voxmill say` and `voxmill voices`: text-to-speech from the command line. */
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { readFile, rename, rm } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { type Command, InvalidArgumentError, Option } from 'commander';
@@ -16,6 +16,11 @@ interface SayFlags {
   model: TtsModelId;
   speed?: number;
   sampleRate?: number;
+  noiseScale?: number;
+  noiseW?: number;
+  lengthScale?: number;
+  sentenceSilence?: number;
+  words?: string;
   file?: string;
   voiceDir?: string[];
   modelsDir?: string;
@@ -88,6 +93,19 @@ export function registerSpeakCommands(program: Command): void {
     )
     .option('-s, --speed <x>', 'speed, 0.5 to 2.0', number('--speed'))
     .option('-r, --sample-rate <hz>', 'output rate: 8000, 16000, 22050, 24000, 44100, 48000', number('--sample-rate'))
+    .option('--noise-scale <x>', "generator noise, 0 to 10 (default: the voice's)", number('--noise-scale'))
+    .option('--noise-w <x>', "phoneme-duration noise, 0 to 10 (default: the voice's)", number('--noise-w'))
+    .option(
+      '--length-scale <x>',
+      "phoneme length, 0.05 to 20, above 1 slower (default: the voice's)",
+      number('--length-scale'),
+    )
+    .option(
+      '--sentence-silence <s>',
+      "seconds between sentences, 0 to 10 (default: the voice's)",
+      number('--sentence-silence'),
+    )
+    .option('--words <file>', 'also write when each word is spoken, as JSON [{ word, start, end }] in seconds')
     .option('--file <path>', 'read the text from a file')
     .option('--voice-dir <dir>', 'directory with voices (repeatable; default the models directory)', collect)
     .option('--models-dir <dir>', 'models directory')
@@ -110,9 +128,20 @@ export function registerSpeakCommands(program: Command): void {
           model: flags.model,
           ...(flags.speed === undefined ? {} : { speed: flags.speed }),
           ...(flags.sampleRate === undefined ? {} : { sampleRate: flags.sampleRate }),
+          ...(flags.noiseScale === undefined ? {} : { noiseScale: flags.noiseScale }),
+          ...(flags.noiseW === undefined ? {} : { noiseW: flags.noiseW }),
+          ...(flags.lengthScale === undefined ? {} : { lengthScale: flags.lengthScale }),
+          ...(flags.sentenceSilence === undefined ? {} : { sentenceSilence: flags.sentenceSilence }),
+          ...(flags.words === undefined ? {} : { timestamps: 'word' as const }),
         });
+        // The word times are complete once the audio is: written after it, beside it, renamed into place.
+        const writeWords = async () => {
+          if (flags.words === undefined) return;
+          await writeWhole(flags.words, `${JSON.stringify(audio.words, null, 2)}\n`);
+        };
         if (toStdout) {
           await pipeline(audio, process.stdout, { end: false });
+          await writeWords();
           return;
         }
         // Written beside the target and renamed: a failure never leaves a half-written file under its name.
@@ -125,6 +154,7 @@ export function registerSpeakCommands(program: Command): void {
           await rm(temporary, { force: true });
           throw error;
         }
+        await writeWords();
       } finally {
         await speech.close();
       }
@@ -163,6 +193,18 @@ export function registerSpeakCommands(program: Command): void {
         await speech.close();
       }
     });
+}
+
+/** Writes a file under a temporary name and renames it into place: never a half-written file under its name. */
+async function writeWhole(path: string, text: string): Promise<void> {
+  const temporary = `${path}.${randomBytes(4).toString('hex')}.part`;
+  try {
+    await writeFile(temporary, text, { flag: 'wx' });
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
 }
 
 async function readStdin(): Promise<string> {

@@ -7,6 +7,7 @@ import {
   InvalidOptionValueError,
   ModelNotFoundError,
   QueueFullError,
+  SynthesisError,
   VoiceNotFoundError,
   VoxmillError,
 } from '../errors.js';
@@ -81,7 +82,13 @@ export class HttpError extends VoxmillError {
 }
 
 /** Library option names that the HTTP API spells differently. */
-const HTTP_PARAM_NAMES: Record<string, string> = { sampleRate: 'sample_rate' };
+const HTTP_PARAM_NAMES: Record<string, string> = {
+  sampleRate: 'sample_rate',
+  noiseScale: 'noise_scale',
+  noiseW: 'noise_w',
+  lengthScale: 'length_scale',
+  sentenceSilence: 'sentence_silence',
+};
 
 /** `diarize.knownSpeakers[i].name|audio` of the library: the OpenAI route's two list fields. */
 const KNOWN_SPEAKER_PARAM = /^diarize\.knownSpeakers(?:\[(\d+)\]\.(name|audio))?$/;
@@ -173,6 +180,18 @@ export function toHttpError(error: unknown, retryAfterSeconds: number): HttpErro
     });
   }
   if (error instanceof AudioDecodeError) return audioError(error);
+  if (error instanceof SynthesisError && error.code === 'TTS_NO_WORD_TIMES') {
+    // The voice, not the server, is at fault: its graph has no phoneme durations (the message names the file).
+    return new HttpError(
+      400,
+      'timestamps_unavailable',
+      'this voice cannot give word timings: its model has no phoneme durations',
+      {
+        param: 'timestamps',
+        cause: error,
+      },
+    );
+  }
   if (error instanceof VoxmillError) {
     return new HttpError(500, error.code.toLowerCase(), error.message, { cause: error });
   }

@@ -25,7 +25,7 @@ import type { RequestLogEntry } from './request-log.js';
 
 /** What the handler needs of the engine: a {@link Speech} from `createSpeech()`. */
 export type SpeechEngine = Pick<Speech, 'transcribe' | 'synthesize' | 'listVoices' | 'modelIds'> &
-  Partial<Pick<Speech, 'createTranscriber' | 'createLiveSpeech'>>;
+  Partial<Pick<Speech, 'createTranscriber' | 'createLiveSpeech' | 'synthesizeToBuffer'>>;
 
 /** Limits of the handler. Each has a default; all are per request unless said otherwise. */
 export interface SpeechHandlerLimits {

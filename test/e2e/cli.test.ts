@@ -164,6 +164,31 @@ describe('voxmill say / voices', () => {
     expect(audio.readUInt32LE(24)).toBe(22050);
   });
 
+  it('say takes the voice controls and writes the word times with --words', async () => {
+    const output = join(temp, 'timed.wav');
+    const words = join(temp, 'timed.json');
+    const say = (...extra: string[]) =>
+      run(process.execPath, [
+        cli,
+        'say',
+        'Hello there. Bye now.',
+        '-v',
+        'en_US-fixture',
+        '--voice-dir',
+        voiceDir,
+        ...extra,
+      ]);
+    await say('-o', output, '--words', words, '--length-scale', '2', '--sentence-silence', '0', '--noise-scale', '0');
+    const timed = JSON.parse(readFileSync(words, 'utf8')) as Array<{ word: string; start: number; end: number }>;
+    expect(timed.map((w) => w.word)).toEqual(['Hello', 'there', 'Bye', 'now']);
+    // 44-byte header, 16-bit samples: the last word ends within the audio.
+    const seconds = (readFileSync(output).length - 44) / 2 / 22050;
+    expect(timed.at(-1)?.end).toBeLessThanOrEqual(seconds);
+    const error = await say('-o', join(temp, 'bad.wav'), '--noise-w', '12').catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 1 });
+    expect((error as { stderr: string }).stderr).toMatch(/noiseW must be between 0 and 10/);
+  });
+
   it('say fails with one line naming the voice, and leaves no file behind', async () => {
     const output = join(temp, 'none.mp3');
     const error = await run(process.execPath, [

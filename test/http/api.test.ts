@@ -38,6 +38,7 @@ function observedEngine(inner: Speech): SpeechEngine {
     },
     listVoices: (options) => inner.listVoices(options),
     transcribe: (input, options) => inner.transcribe(input, options),
+    synthesizeToBuffer: (options) => inner.synthesizeToBuffer(options),
     synthesize: async (options) => {
       const stream = await inner.synthesize(options);
       const observed: Observed = { stream, ended: undefined, closed: undefined };
@@ -187,6 +188,100 @@ describe('POST /v1/speech rules (spec 4.3 and 8)', () => {
       expect(res.status, `${format} ${rate}`).toBe(400);
       expect(res.body.error).toMatchObject({ code: 'invalid_value', param: 'sample_rate' });
     }
+  });
+
+  it('voice controls: length_scale and sentence_silence change the audio as asked; each is checked by range', async () => {
+    const samples = async (fields: object) =>
+      Buffer.from((await speak({ ...base, input: 'One. Two.', format: 'pcm16', ...fields })).body).length / 2;
+    const plain = await samples({ sentence_silence: 0 });
+    // The fixture voice speaks 256 samples per phoneme id times length_scale.
+    expect(await samples({ sentence_silence: 0, length_scale: 2 })).toBeCloseTo(plain * 2, -2);
+    expect((await samples({ sentence_silence: 1 })) - plain).toBe(22050);
+    expect((await samples({ sentence_silence: 0, noise_scale: 0, noise_w: 0 })) - plain).toBe(0);
+    for (const [field, value] of [
+      ['noise_scale', 10.5],
+      ['noise_w', -1],
+      ['length_scale', 0.01],
+      ['sentence_silence', 11],
+      ['length_scale', '2'],
+    ] as const) {
+      const res = await speak({ ...base, [field]: value });
+      expect(res.status, `${field} ${value}`).toBe(400);
+      expect(res.body.error.param).toBe(field);
+      expect(res.body.error.message).toMatch(new RegExp(`^${field} `));
+    }
+  });
+
+  it('timestamps "word": JSON with the whole audio in base64 and each word of the input, in order', async () => {
+    const res = await speak({
+      ...base,
+      input: 'Hello there, my friend. See you soon!',
+      format: 'wav',
+      timestamps: 'word',
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    const { audio, content_type, sample_rate, duration, words } = res.body;
+    expect(Buffer.from(audio, 'base64').subarray(0, 4).toString()).toBe('RIFF');
+    expect([content_type, sample_rate]).toEqual(['audio/wav', 22050]);
+    expect(words.map((w: { word: string }) => w.word)).toEqual([
+      'Hello',
+      'there',
+      'my',
+      'friend',
+      'See',
+      'you',
+      'soon',
+    ]);
+    let last = 0;
+    for (const word of words) {
+      expect(word.start).toBeGreaterThanOrEqual(last);
+      expect(word.end).toBeGreaterThan(word.start);
+      last = word.end;
+    }
+    expect(last).toBeLessThanOrEqual(duration);
+    // The second sentence starts after the 0.2 s pause.
+    expect(words[4].start - words[3].end).toBeGreaterThan(0.2);
+  });
+
+  it('timestamps with stream_format "sse": words before the audio they time, deltas, then done', async () => {
+    const res = await api.call(
+      api.agent
+        .post('/v1/speech')
+        .send({
+          ...base,
+          input: 'One two. Three four.',
+          format: 'pcm16',
+          timestamps: 'word',
+          stream_format: 'sse',
+        })
+        .buffer(true)
+        .parse((response, done) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => {
+            text += chunk;
+          });
+          response.on('end', () => done(null, text));
+        }),
+    );
+    expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
+    const events = (res.body as string)
+      .split('\n\n')
+      .filter((block) => block.startsWith('data: '))
+      .map((block) => JSON.parse(block.slice(6)) as { type: string; words?: Array<{ word: string }>; audio?: string });
+    expect(events[0]?.type).toBe('speech.audio.words');
+    expect(events.flatMap((e) => e.words ?? []).map((w) => w.word)).toEqual(['One', 'two', 'Three', 'four']);
+    expect(events.at(-1)?.type).toBe('speech.audio.done');
+    const audio = events.filter((e) => e.type === 'speech.audio.delta');
+    expect(Buffer.concat(audio.map((e) => Buffer.from(e.audio as string, 'base64'))).length).toBeGreaterThan(0);
+  });
+
+  it('timestamps with a voice whose model gives no phoneme durations: 400 timestamps_unavailable', async () => {
+    const res = await speak({ ...base, voice: 'test_voice', timestamps: 'word' });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: 'timestamps_unavailable', param: 'timestamps' });
+    expect(res.body.error.message).not.toContain('/');
   });
 
   it('answers 429 with Retry-After when the synthesis queue is full', async () => {

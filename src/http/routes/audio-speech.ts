@@ -1,16 +1,16 @@
 // POST /v1/audio/speech: OpenAI's speech endpoint on the engine. JSON in; audio out as it is synthesized, or with
-// `stream_format: "sse"` as `speech.audio.delta` events of base64 audio and a `speech.audio.done`. Shapes: openai
-// npm, resources/audio/speech.ts.
+// `stream_format: "sse"` as `speech.audio.delta` events of base64 audio and a `speech.audio.done` (speech-events.ts).
+// Shapes: openai npm, resources/audio/speech.ts.
 import type { SpeechFormat } from '../../audio/formats.js';
 import { TTS_MODEL_IDS, type TtsModelId } from '../../tiers.js';
 import type { SynthesizeOptions } from '../../tts/types.js';
 import { enumOption, numberOption, objectOption, stringOption, unknownKey } from '../../util/validate.js';
-import { HttpError, toHttpError } from '../http-error.js';
+import { HttpError } from '../http-error.js';
 import { readJsonBody } from '../json-body.js';
 import { servedModelId, voiceIdFor } from '../openai/openai-options.js';
-import { startEventStream } from '../sse.js';
 import type { RouteContext } from './context.js';
 import { firstAudio, sendAudio } from './speech.js';
+import { sendSpeechEvents } from './speech-events.js';
 
 const FIELDS = ['model', 'input', 'voice', 'instructions', 'response_format', 'speed', 'stream_format'] as const;
 const RESPONSE_FORMATS = ['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'] as const;
@@ -79,31 +79,6 @@ async function requestOptions(ctx: RouteContext, body: unknown) {
   return { options, streamFormat };
 }
 
-/** SSE: each chunk of encoded audio as a base64 `speech.audio.delta`, then `speech.audio.done` with usage. */
-async function streamEvents(ctx: RouteContext, stream: AsyncIterable<Buffer>, inputChars: number): Promise<void> {
-  const events = startEventStream(ctx.res);
-  try {
-    let bytes = 0;
-    for await (const chunk of stream) {
-      bytes += chunk.length;
-      await events.send({ type: 'speech.audio.delta', audio: chunk.toString('base64') });
-    }
-    // Characters in and audio bytes out: voxmill has no tokens to count.
-    await events.send({
-      type: 'speech.audio.done',
-      usage: { input_tokens: inputChars, output_tokens: bytes, total_tokens: inputChars + bytes },
-    });
-  } catch (error) {
-    if (!ctx.signal.aborted) {
-      const httpError = toHttpError(error, ctx.options.retryAfterSeconds);
-      httpError.requestId = ctx.requestId;
-      await events.send(httpError.toJSON());
-    }
-  } finally {
-    events.end();
-  }
-}
-
 export async function audioSpeechRoute(ctx: RouteContext): Promise<void> {
   const { req, res, options, signal } = ctx;
   const body = await readJsonBody(req, options.maxJsonBytes, signal);
@@ -112,11 +87,7 @@ export async function audioSpeechRoute(ctx: RouteContext): Promise<void> {
   // Errors before the first audio still answer with a JSON error and its status.
   const first = await firstAudio(stream, signal);
   if (streamFormat === 'sse') {
-    const rest = async function* () {
-      if (first) yield first;
-      for await (const chunk of stream) yield chunk as Buffer;
-    };
-    await streamEvents(ctx, rest(), [...synth.input].length);
+    await sendSpeechEvents(ctx, stream, first, [...synth.input].length);
     return;
   }
   await sendAudio(res, stream, first, signal);

@@ -1,20 +1,38 @@
 // POST /v1/speech: JSON in (the fields openapi.json documents), audio streamed out as it is synthesized. Headers
 // wait for the first chunk, so a request that fails before any audio exists still gets a JSON error; after that a
 // failure cuts the connection (a chunked response without its terminating chunk), which clients see as an error.
+// voxmill's fields beyond the spec: the voice's controls (`noise_scale`, `noise_w`, `length_scale`,
+// `sentence_silence`), `timestamps: "word"` (the answer becomes JSON with the audio in base64 and its words), and
+// `stream_format: "sse"` (the audio and the words as events, speech-events.ts).
 import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { SPEC_SPEECH_FORMATS } from '../../audio/formats.js';
 import { SynthesisError } from '../../errors.js';
 import { isTtsModelId, TTS_MODEL_IDS } from '../../tiers.js';
-import { SPEC_SPEED_RANGE } from '../../tts/request.js';
+import { SPEC_SPEED_RANGE, SPEECH_TIMESTAMPS } from '../../tts/request.js';
 import type { SpeechStream, SynthesizeOptions } from '../../tts/types.js';
 import { enumOption, numberOption, objectOption, stringOption, unknownKey } from '../../util/validate.js';
 import { HttpError } from '../http-error.js';
 import { readJsonBody } from '../json-body.js';
 import { countBytesOut } from '../request-log.js';
+import { sendJson } from '../respond.js';
 import type { RouteContext } from './context.js';
+import { sendSpeechEvents } from './speech-events.js';
 
-const FIELDS = ['model', 'voice', 'input', 'format', 'speed', 'sample_rate'] as const;
+const FIELDS = [
+  'model',
+  'voice',
+  'input',
+  'format',
+  'speed',
+  'sample_rate',
+  'noise_scale',
+  'noise_w',
+  'length_scale',
+  'sentence_silence',
+  'timestamps',
+  'stream_format',
+] as const;
 
 /** A field the API requires: present (null counts as absent) and a string. */
 function requiredString(body: Record<string, unknown>, param: (typeof FIELDS)[number]): string {
@@ -29,7 +47,7 @@ function requiredString(body: Record<string, unknown>, param: (typeof FIELDS)[nu
  * The body's shape and the API's own checks, as library options; the library then checks the values (ranges,
  * voices). The shared option checks throw errors naming the JSON field, which answer 400 with it as `param`.
  */
-function requestOptions(body: unknown): SynthesizeOptions {
+function requestOptions(body: unknown): { options: SynthesizeOptions; streamFormat: 'audio' | 'sse' } {
   const fields = objectOption('body', body);
   const unknown = unknownKey(fields, FIELDS);
   if (unknown !== undefined) {
@@ -48,14 +66,22 @@ function requestOptions(body: unknown): SynthesizeOptions {
       { param: 'model' },
     );
   }
-  return {
+  // The library checks the voice controls' types and ranges, naming the option; its error names the JSON field.
+  const options: SynthesizeOptions = {
     model,
     voice,
     input,
     format: enumOption('format', fields.format, SPEC_SPEECH_FORMATS),
     speed: numberOption('speed', fields.speed, ...SPEC_SPEED_RANGE),
     sampleRate: numberOption('sample_rate', fields.sample_rate),
+    noiseScale: fields.noise_scale as number | undefined,
+    noiseW: fields.noise_w as number | undefined,
+    lengthScale: fields.length_scale as number | undefined,
+    sentenceSilence: fields.sentence_silence as number | undefined,
+    timestamps: enumOption('timestamps', fields.timestamps, SPEECH_TIMESTAMPS),
   };
+  const streamFormat = enumOption('stream_format', fields.stream_format, ['audio', 'sse'] as const) ?? 'audio';
+  return { options, streamFormat };
 }
 
 /**
@@ -137,10 +163,33 @@ function writeAudioHeaders(res: ServerResponse, stream: SpeechStream): void {
   res.setHeader('X-Voxmill-Voice-Variant', stream.variant);
 }
 
-export async function speechRoute({ req, res, options, signal }: RouteContext): Promise<void> {
+export async function speechRoute(ctx: RouteContext): Promise<void> {
+  const { req, res, options, signal } = ctx;
   const body = await readJsonBody(req, options.maxJsonBytes, signal);
-  const stream = await options.speech.synthesize({ ...requestOptions(body), signal });
+  const { options: synth, streamFormat } = requestOptions(body);
+  if (synth.timestamps === 'word' && streamFormat === 'audio') {
+    // Words and audio in one JSON answer: the audio is whole (its headers final) before anything is sent.
+    if (typeof options.speech.synthesizeToBuffer !== 'function') {
+      throw new HttpError(500, 'timestamps_unavailable', 'this engine cannot synthesize to a buffer', {
+        param: 'timestamps',
+      });
+    }
+    const speech = await options.speech.synthesizeToBuffer({ ...synth, signal });
+    sendJson(res, 200, {
+      audio: speech.audio.toString('base64'),
+      content_type: speech.contentType,
+      sample_rate: speech.sampleRate,
+      duration: speech.duration,
+      words: speech.words ?? [],
+    });
+    return;
+  }
+  const stream = await options.speech.synthesize({ ...synth, signal });
   const first = await firstAudio(stream, signal);
+  if (streamFormat === 'sse') {
+    await sendSpeechEvents(ctx, stream, first, [...synth.input].length);
+    return;
+  }
   await sendAudio(res, stream, first, signal);
 }
 
