@@ -21,6 +21,7 @@ interface SayFlags {
   lengthScale?: number;
   sentenceSilence?: number;
   words?: string;
+  normalize: boolean;
   file?: string;
   voiceDir?: string[];
   modelsDir?: string;
@@ -105,6 +106,7 @@ export function registerSpeakCommands(program: Command): void {
       "seconds between sentences, 0 to 10 (default: the voice's)",
       number('--sentence-silence'),
     )
+    .option('--no-normalize', 'read numbers, dates, money and abbreviations as espeak-ng does, not in words')
     .option('--words <file>', 'also write when each word is spoken, as JSON [{ word, start, end }] in seconds')
     .option('--file <path>', 'read the text from a file')
     .option('--voice-dir <dir>', 'directory with voices (repeatable; default the models directory)', collect)
@@ -133,6 +135,7 @@ export function registerSpeakCommands(program: Command): void {
           ...(flags.lengthScale === undefined ? {} : { lengthScale: flags.lengthScale }),
           ...(flags.sentenceSilence === undefined ? {} : { sentenceSilence: flags.sentenceSilence }),
           ...(flags.words === undefined ? {} : { timestamps: 'word' as const }),
+          normalize: flags.normalize,
         });
         // The word times are complete once the audio is: written after it, beside it, renamed into place.
         const writeWords = async () => {

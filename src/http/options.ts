@@ -25,7 +25,7 @@ import type { RequestLogEntry } from './request-log.js';
 
 /** What the handler needs of the engine: a {@link Speech} from `createSpeech()`. */
 export type SpeechEngine = Pick<Speech, 'transcribe' | 'synthesize' | 'listVoices' | 'modelIds'> &
-  Partial<Pick<Speech, 'createTranscriber' | 'createLiveSpeech' | 'synthesizeToBuffer'>>;
+  Partial<Pick<Speech, 'createTranscriber' | 'createLiveSpeech'>>;
 
 /** Limits of the handler. Each has a default; all are per request unless said otherwise. */
 export interface SpeechHandlerLimits {
@@ -33,6 +33,12 @@ export interface SpeechHandlerLimits {
   maxFileBytes?: number;
   /** Largest JSON body of POST /v1/speech, in bytes; larger gets 413. Default 256 KiB (5,000 characters fit). */
   maxJsonBytes?: number;
+  /**
+   * Largest audio POST /v1/speech returns inside a JSON answer (`timestamps: "word"` without `stream_format: "sse"`,
+   * which has to hold the whole audio), in bytes before base64; more gets 413 `audio_too_long` and synthesis stops.
+   * Default 32 MiB (12 minutes of 22 kHz wav, over an hour of mp3).
+   */
+  maxTimedSpeechBytes?: number;
   /**
    * Longest audio one POST /v1/transcriptions may decode to, in seconds; longer gets 413 `audio_too_long`, and
    * decoding stops there. Bounds what one upload can make the server hold: 64 KB of decoded samples per second
@@ -124,6 +130,7 @@ export interface ResolvedHandlerOptions extends ResolvedAuth {
   uploadDir: string | undefined;
   maxFileBytes: number;
   maxJsonBytes: number;
+  maxTimedSpeechBytes: number;
   maxAudioSeconds: number;
   maxConcurrentRequests: number;
   maxConcurrentRequestsPerClient: number;
@@ -140,6 +147,7 @@ export interface ResolvedHandlerOptions extends ResolvedAuth {
 
 export const DEFAULT_MAX_FILE_BYTES = 25 * 1024 * 1024;
 export const DEFAULT_MAX_JSON_BYTES = 256 * 1024;
+export const DEFAULT_MAX_TIMED_SPEECH_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_MAX_AUDIO_SECONDS = 2 * 3600;
 export const DEFAULT_MAX_CONCURRENT_REQUESTS = 64;
 export const DEFAULT_BODY_IDLE_TIMEOUT_MS = 10_000;
@@ -158,6 +166,7 @@ const HANDLER_KEYS = ['speech', 'auth', ...HANDLER_DATA_KEYS, 'onRequest'] as co
 export const LIMIT_KEYS = [
   'maxFileBytes',
   'maxJsonBytes',
+  'maxTimedSpeechBytes',
   'maxAudioSeconds',
   'maxConcurrentRequests',
   'maxConcurrentRequestsPerClient',
@@ -246,6 +255,9 @@ export function resolveHandlerOptions(options: unknown): ResolvedHandlerOptions 
     uploadDir,
     maxFileBytes: integerOption('limits.maxFileBytes', limits.maxFileBytes, 1, 2 ** 40) ?? DEFAULT_MAX_FILE_BYTES,
     maxJsonBytes: integerOption('limits.maxJsonBytes', limits.maxJsonBytes, 64, 2 ** 30) ?? DEFAULT_MAX_JSON_BYTES,
+    maxTimedSpeechBytes:
+      integerOption('limits.maxTimedSpeechBytes', limits.maxTimedSpeechBytes, 1024, 2 ** 30) ??
+      DEFAULT_MAX_TIMED_SPEECH_BYTES,
     maxAudioSeconds:
       numberOption('limits.maxAudioSeconds', limits.maxAudioSeconds, 0.001, 1e7) ?? DEFAULT_MAX_AUDIO_SECONDS,
     maxConcurrentRequests,

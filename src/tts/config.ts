@@ -1,7 +1,9 @@
 // The engine's text-to-speech settings (`createSpeech({ tts: { ... } })`), validated, with defaults sized for the
 // machine: ONNX Runtime threads per session, and as many workers as the remaining cores allow.
 import { availableParallelism } from 'node:os';
+import { InvalidOptionTypeError } from '../errors.js';
 import { integerOption, objectOption, rejectUnknownKeys } from '../util/validate.js';
+import type { TextNormalizer } from './normalize/normalizers.js';
 import { DEFAULT_MAX_INPUT_CHARS } from './request.js';
 import { DEFAULT_MAX_CHUNK_CODE_POINTS } from './text.js';
 
@@ -29,6 +31,12 @@ export interface TtsOptions {
   maxInputChars?: number;
   /** Longest piece of text phonemized at once; long sentences are cut at commas or spaces. Default 400. */
   maxChunkChars?: number;
+  /**
+   * Text normalizers by voice language code (`en_GB`) or language (`en`), used before the built-in ones (English);
+   * null turns a language's normalization off. A normalizer gets the text and the voice's language code and returns
+   * the text to speak (at most 10 times as long); it runs on the main thread, so it must be fast. Default {}.
+   */
+  normalizers?: Record<string, TextNormalizer | null>;
 }
 
 export type ResolvedTtsOptions = Required<TtsOptions>;
@@ -43,7 +51,22 @@ const KEYS = [
   'readerTimeoutMs',
   'maxInputChars',
   'maxChunkChars',
+  'normalizers',
 ] as const;
+
+function normalizersOption(value: unknown): Record<string, TextNormalizer | null> {
+  const raw = objectOption('tts.normalizers', value);
+  for (const [language, normalizer] of Object.entries(raw)) {
+    if (normalizer !== null && typeof normalizer !== 'function') {
+      throw new InvalidOptionTypeError(
+        `tts.normalizers.${language}`,
+        'a function (text, language) => text, or null',
+        normalizer,
+      );
+    }
+  }
+  return { ...raw } as Record<string, TextNormalizer | null>;
+}
 
 export function resolveTtsOptions(value: unknown, cores = availableParallelism()): ResolvedTtsOptions {
   const raw = objectOption('tts', value);
@@ -61,5 +84,6 @@ export function resolveTtsOptions(value: unknown, cores = availableParallelism()
     readerTimeoutMs: integerOption('tts.readerTimeoutMs', raw.readerTimeoutMs, 0, 2 ** 31 - 1) ?? 60_000,
     maxInputChars: integerOption('tts.maxInputChars', raw.maxInputChars, 1, 1_000_000) ?? DEFAULT_MAX_INPUT_CHARS,
     maxChunkChars: integerOption('tts.maxChunkChars', raw.maxChunkChars, 16, 100_000) ?? DEFAULT_MAX_CHUNK_CODE_POINTS,
+    normalizers: normalizersOption(raw.normalizers),
   };
 }

@@ -143,10 +143,11 @@ export async function timedVoiceModel(modelPath: string): Promise<TimedVoiceMode
     await rm(temporary, { force: true });
     return { bytes: model, made: true };
   }
+  // Older edits of this voice, and temporary files a stopped worker left, go; a failure to remove one (another
+  // process still loading it, a sticky directory) is not this request's failure.
   for (const name of await readdir(dir).catch(() => [] as string[])) {
-    if (name.startsWith(prefix) && name !== basename(cachePath) && name.endsWith('.onnx')) {
-      await rm(join(dir, name), { force: true });
-    }
+    if (name.startsWith(prefix) && name !== basename(cachePath))
+      await rm(join(dir, name), { force: true }).catch(() => {});
   }
   return { path: cachePath, made: true };
 }

@@ -7,6 +7,7 @@ import { InvalidOptionValueError, SynthesisError } from '../errors.js';
 import { voicePreference } from '../tiers.js';
 import { abortReason } from '../util/job.js';
 import { LiveSpeech } from './live-speech.js';
+import { normalizerFor, type TextNormalizer } from './normalize/normalizers.js';
 import { type NormalizedSynthesizeOptions, normalizeLiveSpeechOptions, normalizeSynthesizeOptions } from './request.js';
 import { type SlotLease, SynthPool, type SynthPoolOptions } from './synth-pool.js';
 import { hasSpeakableText, normalizeText, splitIntoChunks } from './text.js';
@@ -28,6 +29,7 @@ export interface TtsEngineConfig extends SynthPoolOptions {
   readerTimeoutMs: number;
   maxInputChars: number;
   maxChunkChars: number;
+  normalizers: Readonly<Record<string, TextNormalizer | null>>;
 }
 
 interface Prepared {
@@ -106,14 +108,15 @@ export class TtsEngine {
     if (!hasSpeakableText(text)) {
       throw new InvalidOptionValueError('input', 'text with at least one letter or digit to speak', request.input);
     }
-    const { info, job } = await this.#resolve(request);
+    const { info, job, normalize } = await this.#resolve(request);
+    const spoken = normalize(text);
     request.signal?.throwIfAborted();
     const lease = await this.#pool.acquire(request.signal);
     return {
       signal: request.signal,
       lease,
       info,
-      job: { ...job, chunks: splitIntoChunks(text, this.#config.maxChunkChars) },
+      job: { ...job, chunks: splitIntoChunks(spoken, this.#config.maxChunkChars) },
     };
   }
 
@@ -124,11 +127,12 @@ export class TtsEngine {
    */
   async live(options: LiveSpeechOptions): Promise<LiveSpeech> {
     const request = normalizeLiveSpeechOptions(options);
-    const { info, job } = await this.#resolve(request);
+    const { info, job, normalize } = await this.#resolve(request);
     request.signal?.throwIfAborted();
     return new LiveSpeech({
       info,
       job,
+      normalize,
       acquire: (signal) => this.#pool.acquire(signal),
       nextJobId: () => nextJobId++,
       maxPendingSentences: request.maxPendingSentences,
@@ -140,9 +144,12 @@ export class TtsEngine {
   }
 
   /** The voice a request names and what its audio will be: everything of a job but its text. */
-  async #resolve(
-    request: Omit<NormalizedSynthesizeOptions, 'input'>,
-  ): Promise<{ info: SpeechAudioInfo; job: Omit<SynthJob, 'jobId' | 'credit' | 'chunks'> }> {
+  async #resolve(request: Omit<NormalizedSynthesizeOptions, 'input'>): Promise<{
+    info: SpeechAudioInfo;
+    job: Omit<SynthJob, 'jobId' | 'credit' | 'chunks'>;
+    /** The voice language's text normalizer, or the identity (none, or `normalize: false`). */
+    normalize: (text: string) => string;
+  }> {
     const { variants } = await this.#config.scanner.scan();
     const resolved: ResolvedVoice = resolveVoice(variants, request.voice, voicePreference(request.model));
     const variant: VoiceVariant = resolved.variant;
@@ -168,6 +175,9 @@ export class TtsEngine {
         sid: resolved.sid,
         wordTimes: request.timestamps === 'word',
       },
+      normalize:
+        (request.normalize ? normalizerFor(config.languageCode, this.#config.normalizers) : undefined) ??
+        ((text) => text),
     };
   }
 

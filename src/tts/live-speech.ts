@@ -24,6 +24,8 @@ import type { SynthJob } from './worker-protocol.js';
 export interface LiveSpeechParts {
   info: SpeechAudioInfo;
   job: Omit<SynthJob, 'jobId' | 'credit' | 'chunks'>;
+  /** The voice language's text normalizer (the identity when off), applied to each complete piece of text. */
+  normalize: (text: string) => string;
   acquire: (signal: AbortSignal) => Promise<SlotLease>;
   nextJobId: () => number;
   maxPendingSentences: number;
@@ -216,7 +218,10 @@ export class LiveSpeech extends Duplex implements SpeechAudioInfo {
     if (!all && this.#text.length > 2 * this.#parts.maxChunkChars) {
       const space = this.#text.search(/\s\S*$/u);
       if (space > 0) {
-        const pieces = splitIntoChunks(normalizeText(this.#text.slice(0, space)), this.#parts.maxChunkChars);
+        const pieces = splitIntoChunks(
+          this.#parts.normalize(normalizeText(this.#text.slice(0, space))),
+          this.#parts.maxChunkChars,
+        );
         const last = pieces.pop() ?? '';
         for (const piece of pieces) if (hasSpeakableText(piece)) this.#pending.push(piece);
         this.#text = last + this.#text.slice(space);
@@ -227,7 +232,7 @@ export class LiveSpeech extends Duplex implements SpeechAudioInfo {
   }
 
   #queue(text: string): void {
-    for (const chunk of splitIntoChunks(normalizeText(text), this.#parts.maxChunkChars)) {
+    for (const chunk of splitIntoChunks(this.#parts.normalize(normalizeText(text)), this.#parts.maxChunkChars)) {
       if (hasSpeakableText(chunk)) this.#pending.push(chunk);
     }
   }

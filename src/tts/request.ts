@@ -3,6 +3,7 @@ import { checkSampleRate, SPEECH_FORMATS, type SpeechFormat } from '../audio/for
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 import { DEFAULT_TTS_MODEL, TTS_MODEL_IDS, type TtsModelId } from '../tiers.js';
 import {
+  booleanOption,
   enumOption,
   integerOption,
   numberOption,
@@ -36,6 +37,8 @@ export interface NormalizedSynthesizeOptions {
   sentenceSilence: number | undefined;
   /** Whether to report when each word is spoken. */
   timestamps: SpeechTimestamps;
+  /** Whether the voice language's text normalizer runs (numbers, dates, money, units, abbreviations in words). */
+  normalize: boolean;
   signal: AbortSignal | undefined;
 }
 
@@ -55,6 +58,7 @@ const KEYS = [
   'lengthScale',
   'sentenceSilence',
   'timestamps',
+  'normalize',
   'signal',
 ] as const;
 
@@ -124,6 +128,7 @@ function normalizeVoiceRequest(raw: Record<string, unknown>): Omit<NormalizedSyn
     lengthScale: numberOption('lengthScale', raw.lengthScale, ...LENGTH_SCALE_RANGE),
     sentenceSilence: numberOption('sentenceSilence', raw.sentenceSilence, ...SENTENCE_SILENCE_RANGE),
     timestamps: enumOption('timestamps', raw.timestamps, SPEECH_TIMESTAMPS) ?? 'none',
+    normalize: booleanOption('normalize', raw.normalize) ?? true,
     signal: signalOption('signal', raw.signal),
   };
 }

@@ -5,6 +5,8 @@
 // Flow control: the engine grants credit, one sentence per unit; the worker stops and waits when it has none,
 // so a slow consumer never makes audio pile up. Between sentences the worker yields to its message queue, so
 // a cancel stops it before the next sentence.
+
+import { stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type * as Ort from 'onnxruntime-common';
@@ -79,36 +81,79 @@ async function sessionFor(modelPath: string, durations: boolean): Promise<Loaded
     existing.lastUsed = Date.now();
     return { cached: existing, loadMs: 0, graphEditMs: 0 };
   }
-  if (existing) {
-    sessions.delete(modelPath);
-    await insideOnnxRuntime(() => existing.session.release());
-  }
   ort ??= loadRuntime();
   let graphEditMs = 0;
   let source: string | Uint8Array = modelPath;
   if (durations) {
     const started = performance.now();
-    try {
-      const timed = await timedVoiceModel(modelPath);
-      source = 'path' in timed ? timed.path : timed.bytes;
-      if (timed.made) graphEditMs = performance.now() - started;
-    } catch (error) {
-      if (error instanceof DurationGraphError) {
-        throw new JobError('TTS_NO_WORD_TIMES', `${modelPath} cannot give word timings: ${error.message}`);
-      }
-      throw new JobError('MODEL_LOAD_FAILED', `cannot read voice model ${modelPath}: ${(error as Error).message}`);
-    }
+    source = await timedSource(modelPath);
+    graphEditMs = performance.now() - started;
   }
   const started = performance.now();
+  const session = await createSession(modelPath, source);
+  let durationOutput: string | undefined;
+  if (durations) {
+    const extra = session.outputNames.filter((name) => name !== 'output');
+    if (extra.length !== 1) {
+      await insideOnnxRuntime(() => session.release());
+      throw new JobError(
+        'TTS_NO_WORD_TIMES',
+        `${modelPath} cannot give word timings: its edited graph has outputs ${session.outputNames.join(', ')}`,
+      );
+    }
+    durationOutput = extra[0];
+  }
+  // The session with durations replaces the plain one only once it exists: a failure above leaves the plain one.
+  if (existing) {
+    sessions.delete(modelPath);
+    await insideOnnxRuntime(() => existing.session.release());
+  }
+  const cached = { session, lastUsed: Date.now(), inputs: new Set(session.inputNames), durations: durationOutput };
+  sessions.set(modelPath, cached);
+  return { cached, loadMs: performance.now() - started, graphEditMs };
+}
+
+/** Voices whose graph has no durations, by path and file identity: not read and parsed again on every request. */
+const withoutDurations = new Map<string, string>();
+
+/** The voice with its durations as an output (a cached file, or bytes), or JobError TTS_NO_WORD_TIMES. */
+async function timedSource(modelPath: string): Promise<string | Uint8Array> {
+  let identity = '';
+  try {
+    const info = await stat(modelPath);
+    identity = `${info.size}:${info.mtimeMs}`;
+  } catch {
+    // timedVoiceModel reports the missing file.
+  }
+  const known = withoutDurations.get(modelPath);
+  if (known !== undefined && known === identity) {
+    throw new JobError(
+      'TTS_NO_WORD_TIMES',
+      `${modelPath} cannot give word timings: its graph has no phoneme durations`,
+    );
+  }
+  try {
+    const timed = await timedVoiceModel(modelPath);
+    return 'path' in timed ? timed.path : timed.bytes;
+  } catch (error) {
+    if (error instanceof DurationGraphError) {
+      withoutDurations.set(modelPath, identity);
+      throw new JobError('TTS_NO_WORD_TIMES', `${modelPath} cannot give word timings: ${error.message}`);
+    }
+    throw new JobError('MODEL_LOAD_FAILED', `cannot read voice model ${modelPath}: ${(error as Error).message}`);
+  }
+}
+
+async function createSession(modelPath: string, source: string | Uint8Array): Promise<Ort.InferenceSession> {
+  const runtime = ort as typeof Ort;
+  const options: Ort.InferenceSession.SessionOptions = {
+    intraOpNumThreads: settings.intraOpThreads,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+  };
   let session: Ort.InferenceSession;
   try {
-    const runtime = ort;
-    const options: Ort.InferenceSession.SessionOptions = {
-      intraOpNumThreads: settings.intraOpThreads,
-      interOpNumThreads: 1,
-      executionMode: 'sequential',
-      graphOptimizationLevel: 'all',
-    };
     session = await insideOnnxRuntime(() =>
       typeof source === 'string'
         ? runtime.InferenceSession.create(source, options)
@@ -123,10 +168,7 @@ async function sessionFor(modelPath: string, durations: boolean): Promise<Loaded
       throw new JobError('MODEL_LOAD_FAILED', `${modelPath} is not a Piper voice: it has no input "${name}"`);
     }
   }
-  const durationOutput = durations ? session.outputNames.find((name) => name !== 'output') : undefined;
-  const cached = { session, lastUsed: Date.now(), inputs: new Set(session.inputNames), durations: durationOutput };
-  sessions.set(modelPath, cached);
-  return { cached, loadMs: performance.now() - started, graphEditMs };
+  return session;
 }
 
 // Idle sessions give their memory back; checked at a fraction of the idle time.

@@ -60,6 +60,12 @@ export interface SynthesizeOptions {
    * edited to return them on first use (cached beside the voice as a hidden file). Default `'none'`.
    */
   timestamps?: 'none' | 'word';
+  /**
+   * Rewrite numbers, dates, times, money, units and abbreviations in words before phonemizing, with the voice
+   * language's normalizer (built in: English; `tts.normalizers` adds others). Word timings then name the words
+   * spoken (`$3.50` is `three`, `dollars`, ...). Default true.
+   */
+  normalize?: boolean;
   /** Stops synthesis between sentences and frees the worker. */
   signal?: AbortSignal;
 }

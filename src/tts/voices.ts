@@ -69,6 +69,8 @@ export class VoiceDirectoryScanner {
       }
       const present = new Set(names);
       for (const name of names.sort()) {
+        // Hidden files are not voices: among them voxmill's own word-timing copies (duration-output.ts).
+        if (name.startsWith('.')) continue;
         if (name.endsWith(MODEL_SUFFIX) && !present.has(`${name}.json`)) {
           problems.push(
             new VoiceConfigError(join(dir, `${name}.json`), `missing: ${name} has no Piper config beside it`),

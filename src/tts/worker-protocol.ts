@@ -62,7 +62,7 @@ export interface SynthStats {
   inferenceMs: number;
   /** Time to create the ONNX session, when this job had to (0 when it was cached). */
   sessionLoadMs: number;
-  /** Time to add the duration output to the voice's graph, when this job had to (0: cached or not asked). */
+  /** Time to find or make the voice graph with its duration output, when this job loaded one (0: not asked). */
   graphEditMs: number;
 }
 

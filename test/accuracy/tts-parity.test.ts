@@ -20,7 +20,7 @@ import { normalizeText, splitIntoChunks } from '../../src/tts/text.js';
 import { parseVoiceConfig, type VoiceConfig } from '../../src/tts/voice-config.js';
 import { repoRoot } from '../helpers/paths.js';
 import { requirePeerPython, requireRealModel } from '../helpers/real-models.js';
-import { ACCURACY_SENTENCES } from './sentences.js';
+import { ACCURACY_SENTENCES } from './sentences.mjs';
 
 const model = requireRealModel('piper-joe-medium');
 const python = requirePeerPython();

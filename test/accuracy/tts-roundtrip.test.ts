@@ -19,7 +19,7 @@ import { wavFile } from '../helpers/hostile-audio.js';
 import { repoRoot } from '../helpers/paths.js';
 import { requireRealModel } from '../helpers/real-models.js';
 import { corpusWer, type WerResult, wordErrorRate } from '../helpers/wer.js';
-import { ACCURACY_SENTENCES } from './sentences.js';
+import { ACCURACY_SENTENCES } from './sentences.mjs';
 
 const tinyEn = requireRealModel('whisper-tiny.en');
 const joe = requireRealModel('piper-joe-medium');

@@ -38,7 +38,6 @@ function observedEngine(inner: Speech): SpeechEngine {
     },
     listVoices: (options) => inner.listVoices(options),
     transcribe: (input, options) => inner.transcribe(input, options),
-    synthesizeToBuffer: (options) => inner.synthesizeToBuffer(options),
     synthesize: async (options) => {
       const stream = await inner.synthesize(options);
       const observed: Observed = { stream, ended: undefined, closed: undefined };
@@ -222,7 +221,10 @@ describe('POST /v1/speech rules (spec 4.3 and 8)', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     const { audio, content_type, sample_rate, duration, words } = res.body;
-    expect(Buffer.from(audio, 'base64').subarray(0, 4).toString()).toBe('RIFF');
+    const wav = Buffer.from(audio, 'base64');
+    expect(wav.subarray(0, 4).toString()).toBe('RIFF');
+    // The whole file's sizes are written in (a streamed wav says 0xFFFFFFFF).
+    expect(wav.readUInt32LE(4)).toBe(wav.length - 8);
     expect([content_type, sample_rate]).toEqual(['audio/wav', 22050]);
     expect(words.map((w: { word: string }) => w.word)).toEqual([
       'Hello',
@@ -275,6 +277,17 @@ describe('POST /v1/speech rules (spec 4.3 and 8)', () => {
     expect(events.at(-1)?.type).toBe('speech.audio.done');
     const audio = events.filter((e) => e.type === 'speech.audio.delta');
     expect(Buffer.concat(audio.map((e) => Buffer.from(e.audio as string, 'base64'))).length).toBeGreaterThan(0);
+  });
+
+  it('timestamps JSON holds at most limits.maxTimedSpeechBytes of audio: more is 413 audio_too_long', async () => {
+    const small = await start('bare http', { limits: { maxTimedSpeechBytes: 2048 } });
+    const res = await small.call(
+      small.agent
+        .post('/v1/speech')
+        .send({ ...base, input: 'A sentence long enough. '.repeat(20), timestamps: 'word' }),
+    );
+    expect(res.status).toBe(413);
+    expect(res.body.error).toMatchObject({ code: 'audio_too_long', param: 'input' });
   });
 
   it('timestamps with a voice whose model gives no phoneme durations: 400 timestamps_unavailable', async () => {

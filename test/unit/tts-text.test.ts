@@ -196,6 +196,7 @@ describe('normalizeSynthesizeOptions (spec 4.3 and section 8)', () => {
       lengthScale: undefined,
       sentenceSilence: undefined,
       timestamps: 'none',
+      normalize: true,
       signal: undefined,
     });
   });

@@ -110,6 +110,8 @@ describe('broken voice files', () => {
       'orphan-low.onnx': 'model',
       'nopad-low.onnx.json': { ...broken, phoneme_id_map: { '^': [1], $: [2] } },
       'nopad-low.onnx': 'model',
+      // voxmill's word-timing copy of a voice (duration-output.ts): hidden, neither a voice nor a problem.
+      '.good-low.onnx.timed-0123456789abcdef.onnx': 'model',
     });
     const { variants, problems } = await new VoiceDirectoryScanner([dir]).scan();
     expect(variants.map((v) => v.variantId)).toEqual(['good-low']);
@@ -117,6 +119,7 @@ describe('broken voice files', () => {
     expect(byFile.get('notjson-low.onnx.json')).toMatch(/not valid JSON/);
     expect(byFile.get('orphan-low.onnx.json')).toMatch(/no Piper config/);
     expect(byFile.get('nopad-low.onnx.json')).toMatch(/"_"/);
+    expect(problems).toHaveLength(3);
   });
 
   it('re-read a config only when it changed', async () => {

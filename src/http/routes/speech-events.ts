@@ -17,10 +17,12 @@ export async function sendSpeechEvents(
   // The engine adds a sentence's words to stream.words before it pushes that sentence's bytes (the stream may have
   // run ahead of this loop), so the words not sent yet go before the next chunk.
   let sentWords = 0;
+  // An engine of the host's own may hand out streams without `words`.
+  const timed = (): readonly SpokenWord[] => stream.words ?? [];
   const sendWords = async () => {
-    if (stream.words.length === sentWords) return;
-    const words: SpokenWord[] = stream.words.slice(sentWords);
-    sentWords = stream.words.length;
+    if (timed().length === sentWords) return;
+    const words: SpokenWord[] = timed().slice(sentWords);
+    sentWords = timed().length;
     await events.send({ type: 'speech.audio.words', words });
   };
   try {

@@ -2,20 +2,29 @@
 // wait for the first chunk, so a request that fails before any audio exists still gets a JSON error; after that a
 // failure cuts the connection (a chunked response without its terminating chunk), which clients see as an error.
 // voxmill's fields beyond the spec: the voice's controls (`noise_scale`, `noise_w`, `length_scale`,
-// `sentence_silence`), `timestamps: "word"` (the answer becomes JSON with the audio in base64 and its words), and
+// `sentence_silence`), `normalize` (false: no numbers-to-words), `timestamps: "word"` (the answer becomes JSON with the audio in base64 and its words), and
 // `stream_format: "sse"` (the audio and the words as events, speech-events.ts).
+
+import { once } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { SPEC_SPEECH_FORMATS } from '../../audio/formats.js';
+import { finalizeWavSizes } from '../../audio/wav-sizes.js';
 import { SynthesisError } from '../../errors.js';
 import { isTtsModelId, TTS_MODEL_IDS } from '../../tiers.js';
 import { SPEC_SPEED_RANGE, SPEECH_TIMESTAMPS } from '../../tts/request.js';
 import type { SpeechStream, SynthesizeOptions } from '../../tts/types.js';
-import { enumOption, numberOption, objectOption, stringOption, unknownKey } from '../../util/validate.js';
+import {
+  booleanOption,
+  enumOption,
+  numberOption,
+  objectOption,
+  stringOption,
+  unknownKey,
+} from '../../util/validate.js';
 import { HttpError } from '../http-error.js';
 import { readJsonBody } from '../json-body.js';
 import { countBytesOut } from '../request-log.js';
-import { sendJson } from '../respond.js';
 import type { RouteContext } from './context.js';
 import { sendSpeechEvents } from './speech-events.js';
 
@@ -32,6 +41,7 @@ const FIELDS = [
   'sentence_silence',
   'timestamps',
   'stream_format',
+  'normalize',
 ] as const;
 
 /** A field the API requires: present (null counts as absent) and a string. */
@@ -79,6 +89,7 @@ function requestOptions(body: unknown): { options: SynthesizeOptions; streamForm
     lengthScale: fields.length_scale as number | undefined,
     sentenceSilence: fields.sentence_silence as number | undefined,
     timestamps: enumOption('timestamps', fields.timestamps, SPEECH_TIMESTAMPS),
+    normalize: booleanOption('normalize', fields.normalize),
   };
   const streamFormat = enumOption('stream_format', fields.stream_format, ['audio', 'sse'] as const) ?? 'audio';
   return { options, streamFormat };
@@ -168,20 +179,7 @@ export async function speechRoute(ctx: RouteContext): Promise<void> {
   const body = await readJsonBody(req, options.maxJsonBytes, signal);
   const { options: synth, streamFormat } = requestOptions(body);
   if (synth.timestamps === 'word' && streamFormat === 'audio') {
-    // Words and audio in one JSON answer: the audio is whole (its headers final) before anything is sent.
-    if (typeof options.speech.synthesizeToBuffer !== 'function') {
-      throw new HttpError(500, 'timestamps_unavailable', 'this engine cannot synthesize to a buffer', {
-        param: 'timestamps',
-      });
-    }
-    const speech = await options.speech.synthesizeToBuffer({ ...synth, signal });
-    sendJson(res, 200, {
-      audio: speech.audio.toString('base64'),
-      content_type: speech.contentType,
-      sample_rate: speech.sampleRate,
-      duration: speech.duration,
-      words: speech.words ?? [],
-    });
+    await sendTimedSpeech(ctx, await options.speech.synthesize({ ...synth, signal }));
     return;
   }
   const stream = await options.speech.synthesize({ ...synth, signal });
@@ -219,4 +217,55 @@ export async function sendAudio(
   // pipe() has attached, so this only observes (and does not start) the flow.
   stream.on('data', (chunk: Buffer) => countBytesOut(res, chunk.length));
   await done;
+}
+
+/** Base64 is written in slices of this many bytes (a multiple of 3), each a millisecond or two of work. */
+const BASE64_SLICE_BYTES = 3 * 256 * 1024;
+
+/**
+ * The JSON answer of `timestamps: "word"`: the whole audio (at most `maxTimedSpeechBytes`, else 413 and synthesis
+ * stops), then `{ audio (base64), content_type, sample_rate, duration, words }` written in slices with the socket's
+ * backpressure, so neither a long base64 string nor one JSON.stringify of it holds the event loop.
+ */
+async function sendTimedSpeech({ res, options, signal }: RouteContext, stream: SpeechStream): Promise<void> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  try {
+    for await (const chunk of stream) {
+      bytes += (chunk as Buffer).length;
+      if (bytes > options.maxTimedSpeechBytes) {
+        throw new HttpError(
+          413,
+          'audio_too_long',
+          `the audio passes ${options.maxTimedSpeechBytes} bytes, the most a JSON answer with word timings holds; ` +
+            'ask for stream_format "sse" or shorter input',
+          { param: 'input' },
+        );
+      }
+      chunks.push(chunk as Buffer);
+    }
+  } finally {
+    stream.destroy();
+  }
+  const audio = Buffer.concat(chunks);
+  if (stream.format === 'wav') finalizeWavSizes(audio);
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-store');
+  const write = async (text: string) => {
+    countBytesOut(res, Buffer.byteLength(text));
+    if (!res.write(text)) await once(res, 'drain', { signal });
+  };
+  await write('{"audio":"');
+  for (let offset = 0; offset < audio.length; offset += BASE64_SLICE_BYTES) {
+    await write(audio.toString('base64', offset, Math.min(audio.length, offset + BASE64_SLICE_BYTES)));
+  }
+  const rest = {
+    content_type: stream.contentType,
+    sample_rate: stream.sampleRate,
+    duration: stream.progress.seconds,
+    words: stream.words ?? [],
+  };
+  await write(`",${JSON.stringify(rest).slice(1)}`);
+  res.end();
 }

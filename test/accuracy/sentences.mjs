@@ -1,7 +1,8 @@
 // English sentences for the accuracy tier, shared by the TTS parity test and the TTS -> STT round trip: plain
 // statements, questions, numbers, money, percentages, times, dates, abbreviations, quotes, parentheses, an ellipsis
 // and one long sentence. Each is one line a person might type; some are several sentences to espeak-ng ("Mr.").
-export const ACCURACY_SENTENCES: readonly string[] = [
+// A JavaScript module (typed by sentences.d.mts) so the benches read the same list.
+export const ACCURACY_SENTENCES = [
   'The quick brown fox jumps over the lazy dog.',
   'Hello, world!',
   'How much does it cost to ship a package to Canada?',

@@ -1,0 +1,78 @@
+// Word timings with real weights: en_US-joe-medium says when each word is spoken (its own phoneme durations), and
+// whisper.cpp's DTW word times on the same audio (tiny.en and base) are the references. Two recognizers disagree with
+// each other by about as much as voxmill disagrees with either (bench/word-timings.mjs, BENCHMARKS.md "Word
+// timings"), so the checks are: every word is there, in order, inside the audio; voxmill's starts lie within the
+// references' own spread of each other (a word-boundary mistake would move them by hundreds of ms); and fixed bounds
+// measured with margin. The sentences are the 30 of the accuracy tier (numbers, abbreviations, quotes).
+import { dirname } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pairWords, startDifferences } from '../../bench/word-timings.mjs';
+import { createSpeech, type Speech, type SpokenWord } from '../../dist/index.js';
+import { requireRealModel } from '../helpers/real-models.js';
+import { ACCURACY_SENTENCES } from './sentences.mjs';
+
+const tinyEn = requireRealModel('whisper-tiny.en');
+const base = requireRealModel('whisper-base');
+const joe = requireRealModel('piper-joe-medium');
+
+describe.skipIf(tinyEn.skip || base.skip || joe.skip)(
+  `word timings of en_US-joe-medium against whisper DTW ${tinyEn.reason || base.reason || joe.reason}`,
+  () => {
+    let speech: Speech;
+    let voice: string;
+    beforeAll(async () => {
+      speech = createSpeech({
+        models: { 'svc-stt-1': tinyEn.path as string, 'svc-stt-1-flash': base.path as string },
+        voiceDirs: [dirname(joe.path as string)],
+        vadModel: null,
+        idleUnloadMs: 0,
+      });
+      voice = (await speech.listVoices()).find((v) => v.id.includes('joe'))?.id as string;
+    });
+    afterAll(async () => {
+      await speech?.close();
+    });
+
+    it("times every word of 30 sentences within the recognizers' own spread", { timeout: 600_000 }, async () => {
+      type Pair = [SpokenWord, SpokenWord];
+      const pairs: { tiny: Pair[]; base: Pair[]; between: Pair[] } = { tiny: [], base: [], between: [] };
+      for (const input of ACCURACY_SENTENCES) {
+        const out = await speech.synthesizeToBuffer({
+          voice,
+          input,
+          format: 'wav',
+          noiseScale: 0,
+          noiseW: 0,
+          timestamps: 'word',
+        });
+        const words = out.words ?? [];
+        // Every word with a letter or digit, in order, inside the audio.
+        expect(words.length, input).toBe(input.split(/\s+/).filter((t) => /[\p{L}\p{N}]/u.test(t)).length);
+        for (let i = 0; i < words.length; i++) {
+          const word = words[i] as SpokenWord;
+          expect(word.end).toBeGreaterThanOrEqual(word.start);
+          expect(word.start).toBeGreaterThanOrEqual(i === 0 ? 0 : (words[i - 1] as SpokenWord).end);
+        }
+        expect((words.at(-1) as SpokenWord).end).toBeLessThanOrEqual(out.duration);
+        const heard = async (model: 'svc-stt-1' | 'svc-stt-1-flash') =>
+          (await speech.transcribe(out.audio, { model, language: 'en', timestamps: 'word' })).words ?? [];
+        const [tiny, baseWords] = [await heard('svc-stt-1'), await heard('svc-stt-1-flash')];
+        pairs.tiny.push(...pairWords(words, tiny));
+        pairs.base.push(...pairWords(words, baseWords));
+        pairs.between.push(...pairWords(tiny, baseWords));
+      }
+      const vsTiny = startDifferences(pairs.tiny);
+      const vsBase = startDifferences(pairs.base);
+      const between = startDifferences(pairs.between);
+      // Most words are paired (the rest are spelled otherwise by the recognizer: "5" and "five").
+      expect(vsTiny.pairs).toBeGreaterThan(200);
+      // Measured (2026-11-27): median 58 / 66 ms against tiny.en / base, p95 290 / 382 ms; the recognizers against
+      // each other: median 100 ms, p95 380 ms.
+      expect(vsTiny.medianMs).toBeLessThanOrEqual(between.medianMs);
+      expect(vsBase.medianMs).toBeLessThanOrEqual(between.medianMs);
+      expect(vsTiny.medianMs).toBeLessThan(80);
+      expect(vsBase.medianMs).toBeLessThan(90);
+      expect(vsTiny.p95Ms).toBeLessThan(400);
+    });
+  },
+);
