@@ -9,6 +9,8 @@ import { abortReason } from '../util/job.js';
 import { LiveSpeech } from './live-speech.js';
 import { normalizerFor, type TextNormalizer } from './normalize/normalizers.js';
 import { type NormalizedSynthesizeOptions, normalizeLiveSpeechOptions, normalizeSynthesizeOptions } from './request.js';
+import { isSsml, parseSsml } from './ssml/ssml.js';
+import { ssmlChunks } from './ssml/ssml-chunks.js';
 import { type SlotLease, SynthPool, type SynthPoolOptions } from './synth-pool.js';
 import { hasSpeakableText, normalizeText, splitIntoChunks } from './text.js';
 import type {
@@ -104,20 +106,26 @@ export class TtsEngine {
 
   async #prepare(options: SynthesizeOptions): Promise<Prepared> {
     const request = normalizeSynthesizeOptions(options, this.#config.maxInputChars);
-    const text = normalizeText(request.input);
-    if (!hasSpeakableText(text)) {
+    // SSML is read (and refused, naming the place) before the voice is looked up; plain text is cleaned.
+    const ssml = isSsml(request.input) ? parseSsml(request.input) : undefined;
+    const text = ssml ? '' : normalizeText(request.input);
+    if (!ssml && !hasSpeakableText(text)) {
       throw new InvalidOptionValueError('input', 'text with at least one letter or digit to speak', request.input);
     }
     const { info, job, normalize } = await this.#resolve(request);
-    const spoken = normalize(text);
+    const chunks = ssml
+      ? ssmlChunks(ssml, normalize, this.#config.maxChunkChars)
+      : splitIntoChunks(normalize(text), this.#config.maxChunkChars);
+    if (chunks.length === 0) {
+      throw new InvalidOptionValueError(
+        'input',
+        'SSML with at least one letter, digit or break to speak',
+        request.input,
+      );
+    }
     request.signal?.throwIfAborted();
     const lease = await this.#pool.acquire(request.signal);
-    return {
-      signal: request.signal,
-      lease,
-      info,
-      job: { ...job, chunks: splitIntoChunks(spoken, this.#config.maxChunkChars) },
-    };
+    return { signal: request.signal, lease, info, job: { ...job, chunks } };
   }
 
   /**

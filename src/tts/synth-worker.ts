@@ -15,9 +15,9 @@ import { insideOnnxRuntime as insideOnnx } from '../util/onnx-worker.js';
 import { DurationGraphError, timedVoiceModel } from './duration-output.js';
 import { PhonemeIdEncoder } from './phoneme-ids.js';
 import type { SpokenWord } from './types.js';
-import { wordOfEachPhoneme, wordsOf } from './word-alignment.js';
+import { type TextWord, wordOfEachPhoneme, wordsOf } from './word-alignment.js';
 import { ChunkWordTimer } from './word-times.js';
-import type { FromWorker, SynthJob, SynthStats, SynthWorkerData, ToWorker } from './worker-protocol.js';
+import type { ChunkPart, FromWorker, SynthJob, SynthStats, SynthWorkerData, ToWorker } from './worker-protocol.js';
 
 interface Phonemizer {
   phonemize(text: string, voice: string): number[][] | null;
@@ -204,6 +204,34 @@ function phonemizeWord(word: string, voice: string): number[] {
   return phonemes;
 }
 
+const SPACE = 0x20;
+
+/**
+ * The sentences of a chunk made of parts: each text part phonemized, IPA parts taken as they are, joined into one
+ * stream of sentences (a part goes on the sentence the previous part ended in, after a space).
+ */
+function phonemizeParts(parts: readonly ChunkPart[], voice: string): number[][] {
+  const sentences: number[][] = [];
+  for (const part of parts) {
+    const pieces = 'ipa' in part ? [[...part.ipa].map((c) => c.codePointAt(0) as number)] : phonemize(part.text, voice);
+    const [first, ...rest] = pieces;
+    const last = sentences.at(-1);
+    if (first && last) last.push(SPACE, ...first);
+    else if (first) sentences.push(first);
+    sentences.push(...rest);
+  }
+  return sentences;
+}
+
+/** The words of a chunk's parts; an IPA part is one word (its text) with its phonemes given. */
+function partWords(parts: readonly ChunkPart[]): TextWord[] {
+  return parts.flatMap((part) =>
+    'ipa' in part
+      ? [{ text: part.text, token: part.text, phonemes: [...part.ipa].map((c) => c.codePointAt(0) as number) }]
+      : wordsOf(part.text),
+  );
+}
+
 function phonemize(text: string, voice: string): number[][] {
   phonemizer ??= require('piper-phonemize') as Phonemizer;
   let sentences: number[][] | null;
@@ -221,12 +249,13 @@ async function infer(
   cached: CachedSession,
   job: SynthJob,
   ids: number[],
+  lengthScale: number,
 ): Promise<{ audio: Float32Array; frames: Float32Array | undefined }> {
   const runtime = ort as typeof Ort;
   const feeds: Record<string, Ort.Tensor> = {
     input: new runtime.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, ids.length]),
     input_lengths: new runtime.Tensor('int64', BigInt64Array.of(BigInt(ids.length)), [1]),
-    scales: new runtime.Tensor('float32', Float32Array.of(job.noiseScale, job.lengthScale, job.noiseW), [3]),
+    scales: new runtime.Tensor('float32', Float32Array.of(job.noiseScale, lengthScale, job.noiseW), [3]),
   };
   if (cached.inputs.has('sid')) {
     feeds.sid = new runtime.Tensor('int64', BigInt64Array.of(BigInt(job.sid ?? 0)), [1]);
@@ -294,17 +323,36 @@ async function runJob(state: RunningJob): Promise<void> {
     stats.graphEditMs = graphEditMs;
     const encoder = new PhonemeIdEncoder(job.tables);
     const silence = Math.round(job.sentenceSilenceSeconds * job.sampleRate);
+    // The pause before the next sentence: none before the first, and an SSML <break> takes its place.
+    let lead = 0;
     for (const chunk of job.chunks) {
       if (state.cancelled) return;
+      if (typeof chunk !== 'string' && 'pause' in chunk) {
+        await waitForCredit(state);
+        if (state.cancelled) return;
+        const samples = new Float32Array(Math.round(chunk.pause * job.sampleRate));
+        stats.sentences++;
+        stats.samples += samples.length;
+        state.credit--;
+        post({ type: 'audio', id: job.jobId, samples, ...(job.wordTimes ? { words: [] } : {}) }, [
+          samples.buffer as ArrayBuffer,
+        ]);
+        lead = 0;
+        await yieldToMessages();
+        continue;
+      }
+      const { parts, lengthFactor, joined } =
+        typeof chunk === 'string' ? { parts: [{ text: chunk }], lengthFactor: 1, joined: false } : chunk;
+      if (joined) lead = 0;
       let started = performance.now();
-      const sentences = phonemize(chunk, job.espeakVoice);
+      const sentences = phonemizeParts(parts, job.espeakVoice);
       const encoded = sentences.map((phonemes) => encoder.encodeWithSources(phonemes));
       let timer: ChunkWordTimer | undefined;
       if (job.wordTimes) {
-        const words = wordsOf(chunk);
+        const words = partWords(parts);
         const wordOf = wordOfEachPhoneme(
           sentences,
-          words.map((word) => phonemizeWord(word.token, job.espeakVoice)),
+          words.map((word) => word.phonemes ?? phonemizeWord(word.token, job.espeakVoice)),
         );
         timer = new ChunkWordTimer(words, wordOf);
       }
@@ -317,12 +365,11 @@ async function runJob(state: RunningJob): Promise<void> {
         await waitForCredit(state);
         if (state.cancelled) return;
         started = performance.now();
-        const { audio, frames } = await infer(cached, job, ids);
+        const { audio, frames } = await infer(cached, job, ids, job.lengthScale * lengthFactor);
         stats.inferenceMs += performance.now() - started;
         cached.lastUsed = Date.now();
         // The pause goes before every sentence but the first, so the audio neither starts nor ends with it and
         // each sentence leaves as soon as it exists. Copying also takes the samples out of ONNX Runtime's buffer.
-        const lead = stats.sentences === 0 ? 0 : silence;
         const samples = withSilenceBefore(audio, lead);
         let words: SpokenWord[] | undefined;
         if (timer && frames) {
@@ -336,6 +383,7 @@ async function runJob(state: RunningJob): Promise<void> {
             last: index === lastSpoken,
           });
         }
+        lead = silence;
         stats.sentences++;
         stats.phonemeIds += ids.length;
         stats.samples += samples.length;

@@ -10,6 +10,8 @@ export interface TextWord {
   text: string;
   /** The text phonemized alone (the token with its punctuation: espeak reads "3.50" or "Dr." by it). */
   token: string;
+  /** Its phonemes when they are given (SSML `<phoneme>`), not phonemized. */
+  phonemes?: number[];
 }
 
 const SPEAKABLE = /[\p{L}\p{N}]/u;

@@ -20,6 +20,19 @@ export interface SynthWorkerSettings {
 /** What a synthesis worker receives: its settings and the shared ONNX Runtime in-flight count. */
 export interface SynthWorkerData extends SynthWorkerSettings, OnnxWorkerData {}
 
+/**
+ * A piece of a job: text (whole sentences), or from SSML a chunk whose parts are text or IPA phonemes spoken at a
+ * factor on the length scale, or a pause that takes the place of the pause between sentences there.
+ */
+export type SynthChunk =
+  | string
+  /** `joined`: it goes on the sentence before (a rate change inside it), with no pause between. */
+  | { parts: ChunkPart[]; lengthFactor: number; joined: boolean }
+  | { pause: number };
+
+/** Text to phonemize, or IPA phonemes to speak as given (standing for `text`, which word timings report). */
+export type ChunkPart = { text: string } | { ipa: string; text: string };
+
 /** One synthesis job: text chunks for one voice, speaker and speed. */
 export interface SynthJob {
   jobId: number;
@@ -35,8 +48,8 @@ export interface SynthJob {
   noiseW: number;
   /** Speaker id for multi-speaker models. */
   sid: number | undefined;
-  /** Normalized text, split into chunks of whole sentences. */
-  chunks: string[];
+  /** Normalized text, split into chunks of whole sentences; SSML input gives the richer forms of SynthChunk. */
+  chunks: SynthChunk[];
   /** Sentences the worker may synthesize before waiting for more credit. */
   credit: number;
   /** Report when each word is spoken (the voice's graph is edited to return its phoneme durations). */

@@ -290,6 +290,18 @@ describe('POST /v1/speech rules (spec 4.3 and 8)', () => {
     expect(res.body.error).toMatchObject({ code: 'audio_too_long', param: 'input' });
   });
 
+  it('SSML input: a <break> is a pause of exactly its time; malformed SSML is 400 naming input and the place', async () => {
+    const samples = async (input: string) =>
+      Buffer.from((await speak({ ...base, input, format: 'pcm16', sentence_silence: 0 })).body).length / 2;
+    const plain = await samples('One. Two.');
+    expect(await samples('<speak>One.<break time="500ms"/>Two.</speak>')).toBe(plain + 11025);
+    expect(await samples('<speak>One. Two.</speak>')).toBe(plain);
+    const bad = await speak({ ...base, input: '<speak>One <voice name="x">two</voice></speak>' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'invalid_value', param: 'input' });
+    expect(bad.body.error.message).toMatch(/<voice> is not supported at character 12/);
+  });
+
   it('timestamps with a voice whose model gives no phoneme durations: 400 timestamps_unavailable', async () => {
     const res = await speak({ ...base, voice: 'test_voice', timestamps: 'word' });
     expect(res.status).toBe(400);

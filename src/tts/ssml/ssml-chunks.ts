@@ -1,0 +1,76 @@
+// SSML items (ssml.ts) as a synthesis job's chunks: runs of text and phonemes at one rate are cleaned, normalized and
+// cut into sentences like plain text, with each <phoneme> held in place by a private-use character that neither the
+// cleaning, the normalizer nor the sentence splitter touches; a <break> becomes a pause chunk, and the edges of <s>
+// and <p> end sentences.
+import { normalizeText, splitIntoChunks } from '../text.js';
+import type { ChunkPart, SynthChunk } from '../worker-protocol.js';
+import type { SsmlItem } from './ssml.js';
+
+/** The first code point standing for a <phoneme> (the supplementary private use area A). */
+const PLACEHOLDER_BASE = 0xf0000;
+const PLACEHOLDER = /[\u{F0000}-\u{FFFFD}]/u;
+const SPEAKABLE = /[\p{L}\p{N}\u{F0000}-\u{FFFFD}]/u;
+
+/**
+ * The chunks of an SSML document for one voice: `normalize` is the voice language's normalizer (or the identity),
+ * `maxChunkChars` the longest chunk.
+ */
+export function ssmlChunks(
+  items: readonly SsmlItem[],
+  normalize: (text: string) => string,
+  maxChunkChars: number,
+): SynthChunk[] {
+  const chunks: SynthChunk[] = [];
+  let run: { text: string; phonemes: Array<{ ipa: string; text: string }>; rate: number } | undefined;
+  // Whether the next run goes on a sentence that is still open (a run before it ended without a sentence end).
+  let open = false;
+  const flush = (ended: boolean) => {
+    if (run) {
+      const phonemes = run.phonemes;
+      const pieces = splitIntoChunks(normalize(normalizeText(run.text)), maxChunkChars).filter((p) =>
+        SPEAKABLE.test(p),
+      );
+      pieces.forEach((piece, i) => {
+        chunks.push({ parts: partsOf(piece, phonemes), lengthFactor: run?.rate ?? 1, joined: i === 0 && open });
+      });
+      open = pieces.length > 0 && !/[.!?。！？]["')\]]*$/u.test(pieces.at(-1) ?? '');
+      run = undefined;
+    }
+    if (ended) open = false;
+  };
+  for (const item of items) {
+    if (item.kind === 'boundary') {
+      flush(true);
+    } else if (item.kind === 'pause') {
+      flush(true);
+      // A break of 0 s still takes the place of the pause between sentences there (`strength="none"`).
+      chunks.push({ pause: item.seconds });
+    } else {
+      if (run && run.rate !== item.rate) flush(false);
+      run ??= { text: '', phonemes: [], rate: item.rate };
+      if (item.kind === 'text') run.text += item.text;
+      else {
+        run.text += ` ${String.fromCodePoint(PLACEHOLDER_BASE + run.phonemes.length)} `;
+        run.phonemes.push({ ipa: item.ipa, text: item.text });
+      }
+    }
+  }
+  flush(true);
+  return chunks;
+}
+
+/** A chunk's text split at its placeholders into text and phoneme parts. */
+function partsOf(piece: string, phonemes: ReadonlyArray<{ ipa: string; text: string }>): ChunkPart[] {
+  const parts: ChunkPart[] = [];
+  let text = '';
+  for (const char of piece) {
+    if (PLACEHOLDER.test(char)) {
+      if (text.trim() !== '') parts.push({ text: text.trim() });
+      text = '';
+      const phoneme = phonemes[(char.codePointAt(0) as number) - PLACEHOLDER_BASE];
+      if (phoneme) parts.push({ ipa: phoneme.ipa, text: phoneme.text });
+    } else text += char;
+  }
+  if (text.trim() !== '') parts.push({ text: text.trim() });
+  return parts;
+}
