@@ -81,7 +81,11 @@ describe.skipIf(tinyEn.skip || joe.skip)(
 
     it('<say-as>, <sub>, <phoneme>: what the recognizer hears', async () => {
       for (const [element, input, expected] of [
-        ['say-as characters', '<speak>The code is <say-as interpret-as="characters">cat</say-as>.</speak>', /^the code is c a t$/],
+        [
+          'say-as characters',
+          '<speak>The code is <say-as interpret-as="characters">cat</say-as>.</speak>',
+          /^the code is c a t$/,
+        ],
         [
           'say-as cardinal',
           '<speak>We sold <say-as interpret-as="cardinal">1234</say-as> tickets.</speak>',
