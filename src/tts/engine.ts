@@ -9,8 +9,8 @@ import { abortReason } from '../util/job.js';
 import { LiveSpeech } from './live-speech.js';
 import { normalizerFor, type TextNormalizer } from './normalize/normalizers.js';
 import { type NormalizedSynthesizeOptions, normalizeLiveSpeechOptions, normalizeSynthesizeOptions } from './request.js';
-import { isSsml, parseSsml } from './ssml/ssml.js';
-import { ssmlChunks } from './ssml/ssml-chunks.js';
+import { isSsml, parseSsml, type SsmlItem } from './ssml/ssml.js';
+import { type ChunkVoice, ssmlChunks } from './ssml/ssml-chunks.js';
 import { type SlotLease, SynthPool, type SynthPoolOptions } from './synth-pool.js';
 import { hasSpeakableText, normalizeText, splitIntoChunks } from './text.js';
 import type {
@@ -24,7 +24,14 @@ import type {
   TtsStatus,
 } from './types.js';
 import { type ResolvedVoice, resolveVoice, type VoiceDirectoryScanner, type VoiceVariant } from './voices.js';
-import type { SynthJob } from './worker-protocol.js';
+import type { SynthChunk, SynthJob, VoiceSettings } from './worker-protocol.js';
+
+/** A voice an SSML document names, resolved. */
+interface NamedVoice {
+  name: string;
+  settings: VoiceSettings;
+  normalize: (text: string) => string;
+}
 
 export interface TtsEngineConfig extends SynthPoolOptions {
   scanner: VoiceDirectoryScanner;
@@ -113,9 +120,21 @@ export class TtsEngine {
       throw new InvalidOptionValueError('input', 'text with at least one letter or digit to speak', request.input);
     }
     const { info, job, normalize } = await this.#resolve(request);
-    const chunks = ssml
-      ? ssmlChunks(ssml, normalize, this.#config.maxChunkChars)
-      : splitIntoChunks(normalize(text), this.#config.maxChunkChars);
+    let voices: VoiceSettings[] | undefined;
+    let chunks: SynthChunk[];
+    if (ssml) {
+      const named = await this.#namedVoices(request, ssml);
+      voices = named.map((voice) => voice.settings);
+      const voiceFor = (name: string | undefined): ChunkVoice => {
+        const index = name === undefined ? -1 : named.findIndex((voice) => voice.name === name);
+        return index < 0
+          ? { index: undefined, normalize }
+          : { index, normalize: (named[index] as NamedVoice).normalize };
+      };
+      chunks = ssmlChunks(ssml, voiceFor, this.#config.maxChunkChars);
+    } else {
+      chunks = splitIntoChunks(normalize(text), this.#config.maxChunkChars);
+    }
     if (chunks.length === 0) {
       throw new InvalidOptionValueError(
         'input',
@@ -125,7 +144,43 @@ export class TtsEngine {
     }
     request.signal?.throwIfAborted();
     const lease = await this.#pool.acquire(request.signal);
-    return { signal: request.signal, lease, info, job: { ...job, chunks } };
+    return { signal: request.signal, lease, info, job: { ...job, chunks, ...(voices?.length ? { voices } : {}) } };
+  }
+
+  /** Each voice an SSML document names with `<voice name>`, resolved like the request's (tier, controls). */
+  async #namedVoices(request: NormalizedSynthesizeOptions, items: readonly SsmlItem[]): Promise<NamedVoice[]> {
+    const names = new Set<string>();
+    for (const item of items)
+      if ((item.kind === 'text' || item.kind === 'phonemes') && item.voice) names.add(item.voice);
+    if (names.size === 0) return [];
+    const { variants } = await this.#config.scanner.scan();
+    return [...names].map((name) => {
+      const resolved = resolveVoice(variants, name, voicePreference(request.model));
+      return { name, ...this.#voiceSettings(request, resolved) };
+    });
+  }
+
+  /** What synthesis needs of a resolved voice under a request's controls, and its language's normalizer. */
+  #voiceSettings(
+    request: Omit<NormalizedSynthesizeOptions, 'input'>,
+    resolved: ResolvedVoice,
+  ): { settings: VoiceSettings; normalize: (text: string) => string } {
+    const { config, modelPath } = resolved.variant;
+    return {
+      settings: {
+        modelPath,
+        espeakVoice: config.espeakVoice,
+        tables: { idMap: [...config.phonemeIdMap], phonemeMap: [...config.phonemeMap] },
+        sampleRate: config.sampleRate,
+        noiseScale: request.noiseScale ?? config.noiseScale,
+        lengthScale: (request.lengthScale ?? config.lengthScale) / request.speed,
+        noiseW: request.noiseW ?? config.noiseW,
+        sid: resolved.sid,
+      },
+      normalize:
+        (request.normalize ? normalizerFor(config.languageCode, this.#config.normalizers) : undefined) ??
+        ((text) => text),
+    };
   }
 
   /**
@@ -163,6 +218,7 @@ export class TtsEngine {
     const variant: VoiceVariant = resolved.variant;
     const { config } = variant;
     const sampleRate = request.sampleRate ?? defaultSampleRate(request.format, config.sampleRate);
+    const { settings, normalize } = this.#voiceSettings(request, resolved);
     return {
       info: {
         format: request.format,
@@ -172,20 +228,11 @@ export class TtsEngine {
         speaker: resolved.sid,
       },
       job: {
-        modelPath: variant.modelPath,
-        espeakVoice: config.espeakVoice,
-        tables: { idMap: [...config.phonemeIdMap], phonemeMap: [...config.phonemeMap] },
-        sampleRate: config.sampleRate,
+        ...settings,
         sentenceSilenceSeconds: request.sentenceSilence ?? config.sentenceSilenceSeconds,
-        noiseScale: request.noiseScale ?? config.noiseScale,
-        lengthScale: (request.lengthScale ?? config.lengthScale) / request.speed,
-        noiseW: request.noiseW ?? config.noiseW,
-        sid: resolved.sid,
         wordTimes: request.timestamps === 'word',
       },
-      normalize:
-        (request.normalize ? normalizerFor(config.languageCode, this.#config.normalizers) : undefined) ??
-        ((text) => text),
+      normalize,
     };
   }
 

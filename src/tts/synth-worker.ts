@@ -10,6 +10,7 @@ import { stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type * as Ort from 'onnxruntime-common';
+import { StreamResampler } from '../audio/resample.js';
 import { loadOnnxRuntime } from '../util/onnx-runtime.js';
 import { insideOnnxRuntime as insideOnnx } from '../util/onnx-worker.js';
 import { DurationGraphError, timedVoiceModel } from './duration-output.js';
@@ -17,7 +18,15 @@ import { PhonemeIdEncoder } from './phoneme-ids.js';
 import type { SpokenWord } from './types.js';
 import { type TextWord, wordOfEachPhoneme, wordsOf } from './word-alignment.js';
 import { ChunkWordTimer } from './word-times.js';
-import type { ChunkPart, FromWorker, SynthJob, SynthStats, SynthWorkerData, ToWorker } from './worker-protocol.js';
+import type {
+  ChunkPart,
+  FromWorker,
+  SynthJob,
+  SynthStats,
+  SynthWorkerData,
+  ToWorker,
+  VoiceSettings,
+} from './worker-protocol.js';
 
 interface Phonemizer {
   phonemize(text: string, voice: string): number[][] | null;
@@ -247,7 +256,7 @@ function phonemize(text: string, voice: string): number[][] {
 /** The sentence's audio, and each id's frames when the session has the duration output. */
 async function infer(
   cached: CachedSession,
-  job: SynthJob,
+  job: VoiceSettings,
   ids: number[],
   lengthScale: number,
 ): Promise<{ audio: Float32Array; frames: Float32Array | undefined }> {
@@ -316,12 +325,23 @@ async function runJob(state: RunningJob): Promise<void> {
     sessionLoadMs: 0,
     graphEditMs: 0,
   };
-  busy.add(job.modelPath);
+  const voices: VoiceSettings[] = [job, ...(job.voices ?? [])];
+  for (const voice of voices) busy.add(voice.modelPath);
   try {
-    const { cached, loadMs, graphEditMs } = await sessionFor(job.modelPath, job.wordTimes);
-    stats.sessionLoadMs = loadMs;
-    stats.graphEditMs = graphEditMs;
-    const encoder = new PhonemeIdEncoder(job.tables);
+    // Each voice's session and id encoder, made when its first chunk comes (the job's own at once).
+    const loaded = new Map<VoiceSettings, { cached: CachedSession; encoder: PhonemeIdEncoder }>();
+    const voiceOf = async (voice: VoiceSettings) => {
+      let entry = loaded.get(voice);
+      if (!entry) {
+        const { cached, loadMs, graphEditMs } = await sessionFor(voice.modelPath, job.wordTimes);
+        stats.sessionLoadMs += loadMs;
+        stats.graphEditMs += graphEditMs;
+        entry = { cached, encoder: new PhonemeIdEncoder(voice.tables) };
+        loaded.set(voice, entry);
+      }
+      return entry;
+    };
+    await voiceOf(job);
     const silence = Math.round(job.sentenceSilenceSeconds * job.sampleRate);
     // The pause before the next sentence: none before the first, and an SSML <break> takes its place.
     let lead = 0;
@@ -341,18 +361,26 @@ async function runJob(state: RunningJob): Promise<void> {
         await yieldToMessages();
         continue;
       }
-      const { parts, lengthFactor, joined } =
-        typeof chunk === 'string' ? { parts: [{ text: chunk }], lengthFactor: 1, joined: false } : chunk;
+      const {
+        parts,
+        lengthFactor,
+        joined,
+        voice: other,
+      } = typeof chunk === 'string'
+        ? { parts: [{ text: chunk }], lengthFactor: 1, joined: false, voice: undefined }
+        : chunk;
       if (joined) lead = 0;
+      const voice = other === undefined ? job : (job.voices?.[other] ?? job);
+      const { cached, encoder } = await voiceOf(voice);
       let started = performance.now();
-      const sentences = phonemizeParts(parts, job.espeakVoice);
+      const sentences = phonemizeParts(parts, voice.espeakVoice);
       const encoded = sentences.map((phonemes) => encoder.encodeWithSources(phonemes));
       let timer: ChunkWordTimer | undefined;
       if (job.wordTimes) {
         const words = partWords(parts);
         const wordOf = wordOfEachPhoneme(
           sentences,
-          words.map((word) => word.phonemes ?? phonemizeWord(word.token, job.espeakVoice)),
+          words.map((word) => word.phonemes ?? phonemizeWord(word.token, voice.espeakVoice)),
         );
         timer = new ChunkWordTimer(words, wordOf);
       }
@@ -365,23 +393,27 @@ async function runJob(state: RunningJob): Promise<void> {
         await waitForCredit(state);
         if (state.cancelled) return;
         started = performance.now();
-        const { audio, frames } = await infer(cached, job, ids, job.lengthScale * lengthFactor);
+        const { audio, frames } = await infer(cached, voice, ids, voice.lengthScale * lengthFactor);
         stats.inferenceMs += performance.now() - started;
         cached.lastUsed = Date.now();
         // The pause goes before every sentence but the first, so the audio neither starts nor ends with it and
         // each sentence leaves as soon as it exists. Copying also takes the samples out of ONNX Runtime's buffer.
-        const samples = withSilenceBefore(audio, lead);
+        // Another voice's audio is brought to the job's rate first.
+        const samples = withSilenceBefore(resampled(audio, voice.sampleRate, job.sampleRate), lead);
         let words: SpokenWord[] | undefined;
         if (timer && frames) {
-          words = timer.sentence({
-            index,
-            sources,
-            frames,
-            samples: audio.length,
-            leadSamples: lead,
-            sampleRate: job.sampleRate,
-            last: index === lastSpoken,
-          });
+          const shift = lead / job.sampleRate;
+          words = timer
+            .sentence({
+              index,
+              sources,
+              frames,
+              samples: audio.length,
+              leadSamples: 0,
+              sampleRate: voice.sampleRate,
+              last: index === lastSpoken,
+            })
+            .map((word) => ({ word: word.word, start: word.start + shift, end: word.end + shift }));
         }
         lead = silence;
         stats.sentences++;
@@ -393,11 +425,29 @@ async function runJob(state: RunningJob): Promise<void> {
         if (state.cancelled) return;
       }
     }
-    stats.missingPhonemes = [...encoder.missing];
+    const missing = new Map<number, number>();
+    for (const { encoder } of loaded.values()) {
+      for (const [phoneme, count] of encoder.missing) missing.set(phoneme, (missing.get(phoneme) ?? 0) + count);
+    }
+    stats.missingPhonemes = [...missing];
     post({ type: 'done', id: job.jobId, stats });
   } finally {
-    busy.delete(job.modelPath);
+    for (const voice of voices) busy.delete(voice.modelPath);
   }
+}
+
+/** Samples at another rate: the whole sentence through the streaming resampler, its tail flushed with silence. */
+function resampled(samples: Float32Array, from: number, to: number): Float32Array {
+  if (from === to) return samples;
+  const resampler = new StreamResampler(from, to);
+  const head = resampler.process(samples);
+  // The filter lags its input by at most 16 zero crossings at the lower rate; this much silence pushes it all out.
+  const tail = resampler.process(new Float32Array(Math.ceil((64 * from) / Math.min(from, to))));
+  const length = Math.round((samples.length * to) / from);
+  const out = new Float32Array(length);
+  out.set(head.subarray(0, length));
+  if (head.length < length) out.set(tail.subarray(0, length - head.length), head.length);
+  return out;
 }
 
 function withSilenceBefore(samples: Float32Array, silence: number): Float32Array {

@@ -26,16 +26,27 @@ export interface SynthWorkerData extends SynthWorkerSettings, OnnxWorkerData {}
  */
 export type SynthChunk =
   | string
-  /** `joined`: it goes on the sentence before (a rate change inside it), with no pause between. */
-  | { parts: ChunkPart[]; lengthFactor: number; joined: boolean }
+  /**
+   * `joined`: it goes on the sentence before (a rate change inside it), with no pause between. `voice`: spoken by
+   * `voices[voice]` of the job (SSML `<voice>`), not the job's own.
+   */
+  | { parts: ChunkPart[]; lengthFactor: number; joined: boolean; voice?: number }
   | { pause: number };
 
 /** Text to phonemize, or IPA phonemes to speak as given (standing for `text`, which word timings report). */
 export type ChunkPart = { text: string } | { ipa: string; text: string };
 
+/** What synthesis needs of a voice (and speaker): the job's own, and each other one SSML `<voice>` names. */
+export type VoiceSettings = Pick<
+  SynthJob,
+  'modelPath' | 'espeakVoice' | 'tables' | 'sampleRate' | 'noiseScale' | 'lengthScale' | 'noiseW' | 'sid'
+>;
+
 /** One synthesis job: text chunks for one voice, speaker and speed. */
 export interface SynthJob {
   jobId: number;
+  /** Other voices chunks name (SSML `<voice>`); their audio is resampled to `sampleRate`. */
+  voices?: VoiceSettings[];
   modelPath: string;
   espeakVoice: string;
   tables: PhonemeTables;

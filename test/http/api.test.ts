@@ -296,10 +296,35 @@ describe('POST /v1/speech rules (spec 4.3 and 8)', () => {
     const plain = await samples('One. Two.');
     expect(await samples('<speak>One.<break time="500ms"/>Two.</speak>')).toBe(plain + 11025);
     expect(await samples('<speak>One. Two.</speak>')).toBe(plain);
-    const bad = await speak({ ...base, input: '<speak>One <voice name="x">two</voice></speak>' });
+    const bad = await speak({ ...base, input: '<speak>One <audio src="x.wav"/></speak>' });
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ code: 'invalid_value', param: 'input' });
-    expect(bad.body.error.message).toMatch(/<voice> is not supported at character 12/);
+    expect(bad.body.error.message).toMatch(/<audio> is not supported at character 12/);
+    const unknown = await speak({ ...base, input: '<speak>One <voice name="nobody">two</voice></speak>' });
+    expect(unknown.body.error).toMatchObject({ code: 'voice_not_found', param: 'voice' });
+  });
+
+  it('SSML <voice>: another voice (or speaker) mid-input, its audio brought to the output rate', async () => {
+    const samples = async (input: string) =>
+      Buffer.from((await speak({ ...base, input, format: 'pcm16', sentence_silence: 0 })).body).length / 2;
+    // de_DE-fixture speaks at 16 kHz: 256 samples per id there, 352.8 at the request voice's 22050 Hz.
+    const german = await samples('<speak><voice name="de_DE-fixture">Hallo.</voice></speak>');
+    const alone = await speak({
+      ...base,
+      voice: 'de_DE-fixture',
+      input: 'Hallo.',
+      format: 'pcm16',
+      sentence_silence: 0,
+    });
+    expect(alone.headers['content-type']).toBe('audio/L16; rate=16000; channels=1');
+    expect(german).toBe(Math.round(((Buffer.from(alone.body).length / 2) * 22050) / 16000));
+    const bob = await speak({
+      ...base,
+      input: '<speak>Hi. <voice name="en_US-fixture_multi#bob">Hi.</voice></speak>',
+      format: 'pcm16',
+      timestamps: 'word',
+    });
+    expect(bob.body.words.map((w: { word: string }) => w.word)).toEqual(['Hi', 'Hi']);
   });
 
   it('timestamps with a voice whose model gives no phoneme durations: 400 timestamps_unavailable', async () => {

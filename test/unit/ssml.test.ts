@@ -80,7 +80,9 @@ describe('parseSsml', () => {
   });
 
   it.each([
-    ['<speak><voice name="x">hi</voice></speak>', /<voice> is not supported at character 8/],
+    ['<speak><audio src="x.wav"/></speak>', /<audio> is not supported at character 8/],
+    ['<speak><voice gender="female">hi</voice></speak>', /<voice> has no attribute gender/],
+    ['<speak><voice name=" ">hi</voice></speak>', /<voice> needs name/],
     ['<speak><prosody pitch="high">x</prosody></speak>', /<prosody> has no attribute pitch/],
     ['<speak><break time="2 minutes"/></speak>', /must be a duration such as 500ms/],
     ['<speak><break time="11s"/></speak>', /longer than 10 s/],
@@ -102,7 +104,7 @@ describe('parseSsml', () => {
 });
 
 describe('ssmlChunks', () => {
-  const same = (text: string) => text;
+  const same = () => ({ index: undefined, normalize: (text: string) => text });
 
   it('keeps a <phoneme> in its sentence, breaks as pauses, sentence edges and rate changes as chunks', () => {
     const chunks = ssmlChunks(
@@ -127,8 +129,28 @@ describe('ssmlChunks', () => {
     ]);
   });
 
+  it('gives a <voice> its own sentences, with its index and its normalizer', () => {
+    const voices = (name: string | undefined) =>
+      name === 'de_DE-thorsten'
+        ? { index: 0, normalize: (text: string) => text.toUpperCase() }
+        : { index: undefined, normalize: (text: string) => text };
+    const chunks = ssmlChunks(
+      parseSsml(
+        '<speak>Hello <voice name="de_DE-thorsten">Hallo <prosody rate="50%">Welt</prosody></voice> bye</speak>',
+      ),
+      voices,
+      400,
+    );
+    expect(chunks).toEqual([
+      { parts: [{ text: 'Hello' }], lengthFactor: 1, joined: false },
+      { parts: [{ text: 'HALLO' }], lengthFactor: 1, joined: false, voice: 0 },
+      { parts: [{ text: 'WELT' }], lengthFactor: 2, joined: true, voice: 0 },
+      { parts: [{ text: 'bye' }], lengthFactor: 1, joined: false },
+    ]);
+  });
+
   it('runs the text (not the phonemes) through cleaning and the normalizer', () => {
-    const upper = (text: string) => text.toUpperCase();
+    const upper = () => ({ index: undefined, normalize: (text: string) => text.toUpperCase() });
     const chunks = ssmlChunks(parseSsml('<speak>a 😀 <phoneme ph="ab">x</phoneme> b</speak>'), upper, 400);
     expect(chunks).toEqual([
       { parts: [{ text: 'A' }, { ipa: 'ab', text: 'x' }, { text: 'B' }], lengthFactor: 1, joined: false },

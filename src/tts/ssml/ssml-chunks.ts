@@ -11,27 +11,39 @@ const PLACEHOLDER_BASE = 0xf0000;
 const PLACEHOLDER = /[\u{F0000}-\u{FFFFD}]/u;
 const SPEAKABLE = /[\p{L}\p{N}\u{F0000}-\u{FFFFD}]/u;
 
+/** A voice an SSML document names (or the request's own, `name` undefined), as the engine resolved it. */
+export interface ChunkVoice {
+  /** Index into the job's `voices`; undefined for the request's own voice. */
+  index: number | undefined;
+  /** Its language's text normalizer (the identity when off). */
+  normalize: (text: string) => string;
+}
+
 /**
- * The chunks of an SSML document for one voice: `normalize` is the voice language's normalizer (or the identity),
- * `maxChunkChars` the longest chunk.
+ * The chunks of an SSML document: `voiceFor` gives each voice named by `<voice>` (and the request's, for undefined)
+ * its place in the job and its normalizer; `maxChunkChars` is the longest chunk.
  */
 export function ssmlChunks(
   items: readonly SsmlItem[],
-  normalize: (text: string) => string,
+  voiceFor: (name: string | undefined) => ChunkVoice,
   maxChunkChars: number,
 ): SynthChunk[] {
   const chunks: SynthChunk[] = [];
-  let run: { text: string; phonemes: Array<{ ipa: string; text: string }>; rate: number } | undefined;
+  let run:
+    | { text: string; phonemes: Array<{ ipa: string; text: string }>; rate: number; voice: string | undefined }
+    | undefined;
   // Whether the next run goes on a sentence that is still open (a run before it ended without a sentence end).
   let open = false;
   const flush = (ended: boolean) => {
     if (run) {
-      const phonemes = run.phonemes;
-      const pieces = splitIntoChunks(normalize(normalizeText(run.text)), maxChunkChars).filter((p) =>
+      const { phonemes, rate } = run;
+      const voice = voiceFor(run.voice);
+      const pieces = splitIntoChunks(voice.normalize(normalizeText(run.text)), maxChunkChars).filter((p) =>
         SPEAKABLE.test(p),
       );
       pieces.forEach((piece, i) => {
-        chunks.push({ parts: partsOf(piece, phonemes), lengthFactor: run?.rate ?? 1, joined: i === 0 && open });
+        const chunk = { parts: partsOf(piece, phonemes), lengthFactor: rate, joined: i === 0 && open };
+        chunks.push(voice.index === undefined ? chunk : { ...chunk, voice: voice.index });
       });
       open = pieces.length > 0 && !/[.!?。！？]["')\]]*$/u.test(pieces.at(-1) ?? '');
       run = undefined;
@@ -46,8 +58,8 @@ export function ssmlChunks(
       // A break of 0 s still takes the place of the pause between sentences there (`strength="none"`).
       chunks.push({ pause: item.seconds });
     } else {
-      if (run && run.rate !== item.rate) flush(false);
-      run ??= { text: '', phonemes: [], rate: item.rate };
+      if (run && (run.rate !== item.rate || run.voice !== item.voice)) flush(false);
+      run ??= { text: '', phonemes: [], rate: item.rate, voice: item.voice };
       if (item.kind === 'text') run.text += item.text;
       else {
         run.text += ` ${String.fromCodePoint(PLACEHOLDER_BASE + run.phonemes.length)} `;

@@ -1,7 +1,7 @@
 // SSML input (text that starts with `<speak`): the subset voxmill reads, turned into a flat list of what to say, at
 // which rate, and where to pause. Elements: speak, p, s, break (time | strength), say-as (interpret-as characters,
 // spell-out, cardinal, ordinal, digits, date, time, telephone), phoneme (alphabet="ipa" ph), sub (alias), prosody
-// (rate), emphasis (accepted, no effect). Anything else, and any attribute an element does not take, is an error
+// (rate), voice (name: another installed voice or speaker), emphasis (accepted, no effect). Anything else, and any attribute an element does not take, is an error
 // naming it and its place; the text of a document without markup reads as the same text would.
 import { InvalidOptionValueError } from '../../errors.js';
 import { normalizeEnglish } from '../normalize/english.js';
@@ -10,14 +10,23 @@ import { parseXml, type XmlElement, type XmlNode, XmlSyntaxError } from './parse
 
 /** What an SSML document asks for, in order. */
 export type SsmlItem =
-  /** Text to speak (`rate`: the factor on the voice's length scale; 2 is half as fast). */
-  | { kind: 'text'; text: string; rate: number }
+  /**
+   * Text to speak (`rate`: the factor on the voice's length scale, 2 is half as fast; `voice`: the voice id of an
+   * enclosing `<voice name>`, undefined for the request's own).
+   */
+  | ({ kind: 'text'; text: string } & Style)
   /** IPA phonemes spoken as given, standing for `text` (word timings report `text`). */
-  | { kind: 'phonemes'; ipa: string; text: string; rate: number }
+  | ({ kind: 'phonemes'; ipa: string; text: string } & Style)
   /** Silence, in seconds, in place of the pause between sentences there. */
   | { kind: 'pause'; seconds: number }
   /** A sentence ends here (the edges of `<s>` and `<p>`). */
   | { kind: 'boundary' };
+
+/** How the text inside an element is spoken. */
+export interface Style {
+  rate: number;
+  voice: string | undefined;
+}
 
 /** Longest `<break>` accepted, in seconds. */
 export const MAX_BREAK_SECONDS = 10;
@@ -45,6 +54,7 @@ const ATTRIBUTES: Record<string, readonly string[]> = {
   sub: ['alias'],
   prosody: ['rate'],
   emphasis: ['level'],
+  voice: ['name'],
 };
 
 /** Whether text is SSML (starts with `<speak`, after white space). */
@@ -67,7 +77,7 @@ export function parseSsml(input: string, field = 'input'): SsmlItem[] {
     const root = parseXml(input);
     if (root.name !== 'speak') throw new SsmlError(`the root element must be <speak>, not <${root.name}>`, root.at);
     const items: SsmlItem[] = [];
-    walk(root, 1, items);
+    walk(root, { rate: 1, voice: undefined }, items);
     return items;
   } catch (error) {
     if (error instanceof XmlSyntaxError || error instanceof SsmlError) {
@@ -77,7 +87,7 @@ export function parseSsml(input: string, field = 'input'): SsmlItem[] {
   }
 }
 
-function walk(element: XmlElement, rate: number, items: SsmlItem[]): void {
+function walk(element: XmlElement, style: Style, items: SsmlItem[]): void {
   const allowed = ATTRIBUTES[element.name];
   if (!allowed) throw new SsmlError(`<${element.name}> is not supported`, element.at);
   for (const name of element.attributes.keys()) {
@@ -91,11 +101,11 @@ function walk(element: XmlElement, rate: number, items: SsmlItem[]): void {
     case 'p':
     case 's':
       items.push({ kind: 'boundary' });
-      children(element, rate, items);
+      children(element, style, items);
       items.push({ kind: 'boundary' });
       return;
     case 'say-as':
-      items.push({ kind: 'text', text: sayAs(element), rate });
+      items.push({ kind: 'text', text: sayAs(element), ...style });
       return;
     case 'phoneme': {
       if ((attribute('alphabet') ?? 'ipa') !== 'ipa') {
@@ -103,32 +113,42 @@ function walk(element: XmlElement, rate: number, items: SsmlItem[]): void {
       }
       const ipa = attribute('ph');
       if (ipa === undefined || ipa.trim() === '') throw new SsmlError('<phoneme> needs ph', element.at);
-      items.push({ kind: 'phonemes', ipa: ipa.trim(), text: textOf(element).trim() || ipa.trim(), rate });
+      items.push({ kind: 'phonemes', ipa: ipa.trim(), text: textOf(element).trim() || ipa.trim(), ...style });
       return;
     }
     case 'sub': {
       const alias = attribute('alias');
       if (alias === undefined) throw new SsmlError('<sub> needs alias', element.at);
-      items.push({ kind: 'text', text: alias, rate });
+      items.push({ kind: 'text', text: alias, ...style });
       return;
     }
     case 'prosody': {
       const value = attribute('rate');
-      children(element, value === undefined ? rate : rate / speakingRate(value, element.at), items);
+      const rate = value === undefined ? style.rate : style.rate / speakingRate(value, element.at);
+      children(element, { ...style, rate }, items);
+      return;
+    }
+    case 'voice': {
+      const name = attribute('name')?.trim();
+      if (!name) throw new SsmlError('<voice> needs name (a voice id)', element.at);
+      // A voice change is a new sentence: the voices do not share one.
+      items.push({ kind: 'boundary' });
+      children(element, { ...style, voice: name }, items);
+      items.push({ kind: 'boundary' });
       return;
     }
     default:
       // speak, emphasis
-      children(element, rate, items);
+      children(element, style, items);
   }
 }
 
-function children(element: XmlElement, rate: number, items: SsmlItem[]): void {
+function children(element: XmlElement, style: Style, items: SsmlItem[]): void {
   for (const child of element.children) {
     if (child.kind === 'text') {
-      if (child.text.trim() !== '') items.push({ kind: 'text', text: child.text, rate });
-      else if (child.text.length > 0) items.push({ kind: 'text', text: ' ', rate });
-    } else walk(child, rate, items);
+      if (child.text.trim() !== '') items.push({ kind: 'text', text: child.text, ...style });
+      else if (child.text.length > 0) items.push({ kind: 'text', text: ' ', ...style });
+    } else walk(child, style, items);
   }
 }
 
