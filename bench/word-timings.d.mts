@@ -18,3 +18,14 @@ export function startDifferences(pairs: ReadonlyArray<readonly [TimedWord, Timed
 
 /** The sentence sets, by name. */
 export function sentenceSets(): Record<'accuracy' | 'prose', string[]>;
+
+/** voxmill's start minus the onset of speech after each silence in 16 kHz samples, in ms (see word-timings.mjs). */
+export function onsetDifferences(samples: Float32Array, words: readonly TimedWord[]): number[];
+
+/** Median and 95th percentile of absolute values, and the mean, of differences in ms. */
+export function spreadOf(differences: readonly number[]): {
+  pairs: number;
+  medianMs: number;
+  p95Ms: number;
+  meanSignedMs: number;
+};

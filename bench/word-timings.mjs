@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Word timings (issue 21) with the real voice en_US-joe-medium and real recognizers: when voxmill says each word is
 // spoken (the voice's own phoneme durations) against whisper.cpp's DTW word times on the synthesized audio, with
-// tiny.en and with base, and the two recognizers against each other (how far apart two references already are).
+// tiny.en and with base, the two recognizers against each other (how far apart two references already are), and
+// against a reference in the signal itself: where speech starts again after a silence (onsetDifferences).
 // Also: the cost of the graph edit (first load and cached), of asking for timings, and the measured effect of each
 // per-request voice control.
 //
@@ -50,14 +51,61 @@ export function pairWords(a, b) {
 
 /** Median and 95th percentile of |a.start - b.start| over pairs, in ms, and the mean signed difference. */
 export function startDifferences(pairs) {
-  const signed = pairs.map(([a, b]) => (a.start - b.start) * 1000);
-  const sorted = signed.map(Math.abs).sort((p, q) => p - q);
+  return spreadOf(pairs.map(([a, b]) => (a.start - b.start) * 1000));
+}
+
+/** Frames of the onset detector: 10 ms windows every 5 ms at 16 kHz. */
+const ONSET_HOP = 80;
+const ONSET_WINDOW = 160;
+/** Silence before an onset: at least 80 ms more than 35 dB under the loudest frame. */
+const ONSET_QUIET_FRAMES = 16;
+const ONSET_FLOOR_DB = 35;
+
+/**
+ * A reference that needs no recognizer: where speech starts again after a silence, found in the audio itself (16 kHz
+ * samples), against the start voxmill gives the word nearest to it (within 300 ms). Returns voxmill's start minus
+ * the onset, in ms, per onset. Words after a pause are the only ones whose start the signal shows plainly.
+ */
+export function onsetDifferences(samples, words) {
+  const frames = Math.floor(samples.length / ONSET_HOP);
+  const level = new Float32Array(frames);
+  let loudest = -200;
+  for (let f = 0; f < frames; f++) {
+    let energy = 0;
+    for (let i = 0; i < ONSET_WINDOW && f * ONSET_HOP + i < samples.length; i++)
+      energy += samples[f * ONSET_HOP + i] ** 2;
+    level[f] = 10 * Math.log10(energy / ONSET_WINDOW + 1e-12);
+    loudest = Math.max(loudest, level[f]);
+  }
+  const differences = [];
+  let quiet = Number.POSITIVE_INFINITY;
+  for (let f = 0; f < frames; f++) {
+    if (level[f] < loudest - ONSET_FLOOR_DB) {
+      quiet++;
+      continue;
+    }
+    if (quiet >= ONSET_QUIET_FRAMES) {
+      const onset = (f * ONSET_HOP) / 16000;
+      let nearest;
+      for (const word of words) {
+        if (!nearest || Math.abs(word.start - onset) < Math.abs(nearest.start - onset)) nearest = word;
+      }
+      if (nearest && Math.abs(nearest.start - onset) < 0.3) differences.push((nearest.start - onset) * 1000);
+    }
+    quiet = 0;
+  }
+  return differences;
+}
+
+/** Median and 95th percentile of absolute values, and the mean, of differences in ms. */
+export function spreadOf(differences) {
+  const sorted = differences.map(Math.abs).sort((a, b) => a - b);
   const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
   return {
-    pairs: pairs.length,
+    pairs: differences.length,
     medianMs: at(0.5),
     p95Ms: at(0.95),
-    meanSignedMs: signed.reduce((s, v) => s + v, 0) / Math.max(1, signed.length),
+    meanSignedMs: differences.reduce((s, v) => s + v, 0) / Math.max(1, differences.length),
   };
 }
 
@@ -129,9 +177,10 @@ async function main() {
       );
 
       for (const name of names) {
-        const all = { tiny: [], base: [], between: [] };
+        const all = { tiny: [], base: [], between: [], onsets: [] };
         for (const text of take(sets[name])) {
           const out = await speech.synthesizeToBuffer({ ...fixed, input: text, timestamps: 'word' });
+          all.onsets.push(...onsetDifferences((await voxmill.decodeAudio(out.audio)).samples, out.words));
           const tiny = await speech.transcribe(out.audio, { model: 'svc-stt-1', language: 'en', timestamps: 'word' });
           const base = await speech.transcribe(out.audio, {
             model: 'svc-stt-1-flash',
@@ -149,6 +198,7 @@ async function main() {
         console.log(line('voxmill vs tiny.en DTW', startDifferences(all.tiny)));
         console.log(line('voxmill vs base DTW', startDifferences(all.base)));
         console.log(line('tiny.en DTW vs base DTW', startDifferences(all.between)));
+        console.log(line('voxmill vs onsets after pauses', spreadOf(all.onsets)));
       }
 
       // The per-request controls, measured on one paragraph.

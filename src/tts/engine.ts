@@ -3,13 +3,13 @@
 import { Readable } from 'node:stream';
 import { StreamingEncoder } from '../audio/encode.js';
 import { contentTypeOf, defaultSampleRate } from '../audio/formats.js';
-import { InvalidOptionValueError, SynthesisError } from '../errors.js';
+import { InvalidOptionValueError, SynthesisError, VoiceNotFoundError } from '../errors.js';
 import { voicePreference } from '../tiers.js';
 import { abortReason } from '../util/job.js';
 import { LiveSpeech } from './live-speech.js';
 import { normalizerFor, type TextNormalizer } from './normalize/normalizers.js';
 import { type NormalizedSynthesizeOptions, normalizeLiveSpeechOptions, normalizeSynthesizeOptions } from './request.js';
-import { isSsml, parseSsml, type SsmlItem } from './ssml/ssml.js';
+import { isSsml, parseSsml, type SsmlItem, ssmlError } from './ssml/ssml.js';
 import { type ChunkVoice, ssmlChunks } from './ssml/ssml-chunks.js';
 import { type SlotLease, SynthPool, type SynthPoolOptions } from './synth-pool.js';
 import { hasSpeakableText, normalizeText, splitIntoChunks } from './text.js';
@@ -149,13 +149,25 @@ export class TtsEngine {
 
   /** Each voice an SSML document names with `<voice name>`, resolved like the request's (tier, controls). */
   async #namedVoices(request: NormalizedSynthesizeOptions, items: readonly SsmlItem[]): Promise<NamedVoice[]> {
-    const names = new Set<string>();
-    for (const item of items)
-      if ((item.kind === 'text' || item.kind === 'phonemes') && item.voice) names.add(item.voice);
+    const names = new Map<string, number>();
+    for (const item of items) {
+      if ((item.kind === 'text' || item.kind === 'phonemes') && item.voice && !names.has(item.voice)) {
+        names.set(item.voice, item.voiceAt ?? 0);
+      }
+    }
     if (names.size === 0) return [];
     const { variants } = await this.#config.scanner.scan();
-    return [...names].map((name) => {
-      const resolved = resolveVoice(variants, name, voicePreference(request.model));
+    return [...names].map(([name, at]) => {
+      let resolved: ResolvedVoice;
+      try {
+        resolved = resolveVoice(variants, name, voicePreference(request.model));
+      } catch (error) {
+        // The document is at fault, at its <voice>: the error names the input and the place, not `voice`.
+        if (error instanceof VoiceNotFoundError) {
+          throw ssmlError(request.input, `<voice name="${name}">: ${error.message}`, at);
+        }
+        throw error;
+      }
       return { name, ...this.#voiceSettings(request, resolved) };
     });
   }

@@ -301,7 +301,10 @@ describe('POST /v1/speech rules (spec 4.3 and 8)', () => {
     expect(bad.body.error).toMatchObject({ code: 'invalid_value', param: 'input' });
     expect(bad.body.error.message).toMatch(/<audio> is not supported at character 12/);
     const unknown = await speak({ ...base, input: '<speak>One <voice name="nobody">two</voice></speak>' });
-    expect(unknown.body.error).toMatchObject({ code: 'voice_not_found', param: 'voice' });
+    expect(unknown.body.error).toMatchObject({ code: 'invalid_value', param: 'input' });
+    expect(unknown.body.error.message).toMatch(
+      /<voice name="nobody">: no installed voice has id "nobody".* at character 12/,
+    );
   });
 
   it('SSML <voice>: another voice (or speaker) mid-input, its audio brought to the output rate', async () => {

@@ -96,6 +96,13 @@ describe('parseSsml', () => {
     ['<speak><sub>a</sub></speak>', /needs alias/],
     ['<speak><say-as interpret-as="digits"><s>1</s></say-as></speak>', /may hold only text/],
     ['<p>x</p>', /root element must be <speak>/],
+    [
+      `<speak>${'<prosody rate="50%">'.repeat(3)}x${'</prosody>'.repeat(3)}</speak>`,
+      /nested <prosody rate> come to 13%, outside 20%-400%/,
+    ],
+    [`<speak>${'<break time="10s"/>'.repeat(7)}</speak>`, /the breaks add up to 70 s, more than 60 s/],
+    ['<speak>&#12abc;</speak>', /"&#12abc;" is not a character/],
+    ['<speak><say-as interpret-as="time">hello</say-as></speak>', /needs a time such as 10:30/],
   ])('refuses %s with InvalidOptionValueError naming input and the place', (input, message) => {
     expect(() => parseSsml(input)).toThrow(InvalidOptionValueError);
     expect(() => parseSsml(input)).toThrow(message);
@@ -147,6 +154,12 @@ describe('ssmlChunks', () => {
       { parts: [{ text: 'WELT' }], lengthFactor: 2, joined: true, voice: 0 },
       { parts: [{ text: 'bye' }], lengthFactor: 1, joined: false },
     ]);
+  });
+
+  it("takes the document's own private-use characters for nothing, never for a <phoneme>", () => {
+    const chunks = ssmlChunks(parseSsml('<speak>Hello &#xF0000; <phoneme ph="ab">x</phoneme></speak>'), same, 400);
+    expect(chunks).toEqual([{ parts: [{ text: 'Hello' }, { ipa: 'ab', text: 'x' }], lengthFactor: 1, joined: false }]);
+    expect(ssmlChunks(parseSsml('<speak>&#xF0000;</speak>'), same, 400)).toEqual([]);
   });
 
   it('runs the text (not the phonemes) through cleaning and the normalizer', () => {

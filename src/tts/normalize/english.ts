@@ -77,8 +77,10 @@ const UNITS: ReadonlyArray<readonly [string, string, string]> = [
   ['kWh', 'kilowatt hour', 'kilowatt hours'],
 ];
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/gu, '\\$&');
+// The amount: digits with thousands separators or without, then decimals; an optional minus before it. The lookbehind
+// keeps a match from starting inside a number ("1,2,3,..." would otherwise rescan from every comma: quadratic).
 const UNIT_PATTERN = new RegExp(
-  `(?<![\\w.])(\\d[\\d,]*(?:\\.\\d+)?)\\s?(${[...UNITS]
+  `(?<![\\w.,])([-−]?)(\\d{1,3}(?:,\\d{3})+|\\d+)(\\.\\d+)?\\s?(${[...UNITS]
     .sort((a, b) => b[0].length - a[0].length)
     .map(([unit]) => escapeRegExp(unit))
     .join('|')})(?![\\p{L}\\d])`,
@@ -93,6 +95,13 @@ const CURRENCIES: Record<string, readonly [string, string, string, string]> = {
   '¥': ['yen', 'yen', 'sen', 'sen'],
 };
 
+/** Denominators read as fractions (cooking, measures): 9/11 or 24/7 are not fractions. */
+const FRACTION_DENOMINATORS = new Set(['2', '3', '4', '5', '6', '8', '10', '16']);
+
+/** Words that announce a year after them: "in 1874", "since 2015". */
+const YEAR_CONTEXT =
+  'in|since|by|of|from|until|till|before|after|year|early|late|mid|around|circa|summer|winter|spring|autumn|fall';
+
 const FRACTION_NAMES: Record<string, readonly [string, string]> = {
   '2': ['half', 'halves'],
   '4': ['quarter', 'quarters'],
@@ -106,24 +115,37 @@ function amountWords(amount: string): string {
 
 const isOne = (amount: string) => amount.replace(/,/gu, '') === '1';
 
-function currency(_m: string, symbol: string, amount: string, fraction: string | undefined, scale?: string): string {
+function currency(
+  sign: string,
+  symbol: string,
+  amount: string,
+  fraction: string | undefined,
+  scale: string | undefined,
+): string {
   const [one, many, subunit, subunits] = CURRENCIES[symbol] as readonly [string, string, string, string];
+  const minus = sign === '' ? '' : 'minus ';
   const whole = amount.replace(/,/gu, '');
-  if (scale) return `${amountWords(fraction ? `${whole}.${fraction}` : whole)} ${scale} ${many}`;
+  if (scale) return `${minus}${amountWords(fraction ? `${whole}.${fraction}` : whole)} ${scale} ${many}`;
+  // Three or more decimals are not cents: the amount is read as a decimal ("5.999 dollars").
+  if (fraction && fraction.length > 2) return `${minus}${decimalWords(whole, fraction)} ${many}`;
   const main = `${cardinalWords(whole)} ${isOne(whole) ? one : many}`;
-  if (!fraction || /^0+$/u.test(fraction)) return main;
-  const cents = fraction.length === 1 ? `${fraction}0` : fraction.slice(0, 2);
+  if (!fraction || /^0+$/u.test(fraction)) return `${minus}${main}`;
+  const cents = fraction.length === 1 ? `${fraction}0` : fraction;
   const centWords = `${cardinalWords(cents)} ${cents === '01' ? subunit : subunits}`;
-  return whole === '0' ? centWords : `${main} and ${centWords}`;
+  return `${minus}${whole === '0' ? centWords : `${main} and ${centWords}`}`;
 }
 
-function time(_m: string, hours: string, minutes: string, suffix: string | undefined): string {
+function time(hours: string, minutes: string, seconds: string | undefined, suffix: string | undefined): string {
   const hour = cardinalWords(hours);
   const minute = Number(minutes);
   const spokenSuffix = suffix ? ` ${suffix.toLowerCase().startsWith('a') ? 'a.m.' : 'p.m.'}` : '';
-  if (minute === 0) return suffix ? `${hour}${spokenSuffix}` : `${hour} o'clock`;
-  const minuteWords = minute < 10 ? `oh ${cardinalWords(minutes)}` : cardinalWords(minutes);
-  return `${hour} ${minuteWords}${spokenSuffix}`;
+  const secondWords =
+    seconds === undefined || seconds === '00'
+      ? ''
+      : ` and ${cardinalWords(seconds)} ${seconds === '01' ? 'second' : 'seconds'}`;
+  if (minute === 0 && secondWords === '') return suffix ? `${hour}${spokenSuffix}` : `${hour} o'clock`;
+  const minuteWords = minute === 0 ? "o'clock" : minute < 10 ? `oh ${cardinalWords(minutes)}` : cardinalWords(minutes);
+  return `${hour} ${minuteWords}${secondWords}${spokenSuffix}`;
 }
 
 function date(year: string, month: string, day: string): string | undefined {
@@ -133,7 +155,9 @@ function date(year: string, month: string, day: string): string | undefined {
   return `${MONTHS[m - 1]} ${ordinalWords(String(d))}, ${yearWords(year)}`;
 }
 
-function fraction(_m: string, numerator: string, denominator: string): string {
+function fraction(whole: string, numerator: string, denominator: string): string {
+  // Only proper fractions of common denominators: "24/7", "9/11" and "3/2" stay as espeak reads them.
+  if (!FRACTION_DENOMINATORS.has(denominator) || Number(numerator) >= Number(denominator)) return whole;
   const many = numerator !== '1';
   const named = FRACTION_NAMES[denominator];
   const name = named ? named[many ? 1 : 0] : `${ordinalWords(denominator)}${many ? 's' : ''}`;
@@ -155,37 +179,42 @@ export function normalizeEnglish(text: string, options: EnglishNormalizerOptions
   out = out.replace(/\b(\d{1,2})\/(\d{1,2})\/(\d{4})\b/gu, (m, a: string, b: string, y: string) =>
     options.dayFirst ? (date(y, b, a) ?? m) : (date(y, a, b) ?? m),
   );
-  // Times: 10:30, 6:45 a.m., 9:05pm (hours 0-23, minutes 00-59).
+  // Times: 10:30, 6:45 a.m., 9:05pm, 12:30:45 (hours 0-23, minutes 00-59); not inside a longer run of numbers
+  // ("10.0.0.1:5000").
   out = out.replace(
-    /\b([01]?\d|2[0-3]):([0-5]\d)(?::[0-5]\d)?(?:\s?([ap])\.?m\.?(?![\p{L}]))?/giu,
-    (m, h: string, mi: string, s: string | undefined) => time(m, h, mi, s),
+    /(?<![\d.:])([01]?\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?(?![\d:])(?:\s?([ap])\.?m\.?(?![\p{L}]))?/giu,
+    (_m, h: string, mi: string, s: string | undefined, suffix: string | undefined) => time(h, mi, s, suffix),
   );
-  // Money: $3.50, $1,299, €20, $1.5 million.
+  // Money: $3.50, $1,299, €20, $1.5 million, -$5; not a European "€1.234,56" (left to espeak-ng).
   out = out.replace(
-    /([$€£¥])\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?:\s(thousand|million|billion|trillion)\b)?/gu,
-    (m, symbol: string, amount: string, cents: string | undefined, scale: string | undefined) =>
-      currency(m, symbol, amount, cents, scale),
+    /([-−]?)([$€£¥])\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?!\d|[.,]\d)(?:\s(thousand|million|billion|trillion)\b)?/gu,
+    (_m, sign: string, symbol: string, amount: string, cents: string | undefined, scale: string | undefined) =>
+      currency(sign, symbol, amount, cents, scale),
   );
   // Telephone numbers: 555-0123, 555-123-4567, read digit by digit in groups.
-  out = out.replace(/\b(\d{3})-(\d{3})-(\d{4})\b/gu, (_m, a: string, b: string, c: string) =>
+  out = out.replace(/(?<![\d-])(\d{3})-(\d{3})-(\d{4})(?![\d-])/gu, (_m, a: string, b: string, c: string) =>
     [a, b, c].map(digitWords).join(', '),
   );
-  out = out.replace(/\b(\d{3})-(\d{4})\b/gu, (_m, a: string, b: string) => `${digitWords(a)}, ${digitWords(b)}`);
-  // Units after a number: 5 km/h, 72°F, 10 kg.
-  out = out.replace(UNIT_PATTERN, (_m, amount: string, unit: string) => {
-    const [one, many] = UNIT_WORDS.get(unit) as readonly [string, string];
-    return `${amountWords(amount)} ${isOne(amount) ? one : many}`;
-  });
-  // Fractions: 1/2, 3/4, 2/3 (small denominators only: 24/7 and 9/11 are not fractions).
-  out = out.replace(/(?<![\d/])([1-9])\/([2-9]|1[0-2])(?![\d/])/gu, fraction);
-  // Ranges of numbers: 1-5, 10–20 -> "to" (after dates and telephone numbers took theirs).
-  out = out.replace(/(?<![\d.,-])(\d+)\s?[–-]\s?(\d+)(?!\d|[.,]\d)/gu, (_m, a: string, b: string) => `${a} to ${b}`);
-  // Years: 1100-1999 read in pairs ("nineteen sixty-nine"); 2010-2099 too after a word that announces a year.
-  out = out.replace(/(?<![\d$€£¥.,-])(1[1-9]\d\d)(?![\d.,%]|\s?(?:[%°]|\p{L}*\d))/gu, (_m, year: string) =>
-    yearWords(year),
-  );
   out = out.replace(
-    /\b(in|since|by|of|from|until|till|before|after|year|early|late|mid|around|circa|summer|winter|spring|autumn|fall)\s(20[1-9]\d)\b(?![.,]\d)/giu,
+    /(?<![\d-])(\d{3})-(\d{4})(?![\d-])/gu,
+    (_m, a: string, b: string) => `${digitWords(a)}, ${digitWords(b)}`,
+  );
+  // Ranges of numbers: 1-5, 10–20 -> "to" (after dates and telephone numbers took theirs, before units: "2-3 kg").
+  out = out.replace(
+    /(?<![\p{L}\d.,-])(\d+)\s?[–-]\s?(\d+)(?!\d|[.,]\d)/gu,
+    (_m, a: string, b: string) => `${a} to ${b}`,
+  );
+  // Units after a number: 5 km/h, 72°F, 10 kg, -5°C.
+  out = out.replace(UNIT_PATTERN, (_m, sign: string, amount: string, decimals: string | undefined, unit: string) => {
+    const [one, many] = UNIT_WORDS.get(unit) as readonly [string, string];
+    const value = `${amount}${decimals ?? ''}`;
+    return `${sign === '' ? '' : 'minus '}${amountWords(value)} ${isOne(value) ? one : many}`;
+  });
+  // Fractions: 1/2, 3/4, 2/3.
+  out = out.replace(/(?<![\d/])([1-9])\/(\d{1,2})(?![\d/])/gu, fraction);
+  // Years after a word that announces one: "in 1874" -> "in eighteen seventy-four", "since 2015".
+  out = out.replace(
+    new RegExp(`\\b(${YEAR_CONTEXT})\\s(1[1-9]\\d\\d|20[1-9]\\d)\\b(?![.,]\\d|\\s?%)`, 'giu'),
     (_m, word: string, year: string) => `${word} ${yearWords(year)}`,
   );
   return out;

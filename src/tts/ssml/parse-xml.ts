@@ -55,6 +55,7 @@ export function parseXml(input: string): XmlElement {
     text.replace(/&([^;&\s]*);?/gu, (whole: string, name: string, offset: number) => {
       if (!whole.endsWith(';')) return fail('"&" must start an entity such as &amp;', at + offset);
       if (name.startsWith('#')) {
+        if (!/^#(?:x[0-9a-fA-F]{1,6}|\d{1,7})$/u.test(name)) return fail(`"&${name};" is not a character`, at + offset);
         const code = name[1] === 'x' ? Number.parseInt(name.slice(2), 16) : Number.parseInt(name.slice(1), 10);
         if (!Number.isInteger(code) || code <= 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) {
           return fail(`"&${name};" is not a character`, at + offset);

@@ -9,7 +9,8 @@ import type { SsmlItem } from './ssml.js';
 /** The first code point standing for a <phoneme> (the supplementary private use area A). */
 const PLACEHOLDER_BASE = 0xf0000;
 const PLACEHOLDER = /[\u{F0000}-\u{FFFFD}]/u;
-const SPEAKABLE = /[\p{L}\p{N}\u{F0000}-\u{FFFFD}]/u;
+/** Private-use characters in the document's own text: they would pass for placeholders, and speak nothing. */
+const PRIVATE_USE = /[\p{Co}]/gu;
 
 /** A voice an SSML document names (or the request's own, `name` undefined), as the engine resolved it. */
 export interface ChunkVoice {
@@ -38,14 +39,14 @@ export function ssmlChunks(
     if (run) {
       const { phonemes, rate } = run;
       const voice = voiceFor(run.voice);
-      const pieces = splitIntoChunks(voice.normalize(normalizeText(run.text)), maxChunkChars).filter((p) =>
-        SPEAKABLE.test(p),
-      );
-      pieces.forEach((piece, i) => {
-        const chunk = { parts: partsOf(piece, phonemes), lengthFactor: rate, joined: i === 0 && open };
+      const pieces = splitIntoChunks(voice.normalize(normalizeText(run.text)), maxChunkChars)
+        .map((piece) => ({ piece, parts: partsOf(piece, phonemes) }))
+        .filter(({ parts }) => parts.some((part) => 'ipa' in part || /[\p{L}\p{N}]/u.test(part.text)));
+      pieces.forEach(({ parts }, i) => {
+        const chunk = { parts, lengthFactor: rate, joined: i === 0 && open };
         chunks.push(voice.index === undefined ? chunk : { ...chunk, voice: voice.index });
       });
-      open = pieces.length > 0 && !/[.!?。！？]["')\]]*$/u.test(pieces.at(-1) ?? '');
+      open = pieces.length > 0 && !/[.!?。！？]["')\]]*$/u.test(pieces.at(-1)?.piece ?? '');
       run = undefined;
     }
     if (ended) open = false;
@@ -60,7 +61,7 @@ export function ssmlChunks(
     } else {
       if (run && (run.rate !== item.rate || run.voice !== item.voice)) flush(false);
       run ??= { text: '', phonemes: [], rate: item.rate, voice: item.voice };
-      if (item.kind === 'text') run.text += item.text;
+      if (item.kind === 'text') run.text += item.text.replace(PRIVATE_USE, ' ');
       else {
         run.text += ` ${String.fromCodePoint(PLACEHOLDER_BASE + run.phonemes.length)} `;
         run.phonemes.push({ ipa: item.ipa, text: item.text });

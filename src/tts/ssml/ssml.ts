@@ -26,10 +26,14 @@ export type SsmlItem =
 export interface Style {
   rate: number;
   voice: string | undefined;
+  /** Where the enclosing `<voice>` starts (for an error about its name). */
+  voiceAt?: number;
 }
 
 /** Longest `<break>` accepted, in seconds. */
 export const MAX_BREAK_SECONDS = 10;
+/** Most silence all the breaks of one document may add up to, in seconds (a request's audio stays bounded). */
+export const MAX_TOTAL_BREAK_SECONDS = 60;
 /** The `<break strength>` pauses, in seconds (medium is Piper's own sentence pause). */
 const BREAK_STRENGTHS: Record<string, number> = {
   none: 0,
@@ -71,6 +75,11 @@ class SsmlError extends Error {
   }
 }
 
+/** The error for a problem at `at` in an SSML document (a `<voice>` naming no installed voice, found later). */
+export function ssmlError(input: string, message: string, at: number, field = 'input'): InvalidOptionValueError {
+  return new InvalidOptionValueError(field, `SSML voxmill can read (${message} at character ${at + 1})`, input);
+}
+
 /** Reads an SSML document; throws InvalidOptionValueError naming `field` and the place of the problem. */
 export function parseSsml(input: string, field = 'input'): SsmlItem[] {
   try {
@@ -78,6 +87,11 @@ export function parseSsml(input: string, field = 'input'): SsmlItem[] {
     if (root.name !== 'speak') throw new SsmlError(`the root element must be <speak>, not <${root.name}>`, root.at);
     const items: SsmlItem[] = [];
     walk(root, { rate: 1, voice: undefined }, items);
+    let silence = 0;
+    for (const item of items) if (item.kind === 'pause') silence += item.seconds;
+    if (silence > MAX_TOTAL_BREAK_SECONDS) {
+      throw new SsmlError(`the breaks add up to ${silence} s, more than ${MAX_TOTAL_BREAK_SECONDS} s`, 0);
+    }
     return items;
   } catch (error) {
     if (error instanceof XmlSyntaxError || error instanceof SsmlError) {
@@ -125,6 +139,13 @@ function walk(element: XmlElement, style: Style, items: SsmlItem[]): void {
     case 'prosody': {
       const value = attribute('rate');
       const rate = value === undefined ? style.rate : style.rate / speakingRate(value, element.at);
+      // Nested rates multiply; the result stays within the range one rate may have.
+      if (rate > 100 / RATE_RANGE[0] || rate < 100 / RATE_RANGE[1]) {
+        throw new SsmlError(
+          `nested <prosody rate> come to ${(100 / rate).toFixed(0)}%, outside ${RATE_RANGE[0]}%-${RATE_RANGE[1]}%`,
+          element.at,
+        );
+      }
       children(element, { ...style, rate }, items);
       return;
     }
@@ -133,7 +154,7 @@ function walk(element: XmlElement, style: Style, items: SsmlItem[]): void {
       if (!name) throw new SsmlError('<voice> needs name (a voice id)', element.at);
       // A voice change is a new sentence: the voices do not share one.
       items.push({ kind: 'boundary' });
-      children(element, { ...style, voice: name }, items);
+      children(element, { ...style, voice: name, voiceAt: element.at }, items);
       items.push({ kind: 'boundary' });
       return;
     }
@@ -236,9 +257,12 @@ function sayAs(element: XmlElement): string {
         : fail('a telephone number');
     case 'date':
       return dateWords(text, element.attributes.get('format') ?? 'mdy', fail);
-    default:
+    default: {
       // time
-      return normalizeEnglish(text);
+      if (!/^\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]\.?m\.?)?$/iu.test(text)) return fail('a time such as 10:30 or 6:45 pm');
+      const spoken = normalizeEnglish(text);
+      return spoken === text ? fail('a valid time') : spoken;
+    }
   }
 }
 
