@@ -20,6 +20,13 @@ export const MIN_SPEED = 0.25;
 export const MAX_SPEED = 4;
 /** The speed range of POST /v1/speech, as the speech API gives it. */
 export const SPEC_SPEED_RANGE = [0.5, 2] as const;
+/**
+ * POST /v1/speech's ranges for the voice controls that lengthen the audio, narrower than the library's: with the
+ * speed's, one request can make at most 8 times the voice's own length, and its pauses at most 2 s each, so one
+ * 5,000-character request cannot make hours of audio on a shared server.
+ */
+export const HTTP_LENGTH_SCALE_RANGE = [0.25, 4] as const;
+export const HTTP_SENTENCE_SILENCE_RANGE = [0, 2] as const;
 
 /** A request with defaults applied; `sampleRate` stays undefined until the voice (and its rate) is known. */
 export interface NormalizedSynthesizeOptions {

@@ -12,7 +12,12 @@ import { SPEC_SPEECH_FORMATS } from '../../audio/formats.js';
 import { finalizeWavSizes } from '../../audio/wav-sizes.js';
 import { SynthesisError } from '../../errors.js';
 import { isTtsModelId, TTS_MODEL_IDS } from '../../tiers.js';
-import { SPEC_SPEED_RANGE, SPEECH_TIMESTAMPS } from '../../tts/request.js';
+import {
+  HTTP_LENGTH_SCALE_RANGE,
+  HTTP_SENTENCE_SILENCE_RANGE,
+  SPEC_SPEED_RANGE,
+  SPEECH_TIMESTAMPS,
+} from '../../tts/request.js';
 import type { SpeechStream, SynthesizeOptions } from '../../tts/types.js';
 import {
   booleanOption,
@@ -86,8 +91,8 @@ function requestOptions(body: unknown): { options: SynthesizeOptions; streamForm
     sampleRate: numberOption('sample_rate', fields.sample_rate),
     noiseScale: fields.noise_scale as number | undefined,
     noiseW: fields.noise_w as number | undefined,
-    lengthScale: fields.length_scale as number | undefined,
-    sentenceSilence: fields.sentence_silence as number | undefined,
+    lengthScale: numberOption('length_scale', fields.length_scale, ...HTTP_LENGTH_SCALE_RANGE),
+    sentenceSilence: numberOption('sentence_silence', fields.sentence_silence, ...HTTP_SENTENCE_SILENCE_RANGE),
     timestamps: enumOption('timestamps', fields.timestamps, SPEECH_TIMESTAMPS),
     normalize: booleanOption('normalize', fields.normalize),
   };
