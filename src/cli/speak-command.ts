@@ -1,13 +1,14 @@
 /** `voxmill say` and `voxmill voices`: text-to-speech from the command line. */
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { SPEECH_FORMATS, type SpeechFormat } from '../audio/formats.js';
 import { createSpeech } from '../speech.js';
 import { DEFAULT_TTS_MODEL, TTS_MODEL_IDS, type TtsModelId } from '../tiers.js';
+import { writeAtomically } from '../util/write-atomically.js';
 
 interface SayFlags {
   voice: string;
@@ -140,7 +141,7 @@ export function registerSpeakCommands(program: Command): void {
         // The word times are complete once the audio is: written after it, beside it, renamed into place.
         const writeWords = async () => {
           if (flags.words === undefined) return;
-          await writeWhole(flags.words, `${JSON.stringify(audio.words, null, 2)}\n`);
+          await writeAtomically(flags.words, `${JSON.stringify(audio.words, null, 2)}\n`);
         };
         if (toStdout) {
           await pipeline(audio, process.stdout, { end: false });
@@ -196,18 +197,6 @@ export function registerSpeakCommands(program: Command): void {
         await speech.close();
       }
     });
-}
-
-/** Writes a file under a temporary name and renames it into place: never a half-written file under its name. */
-async function writeWhole(path: string, text: string): Promise<void> {
-  const temporary = `${path}.${randomBytes(4).toString('hex')}.part`;
-  try {
-    await writeFile(temporary, text, { flag: 'wx' });
-    await rename(temporary, path);
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
-  }
 }
 
 async function readStdin(): Promise<string> {

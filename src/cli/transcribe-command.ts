@@ -1,12 +1,12 @@
 /** `voxmill transcribe <file...>`: transcribe audio files from the command line. */
-import { randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { createSpeech } from '../speech.js';
 import { TIMESTAMP_GRANULARITIES } from '../stt/request.js';
 import type { TimestampGranularity, TranscribeOptions } from '../stt/types.js';
 import { DEFAULT_STT_MODEL, STT_MODEL_IDS } from '../tiers.js';
+import { writeAtomically } from '../util/write-atomically.js';
 import { OUTPUT_FORMATS, type OutputFormat, renderTranscription } from './output-formats.js';
 import { terminalBar } from './terminal-bar.js';
 
@@ -31,18 +31,6 @@ interface TranscribeFlags {
 }
 
 const EXTENSIONS: Record<OutputFormat, string> = { text: '.txt', json: '.json', srt: '.srt', vtt: '.vtt' };
-
-/** Writes beside the target and renames: a failure never leaves a half-written file under its name. */
-async function writeAtomically(path: string, content: string): Promise<void> {
-  const temporary = `${path}.${randomBytes(4).toString('hex')}.part`;
-  try {
-    await writeFile(temporary, content, { flag: 'wx' });
-    await rename(temporary, path);
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
-  }
-}
 
 function integer(name: string) {
   return (value: string): number => {

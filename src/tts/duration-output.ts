@@ -5,8 +5,8 @@
 // skipped by their length, never decoded. The edited model is cached beside the voice under a hidden name keyed by
 // the voice file's size and time (the user's file is never changed); where that directory cannot be written, the
 // edited bytes are used from memory.
-import { createHash, randomBytes } from 'node:crypto';
-import { readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import {
   fieldsOf,
@@ -16,6 +16,7 @@ import {
   stringOf,
   varintField,
 } from '../util/protobuf-fields.js';
+import { writeAtomically } from '../util/write-atomically.js';
 
 // Field numbers of onnx.proto (ModelProto, GraphProto, NodeProto, ValueInfoProto, TypeProto, TypeProto.Tensor).
 const MODEL_GRAPH = 7;
@@ -135,12 +136,9 @@ export async function timedVoiceModel(modelPath: string): Promise<TimedVoiceMode
     // Not cached yet.
   }
   const { model } = addDurationOutput(await readFile(modelPath));
-  const temporary = `${cachePath}.${randomBytes(4).toString('hex')}.part`;
   try {
-    await writeFile(temporary, model);
-    await rename(temporary, cachePath);
+    await writeAtomically(cachePath, model);
   } catch {
-    await rm(temporary, { force: true });
     return { bytes: model, made: true };
   }
   // Older edits of this voice, and temporary files a stopped worker left, go; a failure to remove one (another
