@@ -9,7 +9,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSpeech, type Speech } from '../../dist/index.js';
+import type { Speech } from '../../dist/index.js';
+import { joeSpeech } from '../helpers/joe-speech.js';
 import { repoRoot } from '../helpers/paths.js';
 import { requireRealModel } from '../helpers/real-models.js';
 import { corpusWer, type WerResult, wordErrorRate } from '../helpers/wer.js';
@@ -32,13 +33,7 @@ describe.skipIf(tinyEn.skip || joe.skip)(
     let speech: Speech;
     let voice: string;
     beforeAll(async () => {
-      speech = createSpeech({
-        models: { 'svc-stt-1': tinyEn.path as string },
-        voiceDirs: [dirname(joe.path as string)],
-        vadModel: null,
-        idleUnloadMs: 0,
-      });
-      voice = (await speech.listVoices()).find((v) => v.id.includes('joe'))?.id as string;
+      ({ speech, voice } = await joeSpeech(joe.path as string, { 'svc-stt-1': tinyEn.path as string }));
     });
     afterAll(async () => {
       await speech?.close();

@@ -14,8 +14,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSpeech, createSpeechHandler, type Speech } from '../../dist/index.js';
+import { createSpeechHandler, type Speech } from '../../dist/index.js';
 import { wavFile } from '../helpers/hostile-audio.js';
+import { joeSpeech } from '../helpers/joe-speech.js';
 import { repoRoot } from '../helpers/paths.js';
 import { requireRealModel } from '../helpers/real-models.js';
 import { corpusWer, type WerResult, wordErrorRate } from '../helpers/wer.js';
@@ -50,16 +51,7 @@ describe.skipIf(skip)(
     const results: Record<string, CaseResult[]> = {};
 
     beforeAll(async () => {
-      speech = createSpeech({
-        models: { 'svc-stt-1': tinyEn.path as string },
-        voiceDirs: [dirname(joe.path as string)],
-        vadModel: null,
-        idleUnloadMs: 0,
-      });
-      const voices = await speech.listVoices();
-      const joeVoice = voices.find((v) => v.id.includes('joe'));
-      if (!joeVoice) throw new Error(`no joe voice among ${voices.map((v) => v.id).join(', ')}`);
-      voice = joeVoice.id;
+      ({ speech, voice } = await joeSpeech(joe.path as string, { 'svc-stt-1': tinyEn.path as string }));
       server = createServer(createSpeechHandler({ speech, auth: false }));
       await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
       baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

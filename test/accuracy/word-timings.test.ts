@@ -3,11 +3,12 @@
 // each other by about as much as voxmill disagrees with either (bench/word-timings.mjs, BENCHMARKS.md "Word
 // timings"), so the checks are: every word is there, in order, inside the audio; voxmill's starts lie within the
 // references' own spread of each other (a word-boundary mistake would move them by hundreds of ms); fixed bounds
-// measured with margin; and, against where speech starts after each silence in the audio, the issue's median target. The sentences are the 30 of the accuracy tier (numbers, abbreviations, quotes).
-import { dirname } from 'node:path';
+// measured with margin; and, against where speech starts after each silence in the audio, the issue's median target.
+// The sentences are the 30 of the accuracy tier (numbers, abbreviations, quotes).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onsetDifferences, pairWords, spreadOf, startDifferences } from '../../bench/word-timings.mjs';
-import { createSpeech, decodeAudio, type Speech, type SpokenWord } from '../../dist/index.js';
+import { decodeAudio, type Speech, type SpokenWord } from '../../dist/index.js';
+import { joeSpeech } from '../helpers/joe-speech.js';
 import { requireRealModel } from '../helpers/real-models.js';
 import { ACCURACY_SENTENCES } from './sentences.mjs';
 
@@ -21,13 +22,10 @@ describe.skipIf(tinyEn.skip || base.skip || joe.skip)(
     let speech: Speech;
     let voice: string;
     beforeAll(async () => {
-      speech = createSpeech({
-        models: { 'svc-stt-1': tinyEn.path as string, 'svc-stt-1-flash': base.path as string },
-        voiceDirs: [dirname(joe.path as string)],
-        vadModel: null,
-        idleUnloadMs: 0,
-      });
-      voice = (await speech.listVoices()).find((v) => v.id.includes('joe'))?.id as string;
+      ({ speech, voice } = await joeSpeech(joe.path as string, {
+        'svc-stt-1': tinyEn.path as string,
+        'svc-stt-1-flash': base.path as string,
+      }));
     });
     afterAll(async () => {
       await speech?.close();
