@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Builds whisper.cpp's own `whisper-cli` from the same source tree the addon is built from
-// (whisper-cpp-src, or VOXMILL_WHISPER_CPP_DIR), with the addon's build flags, into bench/build-cli/.
+// Builds whisper.cpp's own `whisper-cli` (and its quantizer, `whisper-quantize`) from the same source tree the addon
+// is built from (whisper-cpp-src, or VOXMILL_WHISPER_CPP_DIR), with the addon's build flags (VOXMILL_CPU included),
+// into bench/build-cli/.
 // The benchmarks compare the binding against this binary, so both must come from one tree.
 //
 //   node bench/build-whisper-cli.mjs [--force] [--openmp]   prints the binary's path (build output goes to stderr)
@@ -37,10 +38,12 @@ const exe = process.platform === 'win32' ? 'whisper-cli.exe' : 'whisper-cli';
 // Single-config generators put it in bin/, multi-config ones (Visual Studio, Xcode) in bin/Release/.
 const candidates = (dir) => [join(dir, 'bin', exe), join(dir, 'bin', 'Release', exe)];
 
+// The addon's CPU code (VOXMILL_CPU, read as scripts/build-native.mjs reads it: native unless it says portable).
+export const cpuTarget = (process.env.VOXMILL_CPU ?? '').trim().toLowerCase() === 'portable' ? 'portable' : 'native';
 // The addon's settings (CMakeLists.txt at the repository root), so the two builds are comparable.
 const cmakeFlags = [
   '-DCMAKE_BUILD_TYPE=Release',
-  '-DGGML_NATIVE=OFF',
+  `-DGGML_NATIVE=${cpuTarget === 'native' ? 'ON' : 'OFF'}`,
   '-DGGML_OPENMP=OFF',
   '-DBUILD_SHARED_LIBS=OFF',
   '-DCMAKE_POSITION_INDEPENDENT_CODE=ON',
@@ -104,6 +107,11 @@ function sourceDir(tree, dir) {
   return wrapper;
 }
 
+/** whisper.cpp's quantizer (ggml f16 -> q8_0, q5_1, ...), built beside whisper-cli. */
+export function quantizeBeside(whisperCli) {
+  return join(dirname(whisperCli), process.platform === 'win32' ? 'whisper-quantize.exe' : 'whisper-quantize');
+}
+
 function existing(dir) {
   return candidates(dir).find((path) => existsSync(path));
 }
@@ -117,8 +125,11 @@ function existing(dir) {
 export function ensureWhisperCli({ force = false, openmp = false } = {}) {
   const dir = openmp ? openmpBuildDir : buildDir;
   const flags = openmp ? cmakeFlags.map((f) => (f === '-DGGML_OPENMP=OFF' ? '-DGGML_OPENMP=ON' : f)) : cmakeFlags;
+  // The CPU target the binaries in `dir` were built for: another one is built afresh.
+  const stamp = join(dir, 'voxmill-cpu.txt');
+  const sameTarget = existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === cpuTarget;
   const found = existing(dir);
-  if (found && !force) return found;
+  if (found && sameTarget && existsSync(quantizeBeside(found)) && !force) return found;
   const tree = whisperTree();
   const cmake = spawnSync('cmake', ['--version'], { encoding: 'utf8' });
   if (cmake.error || cmake.status !== 0) throw new Error('cmake not found. On Debian/Ubuntu: apt-get install cmake');
@@ -141,9 +152,10 @@ export function ensureWhisperCli({ force = false, openmp = false } = {}) {
   }
   run('cmake', ['-S', source, '-B', dir, ...flags]);
   const jobs = process.env.VOXMILL_BUILD_JOBS ?? String(availableParallelism());
-  run('cmake', ['--build', dir, '--config', 'Release', '--target', 'whisper-cli', '-j', jobs]);
+  run('cmake', ['--build', dir, '--config', 'Release', '--target', 'whisper-cli', 'whisper-quantize', '-j', jobs]);
   const built = existing(dir);
   if (!built) throw new Error(`the build finished but no whisper-cli was found under ${join(dir, 'bin')}`);
+  writeFileSync(stamp, `${cpuTarget}\n`);
   return built;
 }
 

@@ -28,6 +28,8 @@ Napi::Value Versions(const Napi::CallbackInfo& info) {
   versions.Set("whisper", whisper_version());
   versions.Set("ffmpeg", FfmpegVersion());
   versions.Set("system", whisper_print_system_info());
+  versions.Set("cpuTarget", VOXMILL_CPU_TARGET);
+  versions.Set("blas", VOXMILL_BLAS_USED);
   return versions;
 }
 

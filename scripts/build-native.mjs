@@ -4,6 +4,10 @@
 // Environment:
 //   VOXMILL_WHISPER_CPP_DIR  another whisper.cpp checkout (newer, or a GPU build) instead of whisper-cpp-src
 //   VOXMILL_GPU              cuda | vulkan | metal: passes GGML_<X>=ON to the whisper.cpp build
+//   VOXMILL_CPU              native (default): ggml compiled for this machine's CPU (-march=native: AVX-512 where it
+//                            has it); portable: the x86-64 AVX2/FMA/F16C baseline (arm64: the compiler's), for an
+//                            addon that must run on other machines (a prebuilt package, a container image)
+//   VOXMILL_BLAS             auto (default: OpenBLAS when pkg-config finds it) | openblas (required) | none
 //   VOXMILL_CMAKE_ARGS       extra -D options, space separated
 //   VOXMILL_BUILD_JOBS       parallel compile jobs (default: number of CPUs)
 import { spawnSync } from 'node:child_process';
@@ -46,6 +50,19 @@ function gpuFlags() {
   return [`--CD${known[gpu]}=ON`];
 }
 
+function cpuTarget() {
+  const cpu = (process.env.VOXMILL_CPU ?? '').trim().toLowerCase() || 'native';
+  if (cpu !== 'native' && cpu !== 'portable') fail(`VOXMILL_CPU must be native or portable; received '${cpu}'`);
+  return cpu;
+}
+
+function blasChoice() {
+  const blas = (process.env.VOXMILL_BLAS ?? '').trim().toLowerCase() || 'auto';
+  if (!['auto', 'openblas', 'none'].includes(blas))
+    fail(`VOXMILL_BLAS must be auto, openblas or none; received '${blas}'`);
+  return blas;
+}
+
 function checkTools() {
   const cmake = spawnSync('cmake', ['--version'], { encoding: 'utf8' });
   if (cmake.status !== 0) fail('cmake not found. On Debian/Ubuntu: apt-get install cmake');
@@ -75,6 +92,8 @@ if (!force && existsSync(prebuilt)) {
 // Configuration mistakes first: they are quicker to fix than missing packages.
 const whisperDir = whisperTree();
 const gpu = gpuFlags();
+const cpu = cpuTarget();
+const blas = blasChoice();
 checkTools();
 const cmakeJs = join(dirname(require.resolve('cmake-js/package.json')), 'bin', 'cmake-js');
 const nodeAddonApi = dirname(require.resolve('node-addon-api/package.json'));
@@ -90,6 +109,9 @@ const args = [
   root,
   `--CDWHISPER_CPP_DIR=${whisperDir}`,
   `--CDNODE_ADDON_API_DIR=${nodeAddonApi}`,
+  // Always passed: CMake would otherwise keep the previous build's choice from its cache.
+  `--CDVOXMILL_CPU=${cpu}`,
+  `--CDVOXMILL_BLAS=${blas}`,
   ...gpu,
   ...extra,
   '--parallel',
@@ -98,4 +120,4 @@ const args = [
 const started = Date.now();
 const result = spawnSync(process.execPath, args, { stdio: 'inherit', cwd: root });
 if (result.status !== 0) fail(`cmake-js exited with ${result.status ?? result.signal}`);
-console.log(`voxmill: native addon built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+console.log(`voxmill: native addon (${cpu} CPU code) built in ${((Date.now() - started) / 1000).toFixed(1)} s`);

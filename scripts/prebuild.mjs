@@ -6,6 +6,7 @@
 // beside it (voxmill.json) and named in the error when they are missing.
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -29,9 +30,23 @@ if (special.length > 0) {
   console.error(`voxmill: prepack: ${addon} links ${special.join(', ')}; rebuild it plainly (npm run build:native)`);
   process.exit(1);
 }
-const needed = linked.filter((name) => /^lib(av|sw)/.test(name));
+// A native build (VOXMILL_CPU=native, the default of a source build) runs only on CPUs with this machine's instruction
+// sets: a package made from it may be packed and tested here, but not published.
+const { cpuTarget } = createRequire(import.meta.url)(addon).versions();
+if (cpuTarget !== 'portable') {
+  if (process.env.npm_command === 'publish') {
+    console.error(
+      `voxmill: prepack: ${addon} is a ${cpuTarget} build; publish a portable one (VOXMILL_CPU=portable npm run build:native)`,
+    );
+    process.exit(1);
+  }
+  console.warn(`voxmill: prepack: ${addon} is a ${cpuTarget} build: this package runs on CPUs like this one only`);
+}
+const needed = linked.filter((name) => /^lib(av|sw|openblas)/.test(name));
 rmSync(join(root, 'prebuilds'), { recursive: true, force: true });
 mkdirSync(target, { recursive: true });
 copyFileSync(addon, join(target, 'voxmill.node'));
-writeFileSync(join(target, 'voxmill.json'), `${JSON.stringify({ ffmpeg: needed }, null, 2)}\n`);
-console.log(`voxmill: prepack: ${target}/voxmill.node (FFmpeg: ${needed.join(', ') || 'unknown'})`);
+writeFileSync(join(target, 'voxmill.json'), `${JSON.stringify({ libraries: needed, cpu: cpuTarget }, null, 2)}\n`);
+console.log(
+  `voxmill: prepack: ${target}/voxmill.node (${cpuTarget} CPU code; links ${needed.join(', ') || 'unknown'})`,
+);

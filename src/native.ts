@@ -248,7 +248,14 @@ export interface NativeAddon {
   detectSpeech(samples: Float32Array, params: NativeDetectSpeechParams): NativeJob<NativeSpeechRegion[]>;
   AudioEncoder: new (options: NativeEncoderOptions) => NativeAudioEncoder;
   VadStream: new (params: { modelPath: string; threads?: number }) => NativeVadStream;
-  versions(): { whisper: string; ffmpeg: string; system: string };
+  /** `cpuTarget` and `blas`: the CMake VOXMILL_CPU the addon was built with, and whether it links OpenBLAS. */
+  versions(): {
+    whisper: string;
+    ffmpeg: string;
+    system: string;
+    cpuTarget: 'native' | 'portable';
+    blas: 'openblas' | 'none';
+  };
   devices(): NativeDevice[];
 }
 
@@ -280,11 +287,15 @@ function addonPath(): { path: string; prebuilt: boolean } | undefined {
   return existsSync(prebuilt) ? { path: prebuilt, prebuilt: true } : undefined;
 }
 
-/** The FFmpeg libraries a prebuilt addon links, as its build recorded them (prebuilds/<target>/voxmill.json). */
+/** The system libraries (FFmpeg's, OpenBLAS) a prebuilt addon links, as its build recorded them (prebuilds/<target>/voxmill.json). */
 function prebuiltNeeds(path: string): string {
   try {
-    const recorded = JSON.parse(readFileSync(join(dirname(path), 'voxmill.json'), 'utf8')) as { ffmpeg?: string[] };
-    if (Array.isArray(recorded.ffmpeg) && recorded.ffmpeg.length > 0) return recorded.ffmpeg.join(', ');
+    const recorded = JSON.parse(readFileSync(join(dirname(path), 'voxmill.json'), 'utf8')) as {
+      libraries?: string[];
+      ffmpeg?: string[];
+    };
+    const libraries = recorded.libraries ?? recorded.ffmpeg;
+    if (Array.isArray(libraries) && libraries.length > 0) return libraries.join(', ');
   } catch {
     // No record: the Debian 12 names below still say what to install.
   }

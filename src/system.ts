@@ -1,9 +1,40 @@
-// Versions and compute devices of the native build, for diagnostics and `voxmill --version`.
+// Versions, CPU code and compute devices of the native build, for diagnostics and `voxmill --version`.
 import { native } from './native.js';
 
 /** Library versions compiled into the addon, and whisper.cpp's CPU feature line. */
 export function versions(): { whisper: string; ffmpeg: string; system: string } {
-  return native().versions();
+  const { whisper, ffmpeg, system } = native().versions();
+  return { whisper, ffmpeg, system };
+}
+
+/** The CPU code the addon's whisper.cpp (ggml) runs. */
+export interface CpuInfo {
+  /**
+   * `'native'`: compiled for the CPU of the machine that built it (the default of a source build); `'portable'`:
+   * the baseline a prebuilt package ships (x86-64: AVX2, FMA, F16C, BMI2). Set at build time with `VOXMILL_CPU`.
+   */
+  target: 'native' | 'portable';
+  /** Instruction sets ggml's CPU kernels were compiled with, as ggml names them (`AVX2`, `AVX512`, `NEON`, …). */
+  instructionSets: string[];
+  /** The BLAS library ggml hands large matrix products to (`VOXMILL_BLAS` at build time), or null. */
+  blas: 'openblas' | null;
+}
+
+/** Reads ggml's "CPU : SSE3 = 1 | AVX2 = 1 | ..." part of whisper.cpp's system line: the names set to 1. */
+export function parseInstructionSets(system: string): string[] {
+  const cpuPart = /\bCPU\s*:(.*?)(?:\|\s*[A-Za-z_]+\s*:|$)/s.exec(system)?.[1] ?? '';
+  const sets: string[] = [];
+  for (const match of cpuPart.matchAll(/([A-Za-z0-9_]+)\s*=\s*(\d+)/g)) {
+    // REPACK is a weight layout, not an instruction set.
+    if (match[2] !== '0' && match[1] !== 'REPACK') sets.push(match[1]!);
+  }
+  return sets;
+}
+
+/** Which CPU code the loaded addon runs: its build target and the instruction sets ggml was compiled with. */
+export function cpuInfo(): CpuInfo {
+  const { system, cpuTarget, blas } = native().versions();
+  return { target: cpuTarget, instructionSets: parseInstructionSets(system), blas: blas === 'none' ? null : blas };
 }
 
 /** Compute devices ggml found: always the CPU; GPUs when the addon was built with CUDA, Vulkan or Metal. */

@@ -20,12 +20,14 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
 
 async function versionText(): Promise<string> {
   try {
-    const { versions, devices } = await import('../system.js');
+    const { versions, devices, cpuInfo } = await import('../system.js');
     const v = versions();
+    const cpu = cpuInfo();
     const gpus = devices().filter((d) => d.type !== 'cpu');
     return [
       `voxmill ${version}`,
       `whisper.cpp ${v.whisper}, FFmpeg ${v.ffmpeg}`,
+      `CPU code: ${cpu.target} (${cpu.instructionSets.join(', ')}), BLAS: ${cpu.blas ?? 'none'}`,
       `devices: ${['CPU', ...gpus.map((d) => `${d.name} (${d.description})`)].join(', ')}`,
       v.system.trim(),
     ].join('\n');
