@@ -1,6 +1,7 @@
 // createSpeech(): the engine behind the library and the HTTP handler. A facade: it resolves the configuration once,
 // composes the model registry, the audio budget and the per-capability services, and hands each call to the flow
 // that runs it (src/engine/). It holds no logic of its own beyond "closed" and lazy creation.
+
 import type { AudioInput } from './audio/decode.js';
 import type { SpeechDetector } from './audio/speech-detector.js';
 import { DiarizationService } from './diarize/service.js';
@@ -30,6 +31,7 @@ import type {
   Voice,
 } from './tts/types.js';
 import { VoiceDirectoryScanner, voicesOf } from './tts/voices.js';
+import { CpuBudget } from './util/cpu-budget.js';
 import { untilAborted } from './util/job.js';
 import { booleanOption, objectOption, rejectUnknownKeys } from './util/validate.js';
 
@@ -45,6 +47,8 @@ export class Speech {
   readonly #registry: ModelRegistry;
   readonly #admission: AudioAdmission;
   readonly #diarization: DiarizationService;
+  /** The threads every transcription, synthesis and diarization computes with, shared. */
+  readonly #cpu: CpuBudget;
   #voiceScanner: VoiceDirectoryScanner | undefined;
   #tts: TtsService | undefined;
   #closed = false;
@@ -58,6 +62,7 @@ export class Speech {
     const deps = { ...defaultDependencies, ...dependencies };
     this.#config = config;
     this.#dependencies = deps;
+    this.#cpu = new CpuBudget(config.cpuThreads);
     this.#locator = new ModelLocator(config.modelsDir, deps.fileExists);
     this.#registry = new ModelRegistry({
       models: config.models,
@@ -77,6 +82,7 @@ export class Speech {
       detectSpeechRegions: deps.detectSpeechRegions,
       createSpeakerWorker: deps.createSpeakerWorker,
       onnxRuntime: config.onnxRuntime,
+      cpu: this.#cpu,
     });
   }
 
@@ -138,6 +144,7 @@ export class Speech {
       registry: this.#registry,
       admission: this.#admission,
       diarization: this.#diarization,
+      cpu: this.#cpu,
     };
   }
 
@@ -156,6 +163,7 @@ export class Speech {
       size: tts.workers,
       scanner: this.#voices(),
       onnxRuntime: this.#config.onnxRuntime,
+      cpu: this.#cpu,
     });
     return this.#tts;
   }

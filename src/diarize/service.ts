@@ -7,6 +7,7 @@ import type { DecodedAudio } from '../audio/decode.js';
 import type { SpeechRegion, SpeechRegionOptions } from '../audio/speech-regions.js';
 import { ClosedError, DiarizationError, TranscriptionError } from '../errors.js';
 import type { Segment } from '../stt/types.js';
+import type { CpuBudget } from '../util/cpu-budget.js';
 import type { OnnxRuntimeChoice } from '../util/onnx-runtime.js';
 import { channelsDiffer, turnsByChannel } from './channels.js';
 import type { ResolvedDiarizationConfig } from './config.js';
@@ -60,7 +61,12 @@ export interface DiarizationServiceOptions {
   }) => SpeakerWorker;
   /** Which ONNX Runtime the speaker worker loads (the engine's `onnxRuntime`). */
   onnxRuntime: OnnxRuntimeChoice;
+  /** The engine's CPU budget: each speaker-worker call holds `intraOpThreads` of it. None: no limit. */
+  cpu?: CpuBudget;
 }
+
+/** Audio up to this long (one whisper window) counts as short work for the CPU budget. */
+const SHORT_WORK_SAMPLES = 30 * 16_000;
 
 export class DiarizationService {
   readonly #options: DiarizationServiceOptions;
@@ -103,13 +109,15 @@ export class DiarizationService {
       const turns =
         regions.length === 0
           ? []
-          : await this.#speakerWorker().run(
-              audio.samples,
-              regions,
-              { ...config.base, ...counts },
-              models.embedding,
-              signal,
-              knownVoices,
+          : await this.#withCpu(audio.samples.length, signal, () =>
+              this.#speakerWorker().run(
+                audio.samples,
+                regions,
+                { ...config.base, ...counts },
+                models.embedding,
+                signal,
+                knownVoices,
+              ),
             );
       return diarization(turns, audio, models.embedding ? 'embedding' : 'features');
     });
@@ -132,14 +140,16 @@ export class DiarizationService {
     if (stretches.length === 0) return this.diarize(audio, counts, models, signal, knownVoices);
     return inDomain(async () => {
       const { base } = this.#options.config;
-      const turns = await this.#speakerWorker().run(
-        audio.samples,
-        stretches,
-        // One vector per stretch (a window longer than any stretch), and no minimum speech per speaker.
-        { ...base, ...counts, windowSeconds: Number.MAX_SAFE_INTEGER, minSpeakerSeconds: 0, minTurnSeconds: 0 },
-        models.embedding,
-        signal,
-        knownVoices,
+      const turns = await this.#withCpu(audio.samples.length, signal, () =>
+        this.#speakerWorker().run(
+          audio.samples,
+          stretches,
+          // One vector per stretch (a window longer than any stretch), and no minimum speech per speaker.
+          { ...base, ...counts, windowSeconds: Number.MAX_SAFE_INTEGER, minSpeakerSeconds: 0, minTurnSeconds: 0 },
+          models.embedding,
+          signal,
+          knownVoices,
+        ),
       );
       return diarization(turns, audio, 'tinydiarize');
     });
@@ -158,7 +168,10 @@ export class DiarizationService {
     return inDomain(() => {
       if (this.#closed) throw new ClosedError();
       this.#liveWorker ??= this.#newWorker();
-      return this.#liveWorker.utterance(samples, { ...this.#options.config.base, ...settings }, embeddingModel, signal);
+      const worker = this.#liveWorker;
+      return this.#withCpu(samples.length, signal, () =>
+        worker.utterance(samples, { ...this.#options.config.base, ...settings }, embeddingModel, signal),
+      );
     });
   }
 
@@ -167,6 +180,20 @@ export class DiarizationService {
     return inDomain(() =>
       this.#options.detectSpeechRegions(samples, { model: models.vad, ...(signal ? { signal } : {}) }),
     );
+  }
+
+  /** Runs a speaker-worker call with its threads taken from the CPU budget. */
+  async #withCpu<T>(samples: number, signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
+    const grant = await this.#options.cpu?.acquire({
+      threads: this.#options.config.intraOpThreads,
+      short: samples <= SHORT_WORK_SAMPLES,
+      ...(signal ? { signal } : {}),
+    });
+    try {
+      return await work();
+    } finally {
+      grant?.release();
+    }
   }
 
   #speakerWorker(): SpeakerWorker {

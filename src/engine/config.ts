@@ -11,6 +11,7 @@ import { defaultThreads, normalizeVadOptions } from '../stt/request.js';
 import type { SttModelConfig, VadOptions } from '../stt/types.js';
 import { STT_MODEL_IDS, sttTierDefaults } from '../tiers.js';
 import { type ResolvedTtsOptions, resolveTtsOptions, type TtsOptions } from '../tts/config.js';
+import { defaultCpuThreads } from '../util/cpu-budget.js';
 import { ONNX_RUNTIME_CHOICES, type OnnxRuntimeChoice } from '../util/onnx-runtime.js';
 import {
   booleanOption,
@@ -40,14 +41,28 @@ export interface SpeechOptions {
    * is an error; false: off.
    */
   vad?: boolean | VadOptions | 'auto';
-  /** Transcriptions running at once per model. Default 1 (whisper already uses several threads per call). */
+  /**
+   * Transcriptions admitted at once per model (each then waits for its threads in the CPU budget). Default
+   * ceil(cpuThreads / threads) + 1: as many as the budget can feed, and one more for short work borrowing a thread.
+   */
   concurrency?: number;
   /** Transcriptions waiting per model before QueueFullError. Default 16. */
   maxQueue?: number;
   /** Unload a model after this many ms without work; 0 keeps models loaded. Default 300000 (5 minutes). */
   idleUnloadMs?: number;
-  /** CPU threads per transcription. Default min(4, available cores - 1), at least 1. */
+  /**
+   * Most CPU threads per transcription; a call gets as many of these as the CPU budget has free when its turn comes.
+   * Default min(4, cpuThreads).
+   */
   threads?: number;
+  /**
+   * The CPU budget: threads that transcriptions, syntheses and diarizations may compute with at once, all together.
+   * Work takes its threads from it before it computes and waits (first come, first served) when they are taken, so
+   * concurrent calls never oversubscribe the cores. Work on at most 30 s of audio (or one synthesis of up to 500
+   * characters) may borrow one thread beyond it, one at a time, so a short call does not wait behind an hour-long
+   * file. Default: the number of cores less one (the event loop's), at least 1.
+   */
+  cpuThreads?: number;
   /** Longest audio accepted, in seconds; enforced while decoding. Default 10800 (3 hours). */
   maxDurationSeconds?: number;
   /** Largest stream input read before decoding, in bytes. Default 1 GiB. */
@@ -109,6 +124,8 @@ export interface ResolvedSpeechConfig {
   maxInputBytes: number;
   sampleRates: { minSampleRate: number; maxSampleRate: number };
   maxDecodedBytes: number;
+  /** Threads all work may compute with at once. */
+  cpuThreads: number;
   gpu: boolean;
   onnxRuntime: OnnxRuntimeChoice;
   vadModel: string | null;
@@ -128,6 +145,7 @@ const SPEECH_KEYS = [
   'maxQueue',
   'idleUnloadMs',
   'threads',
+  'cpuThreads',
   'maxDurationSeconds',
   'maxInputBytes',
   'minSampleRate',
@@ -165,10 +183,12 @@ export function resolveSpeechConfig(options: unknown): ResolvedSpeechConfig {
   const modelsDirOption = stringOption('modelsDir', raw.modelsDir);
   const modelsDir = modelsDirOption ? resolve(modelsDirOption) : defaultModelsDir();
   const vadModel = raw.vadModel === null ? null : stringOption('vadModel', raw.vadModel);
+  const cpuThreads = integerOption('cpuThreads', raw.cpuThreads, 1, 1024) ?? defaultCpuThreads();
+  const threads = integerOption('threads', raw.threads, 1, 64) ?? defaultThreads(cpuThreads);
   const engineDefaults: SttEngineDefaults = {
-    concurrency: integerOption('concurrency', raw.concurrency, 1, 64) ?? 1,
+    concurrency: integerOption('concurrency', raw.concurrency, 1, 64) ?? Math.ceil(cpuThreads / threads) + 1,
     maxQueue: integerOption('maxQueue', raw.maxQueue, 0, 100_000) ?? 16,
-    threads: integerOption('threads', raw.threads, 1, 64) ?? defaultThreads(),
+    threads,
   };
   return {
     modelsDir,
@@ -182,12 +202,13 @@ export function resolveSpeechConfig(options: unknown): ResolvedSpeechConfig {
     maxDecodedBytes:
       integerOption('maxDecodedBytes', raw.maxDecodedBytes, 1024 * 1024, Number.MAX_SAFE_INTEGER) ??
       DEFAULT_MAX_DECODED_BYTES,
+    cpuThreads,
     gpu: booleanOption('gpu', raw.gpu) ?? true,
     onnxRuntime: enumOption('onnxRuntime', raw.onnxRuntime, ONNX_RUNTIME_CHOICES) ?? 'auto',
     vadModel: vadModel === undefined ? (catalogDefaults().vad ?? null) : vadModel,
     vad: raw.vad === undefined || raw.vad === 'auto' ? 'auto' : normalizeVadOptions('vad', raw.vad),
     voiceDirs: voiceDirsOption(raw.voiceDirs) ?? [modelsDir],
-    tts: resolveTtsOptions(raw.tts),
+    tts: resolveTtsOptions(raw.tts, cpuThreads),
     diarization: resolveDiarizationConfig(raw.diarization),
   };
 }

@@ -8,6 +8,7 @@ import { normalizeTranscribeOptions } from '../stt/request.js';
 import type { SpeechTranscribeOptions, Transcription } from '../stt/types.js';
 import { nativeVadParams } from '../stt/whisper-model.js';
 import { DEFAULT_STT_MODEL } from '../tiers.js';
+import type { CpuBudget, CpuGrant } from '../util/cpu-budget.js';
 import { untilAborted } from '../util/job.js';
 import { objectOption } from '../util/validate.js';
 import type { AudioAdmission } from './audio-admission.js';
@@ -24,7 +25,11 @@ export interface TranscribeFlowContext {
   registry: ModelRegistry;
   admission: AudioAdmission;
   diarization: DiarizationService;
+  cpu: CpuBudget;
 }
+
+/** Audio up to this long (one whisper window) counts as short work for the CPU budget. */
+export const SHORT_WORK_SECONDS = 30;
 
 export async function transcribeInput(
   context: TranscribeFlowContext,
@@ -62,6 +67,7 @@ export async function transcribeInput(
   let stopDiarizing: (() => void) | undefined;
   let releaseAudio: (() => void) | undefined;
   let releaseVoices: (() => void) | undefined;
+  let cpu: CpuGrant | undefined;
   try {
     const { audio, release } = await admission.decode(input, {
       maxDurationSeconds: normalized.maxDurationSeconds,
@@ -100,6 +106,13 @@ export async function transcribeInput(
     early?.catch(() => undefined); // awaited below; a transcription failure must not leave it unhandled
     await lease.acquire(signal);
     const model = await untilAborted(registry.load(slot), signal);
+    // Threads from the engine's budget: as many as are free when this call's turn comes, up to `threads`.
+    cpu = await context.cpu.acquire({
+      threads: normalized.params.threads,
+      short: audio.duration <= SHORT_WORK_SECONDS,
+      ...(signal ? { signal } : {}),
+    });
+    normalized.params.threads = cpu.threads;
     const transcription = await model.transcribeDecoded(audio, normalized, vad, (settled) => {
       nativeWork = settled;
     });
@@ -124,6 +137,7 @@ export async function transcribeInput(
   } finally {
     stopDiarizing?.();
     const done = () => {
+      cpu?.release();
       releaseAudio?.();
       releaseVoices?.();
       lease.release();

@@ -1,10 +1,10 @@
 // Validates transcription options and turns them into native parameters.
 
-import { availableParallelism } from 'node:os';
 import { readVadSettings, VAD_SETTING_KEYS } from '../audio/vad-settings.js';
 import { diarizeOption, type SpeakerRequest } from '../diarize/request.js';
 import { InvalidOptionValueError } from '../errors.js';
 import type { NativeTranscribeParams } from '../native.js';
+import { defaultCpuThreads } from '../util/cpu-budget.js';
 import {
   booleanOption,
   enumOption,
@@ -54,11 +54,11 @@ const TRANSCRIBE_KEYS = [
 const VAD_KEYS = ['model', ...VAD_SETTING_KEYS, 'overlapSeconds'] as const;
 
 /**
- * Threads per transcription unless configured: one core is left to the event loop and the host (ggml's
- * workers spin while they wait, so using every core starves timers and I/O), and whisper gains little past 4.
+ * Threads per transcription unless configured: at most the CPU budget (every core but one, see defaultCpuThreads),
+ * and at most 4, past which whisper gains little.
  */
-export function defaultThreads(cores = availableParallelism()): number {
-  return Math.max(1, Math.min(4, cores - 1));
+export function defaultThreads(budget = defaultCpuThreads()): number {
+  return Math.max(1, Math.min(4, budget));
 }
 
 export interface NormalizedTranscribeOptions {

@@ -1,7 +1,7 @@
-// The engine's text-to-speech settings (`createSpeech({ tts: { ... } })`), validated, with defaults sized for the
-// machine: ONNX Runtime threads per session, and as many workers as the remaining cores allow.
-import { availableParallelism } from 'node:os';
+// The engine's text-to-speech settings (`createSpeech({ tts: { ... } })`), validated, with defaults sized from the
+// engine's CPU budget: ONNX Runtime threads per session, and as many workers as the budget holds.
 import { InvalidOptionTypeError } from '../errors.js';
+import { defaultCpuThreads } from '../util/cpu-budget.js';
 import { integerOption, objectOption, rejectUnknownKeys } from '../util/validate.js';
 import type { TextNormalizer } from './normalize/normalizers.js';
 import { DEFAULT_MAX_INPUT_CHARS } from './request.js';
@@ -9,9 +9,9 @@ import { DEFAULT_MAX_CHUNK_CODE_POINTS } from './text.js';
 
 /** Text-to-speech settings of {@link SpeechOptions}. */
 export interface TtsOptions {
-  /** Worker threads running ONNX sessions. Default max(1, min(4, (cores - 1) / intraOpThreads)). */
+  /** Worker threads running ONNX sessions. Default max(1, min(4, cpuThreads / intraOpThreads)). */
   workers?: number;
-  /** ONNX Runtime intra-op threads per session. Default min(4, cores - 1), at least 1. */
+  /** ONNX Runtime intra-op threads per session. Default min(4, cpuThreads). */
   intraOpThreads?: number;
   /** Syntheses waiting for a worker beyond those running; more fail with QueueFullError. Default 16. */
   maxQueue?: number;
@@ -68,12 +68,11 @@ function normalizersOption(value: unknown): Record<string, TextNormalizer | null
   return { ...raw } as Record<string, TextNormalizer | null>;
 }
 
-export function resolveTtsOptions(value: unknown, cores = availableParallelism()): ResolvedTtsOptions {
+export function resolveTtsOptions(value: unknown, budget = defaultCpuThreads()): ResolvedTtsOptions {
   const raw = objectOption('tts', value);
   rejectUnknownKeys('tts', raw, KEYS);
-  const intraOpThreads =
-    integerOption('tts.intraOpThreads', raw.intraOpThreads, 1, 64) ?? Math.min(4, Math.max(1, cores - 1));
-  const fitting = Math.floor((cores - 1) / intraOpThreads);
+  const intraOpThreads = integerOption('tts.intraOpThreads', raw.intraOpThreads, 1, 64) ?? Math.min(4, budget);
+  const fitting = Math.floor(budget / intraOpThreads);
   return {
     intraOpThreads,
     workers: integerOption('tts.workers', raw.workers, 1, 64) ?? Math.max(1, Math.min(4, fitting)),

@@ -50,6 +50,9 @@ interface Prepared {
 
 let nextJobId = 1;
 
+/** Requests of at most this many characters count as short work for the CPU budget (about 30 s of speech). */
+const SHORT_SYNTHESIS_CHARS = 500;
+
 export class TtsEngine {
   readonly #config: TtsEngineConfig;
   readonly #pool: SynthPool;
@@ -143,7 +146,8 @@ export class TtsEngine {
       );
     }
     request.signal?.throwIfAborted();
-    const lease = await this.#pool.acquire(request.signal);
+    // A request of up to SHORT_SYNTHESIS_CHARS (about 30 s of speech) may borrow the CPU budget's extra thread.
+    const lease = await this.#pool.acquire(request.signal, [...request.input].length <= SHORT_SYNTHESIS_CHARS);
     return { signal: request.signal, lease, info, job: { ...job, chunks, ...(voices?.length ? { voices } : {}) } };
   }
 

@@ -3,6 +3,7 @@
 // replaced by a fresh one on its next job, and the job it was running fails with a SynthesisError whose code says
 // which. Sentences flow under credit: the worker runs at most `lookahead` sentences ahead of the consumer.
 import { ClosedError, SynthesisError } from '../errors.js';
+import type { CpuBudget, CpuGrant } from '../util/cpu-budget.js';
 import { untilAborted } from '../util/job.js';
 import { workerScriptUrl } from '../util/onnx-worker.js';
 import { WorkQueue } from '../util/queue.js';
@@ -27,6 +28,8 @@ export interface SynthPoolOptions extends SynthWorkerSettings {
   stallTimeoutMs: number;
   /** The worker script; default `synth-worker.js` (or its `.ts` source, see workerScriptUrl). */
   workerUrl?: URL;
+  /** The engine's CPU budget: a job holds `intraOpThreads` of it while it has a worker. None: no limit but `size`. */
+  cpu?: CpuBudget;
 }
 
 /** The synthesis worker script. */
@@ -127,11 +130,16 @@ export class SynthPool {
     return this.slots.filter((slot) => slot.alive).length;
   }
 
-  /** Takes a place in the queue now (throws QueueFullError when full), then waits for a free worker. */
-  async acquire(signal?: AbortSignal): Promise<SlotLease> {
+  /**
+   * Takes a place in the queue now (throws QueueFullError when full), then waits for a free worker and for its
+   * threads in the CPU budget; `short` work may borrow the budget's extra thread (see CpuBudget).
+   */
+  async acquire(signal?: AbortSignal, short = true): Promise<SlotLease> {
     const lease = this.queue.admit();
+    let grant: CpuGrant | undefined;
     try {
       await lease.acquire(signal);
+      grant = await this.options.cpu?.acquire({ threads: this.options.intraOpThreads, short, signal });
     } catch (error) {
       lease.release();
       throw error;
@@ -149,6 +157,7 @@ export class SynthPool {
         if (released) return;
         released = true;
         this.free.push(slot);
+        grant?.release();
         lease.release();
       },
     };

@@ -236,6 +236,27 @@ describe('Speech (fakes)', () => {
     await expect(h.speech.transcribe(new Float32Array(SECOND))).resolves.toMatchObject({ text: ' hello there' });
   });
 
+  it.each([
+    ['waits for the budget when its audio is long', 60, 0],
+    ['borrows the extra thread when its audio is short', 3, 1],
+  ] as const)('shares one CPU budget across models: a second call %s', async (_, seconds, runningAtOnce) => {
+    const h = harness({ cpuThreads: 2, threads: 2, concurrency: 1 }, {}, seconds);
+    await h.speech.loadModel('svc-stt-1');
+    await h.speech.loadModel('svc-stt-1-flash');
+    const [first, second] = h.models as [FakeModel, FakeModel];
+    first.hold();
+    const running = h.speech.transcribe(new Float32Array(SECOND));
+    await vi.waitFor(() => expect(first.calls).toHaveLength(1));
+    expect(first.calls[0]?.params.threads).toBe(2);
+    const waiting = h.speech.transcribe(new Float32Array(SECOND), { model: 'svc-stt-1-flash' });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(second.calls).toHaveLength(runningAtOnce);
+    first.release();
+    await Promise.all([running, waiting]);
+    // Long work waited and got the whole budget; short work ran at once on the one borrowed thread.
+    expect(second.calls[0]?.params.threads).toBe(runningAtOnce ? 1 : 2);
+  });
+
   it('unloads a model after idleUnloadMs without work, and loads it again when used', async () => {
     vi.useFakeTimers();
     const h = harness({ idleUnloadMs: 1000 });
@@ -342,5 +363,6 @@ describe('Speech (fakes)', () => {
       /models\.svc-stt-1\.beamSize/,
     );
     expect(() => harness({ nope: 1 } as SpeechOptions)).toThrow(/nope/);
+    expect(() => harness({ cpuThreads: 0 })).toThrow(/cpuThreads/);
   });
 });

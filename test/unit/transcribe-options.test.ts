@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../../src/errors.js';
 import { defaultThreads, normalizeTranscribeOptions } from '../../src/stt/request.js';
+import { defaultCpuThreads } from '../../src/util/cpu-budget.js';
 
 const defaults = {
   beamSize: 5,
@@ -72,10 +73,15 @@ describe('normalizeTranscribeOptions', () => {
 });
 
 describe('defaultThreads', () => {
-  it('leaves one core to the host and uses at most 4', () => {
+  it('is the CPU budget, at most 4', () => {
     expect(defaultThreads(1)).toBe(1);
-    expect(defaultThreads(2)).toBe(1);
-    expect(defaultThreads(4)).toBe(3);
-    expect(defaultThreads(32)).toBe(4);
+    expect(defaultThreads(3)).toBe(3);
+    expect(defaultThreads(31)).toBe(4);
+  });
+  it('comes from a budget that leaves one core to the host', () => {
+    expect(defaultCpuThreads(1)).toBe(1);
+    expect(defaultCpuThreads(2)).toBe(1);
+    expect(defaultCpuThreads(4)).toBe(3);
+    expect(defaultThreads(defaultCpuThreads(2))).toBe(1);
   });
 });

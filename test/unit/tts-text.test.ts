@@ -271,10 +271,10 @@ describe('normalizeSynthesizeOptions (spec 4.3 and section 8)', () => {
 });
 
 describe('resolveTtsOptions', () => {
-  it('sizes threads and workers for the machine', () => {
-    expect(resolveTtsOptions(undefined, 2)).toMatchObject({ intraOpThreads: 1, workers: 1, lookahead: 2 });
-    expect(resolveTtsOptions(undefined, 8)).toMatchObject({ intraOpThreads: 4, workers: 1 });
-    expect(resolveTtsOptions(undefined, 16)).toMatchObject({ intraOpThreads: 4, workers: 3 });
+  it('sizes threads and workers from the CPU budget', () => {
+    expect(resolveTtsOptions(undefined, 1)).toMatchObject({ intraOpThreads: 1, workers: 1, lookahead: 2 });
+    expect(resolveTtsOptions(undefined, 7)).toMatchObject({ intraOpThreads: 4, workers: 1 });
+    expect(resolveTtsOptions(undefined, 15)).toMatchObject({ intraOpThreads: 4, workers: 3 });
     expect(resolveTtsOptions({ workers: 2, intraOpThreads: 2 }, 2)).toMatchObject({ workers: 2, intraOpThreads: 2 });
   });
 

@@ -1,0 +1,124 @@
+// One CPU budget for the whole engine: transcriptions, syntheses and diarizations take their threads from it before
+// they compute, so work of every kind running at once never uses more threads than the budget (by default one core
+// fewer than the machine has, the last one left to the event loop and the host). Grants are first come, first
+// served, and a call gets the threads free when its turn comes, up to what it asked for: no core idles while work
+// waits, and no call waits for more threads than are free.
+//
+// Work is not preempted, so a short call could wait minutes behind an hour-long file. Short work (a clip of at most
+// one whisper window, a sentence) may therefore borrow one thread beyond the budget when none is free; one such
+// thread at a time, so the threads computing never exceed the budget + 1, which is the core count with the default
+// budget.
+import { availableParallelism } from 'node:os';
+import { abortReason } from './job.js';
+
+/**
+ * The default budget: every core but one, which is left to the event loop and the host (ggml's workers spin while
+ * they wait, so work on every core starves timers and I/O). At least 1.
+ */
+export function defaultCpuThreads(cores = availableParallelism()): number {
+  return Math.max(1, cores - 1);
+}
+
+/** Threads granted to one piece of work; `release` gives them back (idempotent). */
+export interface CpuGrant {
+  /** Threads the work may use: at least 1, at most what it asked for. */
+  readonly threads: number;
+  /** Whether this grant is the borrowed thread of short work. */
+  readonly borrowed: boolean;
+  release(): void;
+}
+
+export interface CpuRequest {
+  /** Threads the work would like; it is given between 1 and this many. */
+  threads: number;
+  /** Short work may borrow the one thread beyond the budget when none is free. */
+  short?: boolean;
+  signal?: AbortSignal;
+}
+
+/** What the budget is doing, for status reports and tests. */
+export interface CpuBudgetStatus {
+  /** The budget, in threads. */
+  threads: number;
+  /** Threads granted now, the borrowed one included. */
+  inUse: number;
+  /** Work waiting for threads. */
+  waiting: number;
+}
+
+interface Waiter {
+  request: CpuRequest;
+  grant: (grant: CpuGrant) => void;
+}
+
+export class CpuBudget {
+  #inUse = 0;
+  #borrowed = false;
+  readonly #waiting: Waiter[] = [];
+
+  constructor(readonly threads: number) {
+    if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`CPU budget must be >= 1 thread: ${threads}`);
+  }
+
+  status(): CpuBudgetStatus {
+    return { threads: this.threads, inUse: this.#inUse + (this.#borrowed ? 1 : 0), waiting: this.#waiting.length };
+  }
+
+  /** Resolves with threads once it is this work's turn; rejects with the signal's reason if aborted while waiting. */
+  acquire(request: CpuRequest): Promise<CpuGrant> {
+    const { signal } = request;
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    return new Promise<CpuGrant>((resolve, reject) => {
+      const waiter: Waiter = {
+        request,
+        grant: (grant) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(grant);
+        },
+      };
+      const onAbort = () => {
+        const index = this.#waiting.indexOf(waiter);
+        if (index >= 0) this.#waiting.splice(index, 1);
+        reject(abortReason(signal!));
+        // A waiter at the head that could not run may have held back short work behind it: nothing else changes.
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#waiting.push(waiter);
+      this.#dispatch();
+    });
+  }
+
+  #dispatch(): void {
+    // First come, first served on the budget's own threads.
+    while (this.#waiting.length > 0 && this.#inUse < this.threads) {
+      const waiter = this.#waiting.shift()!;
+      const threads = Math.max(1, Math.min(waiter.request.threads, this.threads - this.#inUse));
+      this.#inUse += threads;
+      waiter.grant(this.#grant(threads, false));
+    }
+    // None free: the first short work waiting may borrow the extra thread.
+    if (!this.#borrowed) {
+      const index = this.#waiting.findIndex((waiter) => waiter.request.short === true);
+      if (index >= 0) {
+        const [waiter] = this.#waiting.splice(index, 1);
+        this.#borrowed = true;
+        waiter!.grant(this.#grant(1, true));
+      }
+    }
+  }
+
+  #grant(threads: number, borrowed: boolean): CpuGrant {
+    let released = false;
+    return {
+      threads,
+      borrowed,
+      release: () => {
+        if (released) return;
+        released = true;
+        if (borrowed) this.#borrowed = false;
+        else this.#inUse -= threads;
+        this.#dispatch();
+      },
+    };
+  }
+}

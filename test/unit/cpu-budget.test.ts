@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { CpuBudget, type CpuGrant } from '../../src/util/cpu-budget.js';
+
+/** Resolves on the next turn of the microtask queue whether or not `promise` settled; returns it if it did. */
+async function settled<T>(promise: Promise<T>): Promise<T | 'pending'> {
+  return Promise.race([promise, new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), 5))]);
+}
+
+describe('CpuBudget', () => {
+  it('grants up to the threads asked for, and what is free when the budget is partly taken', async () => {
+    const budget = new CpuBudget(7);
+    const first = await budget.acquire({ threads: 4 });
+    expect(first.threads).toBe(4);
+    const second = await budget.acquire({ threads: 4 });
+    expect(second.threads).toBe(3);
+    expect(budget.status()).toEqual({ threads: 7, inUse: 7, waiting: 0 });
+    first.release();
+    second.release();
+    expect(budget.status().inUse).toBe(0);
+  });
+
+  it('makes work wait, first come first served, until threads are free; release is idempotent', async () => {
+    const budget = new CpuBudget(2);
+    const running = await budget.acquire({ threads: 2 });
+    const a = budget.acquire({ threads: 1 });
+    const b = budget.acquire({ threads: 2 });
+    expect(await settled(a)).toBe('pending');
+    expect(budget.status().waiting).toBe(2);
+    running.release();
+    running.release();
+    const grantA = (await a) as CpuGrant;
+    const grantB = (await b) as CpuGrant;
+    expect([grantA.threads, grantB.threads]).toEqual([1, 1]);
+    expect(budget.status()).toEqual({ threads: 2, inUse: 2, waiting: 0 });
+  });
+
+  it('lends one thread beyond the budget to short work, one at a time', async () => {
+    const budget = new CpuBudget(1);
+    const long = await budget.acquire({ threads: 1 });
+    const short1 = budget.acquire({ threads: 4, short: true });
+    const short2 = budget.acquire({ threads: 1, short: true });
+    const borrowed = (await settled(short1)) as CpuGrant;
+    expect(borrowed).toMatchObject({ threads: 1, borrowed: true });
+    expect(await settled(short2)).toBe('pending');
+    expect(budget.status()).toEqual({ threads: 1, inUse: 2, waiting: 1 });
+    borrowed.release();
+    expect(await settled(short2)).toMatchObject({ threads: 1, borrowed: true });
+    long.release();
+  });
+
+  it('does not lend to long work, and short work takes a free thread of the budget before borrowing', async () => {
+    const budget = new CpuBudget(2);
+    const long = await budget.acquire({ threads: 1 });
+    const short = await budget.acquire({ threads: 1, short: true });
+    expect(short.borrowed).toBe(false);
+    const waitingLong = budget.acquire({ threads: 1 });
+    expect(await settled(waitingLong)).toBe('pending');
+    long.release();
+    expect(await settled(waitingLong)).toMatchObject({ threads: 1, borrowed: false });
+  });
+
+  it('rejects with the signal reason when aborted while waiting, and forgets the waiter', async () => {
+    const budget = new CpuBudget(1);
+    const held = await budget.acquire({ threads: 1 });
+    const controller = new AbortController();
+    const waiting = budget.acquire({ threads: 1, signal: controller.signal });
+    controller.abort(new Error('gone'));
+    await expect(waiting).rejects.toThrow('gone');
+    expect(budget.status().waiting).toBe(0);
+    held.release();
+    expect(budget.status().inUse).toBe(0);
+    await expect(budget.acquire({ threads: 1, signal: AbortSignal.abort(new Error('early')) })).rejects.toThrow(
+      'early',
+    );
+  });
+
+  it('refuses a budget below one thread', () => {
+    expect(() => new CpuBudget(0)).toThrow(RangeError);
+  });
+});
