@@ -38,12 +38,19 @@ const exe = process.platform === 'win32' ? 'whisper-cli.exe' : 'whisper-cli';
 // Single-config generators put it in bin/, multi-config ones (Visual Studio, Xcode) in bin/Release/.
 const candidates = (dir) => [join(dir, 'bin', exe), join(dir, 'bin', 'Release', exe)];
 
-// The addon's CPU code (VOXMILL_CPU, read as scripts/build-native.mjs reads it: native unless it says portable).
+// The addon's CPU code and BLAS, read as scripts/build-native.mjs and CMakeLists.txt read them: VOXMILL_CPU native
+// unless it says portable; VOXMILL_BLAS auto uses OpenBLAS when pkg-config finds it.
 export const cpuTarget = (process.env.VOXMILL_CPU ?? '').trim().toLowerCase() === 'portable' ? 'portable' : 'native';
-// The addon's settings (CMakeLists.txt at the repository root), so the two builds are comparable.
-const cmakeFlags = [
+function addonBlas() {
+  const choice = (process.env.VOXMILL_BLAS ?? '').trim().toLowerCase() || 'auto';
+  if (choice === 'none') return 'none';
+  return spawnSync('pkg-config', ['--exists', 'openblas']).status === 0 ? 'openblas' : 'none';
+}
+/** The addon's settings (CMakeLists.txt at the repository root), so the two builds are comparable. */
+const flagsFor = (cpu, blas) => [
   '-DCMAKE_BUILD_TYPE=Release',
-  `-DGGML_NATIVE=${cpuTarget === 'native' ? 'ON' : 'OFF'}`,
+  `-DGGML_NATIVE=${cpu === 'native' ? 'ON' : 'OFF'}`,
+  ...(blas === 'openblas' ? ['-DGGML_BLAS=ON', '-DGGML_BLAS_VENDOR=OpenBLAS'] : ['-DGGML_BLAS=OFF']),
   '-DGGML_OPENMP=OFF',
   '-DBUILD_SHARED_LIBS=OFF',
   '-DCMAKE_POSITION_INDEPENDENT_CODE=ON',
@@ -118,16 +125,19 @@ function existing(dir) {
 
 /**
  * Returns the path of whisper-cli, building it first when it is missing (or when `force` is set).
- * `openmp` picks the -DGGML_OPENMP=ON variant in bench/build-cli-openmp/ (see the note at the top).
- * @param {{ force?: boolean, openmp?: boolean }} [options]
+ * `openmp` picks the -DGGML_OPENMP=ON variant in bench/build-cli-openmp/ (see the note at the top). `cpu` and `blas`
+ * default to the addon's; another pair builds into bench/build-cli-<cpu>-<blas>/ (bench/cpu-peak.mjs compares them).
+ * @param {{ force?: boolean, openmp?: boolean, cpu?: 'native' | 'portable', blas?: 'openblas' | 'none' }} [options]
  * @returns {string}
  */
-export function ensureWhisperCli({ force = false, openmp = false } = {}) {
-  const dir = openmp ? openmpBuildDir : buildDir;
+export function ensureWhisperCli({ force = false, openmp = false, cpu = cpuTarget, blas = addonBlas() } = {}) {
+  const asAddon = cpu === cpuTarget && blas === addonBlas();
+  const dir = openmp ? openmpBuildDir : asAddon ? buildDir : join(root, 'bench', `build-cli-${cpu}-${blas}`);
+  const cmakeFlags = flagsFor(cpu, blas);
   const flags = openmp ? cmakeFlags.map((f) => (f === '-DGGML_OPENMP=OFF' ? '-DGGML_OPENMP=ON' : f)) : cmakeFlags;
-  // The CPU target the binaries in `dir` were built for: another one is built afresh.
+  // The CPU code and BLAS the binaries in `dir` were built with: others are built afresh.
   const stamp = join(dir, 'voxmill-cpu.txt');
-  const sameTarget = existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === cpuTarget;
+  const sameTarget = existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === `${cpu} ${blas}`;
   const found = existing(dir);
   if (found && sameTarget && existsSync(quantizeBeside(found)) && !force) return found;
   const tree = whisperTree();
@@ -155,7 +165,7 @@ export function ensureWhisperCli({ force = false, openmp = false } = {}) {
   run('cmake', ['--build', dir, '--config', 'Release', '--target', 'whisper-cli', 'whisper-quantize', '-j', jobs]);
   const built = existing(dir);
   if (!built) throw new Error(`the build finished but no whisper-cli was found under ${join(dir, 'bin')}`);
-  writeFileSync(stamp, `${cpuTarget}\n`);
+  writeFileSync(stamp, `${cpu} ${blas}\n`);
   return built;
 }
 

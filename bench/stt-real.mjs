@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { spawnSync } from 'node:child_process';
 // Speech-to-text benchmark with real Whisper weights: voxmill against whisper.cpp's own whisper-cli (same tree, same
 // ggml file; bench/build-whisper-cli.mjs) and against faster-whisper 1.2.1 (CTranslate2 on the CPU, on the
 // CTranslate2 directory that ggml file was converted from) with compute_type int8 and float32.
@@ -32,12 +33,17 @@
 // Threads: on 2 cores with another process busy on one of them, a thread count equal to the core count makes ggml's
 // spinning workers wait on each other (see test/accuracy/stt-accuracy.test.ts), so the default is 1 on every side.
 //
+// --variants f16,q8_0,q5_1 adds voxmill on quantized copies of the same ggml file (whisper.cpp's whisper-quantize,
+// built with whisper-cli; made once into the test-model cache, ggml-quantized/): engines voxmill-q8_0, voxmill-q5_1.
+// Every engine's text is also scored against the file's reference transcript (../shared/audio/transcripts.tsv):
+// word error rate after lower-casing and dropping punctuation (bench/lib.mjs transcriptWords), first repeat.
+//
 // Raw results go to bench/out/stt-real-<timestamp>.json. The exit status is 1 on errors, when voxmill and whisper-cli
 // transcribe different texts, or when a model file changed during the run; never for a ratio.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
   benchArgs,
@@ -67,8 +73,10 @@ const MODELS = {
   base: { ggml: 'whisper-base', ct2: 'ct2-whisper-base', dtw: 'base' },
 };
 const AUDIO = { gb0: 'gb0.wav', librispeech: '1089-134686-0000.flac' };
-const ENGINES = ['voxmill', 'whisper-cli', 'fw-int8', 'fw-float32'];
-const OTHERS = ENGINES.slice(1);
+// voxmill's weight types: the f16 file itself, or that file quantized by whisper.cpp's whisper-quantize (built with
+// whisper-cli, bench/build-whisper-cli.mjs) into the test-model cache, next to it in ggml-quantized/.
+const VARIANTS = { f16: 'voxmill', q8_0: 'voxmill-q8_0', q5_1: 'voxmill-q5_1' };
+const PEERS = ['whisper-cli', 'fw-int8', 'fw-float32'];
 
 const FLAGS = {
   repeats: flag.integer('repeats; each starts one fresh process per engine and case', 3),
@@ -76,7 +84,10 @@ const FLAGS = {
   threads: flag.integer("threads on every side; 1 is voxmill's default on a 2-core machine (see the file's header)", 1),
   models: flag.list('real models (`npm run models:test`)', MODELS),
   audio: flag.list('files in the shared test data', AUDIO),
-  'beam-size': flag.integer('beam size on every side (best-of is 5 everywhere)', 5),
+  'beam-size': flag.integer('beam size on every side (best-of is 5 everywhere); 1 is greedy', 5),
+  variants: flag.list("voxmill's weight types: f16 (the converted file), q8_0, q5_1 (quantized from it)", VARIANTS, [
+    'f16',
+  ]),
   'no-fallback': flag.boolean(
     'no temperature fallback (default: fallback steps of 0.2, as the accuracy test and\n' +
       'whisper-cli and faster-whisper by default; on these clips no engine falls back)',
@@ -86,6 +97,42 @@ const FLAGS = {
     defaultText: 'the last line `bash scripts/peers-setup.sh` prints',
   }),
 };
+
+/** The reference transcripts of the shared audio (file -> text). */
+function readReferences() {
+  const lines = readFileSync(sharedAudio('transcripts.tsv'), 'utf8').split('\n').slice(1);
+  return new Map(lines.filter(Boolean).map((line) => line.split('\t', 2)));
+}
+
+/**
+ * Engine name -> ggml file for each weight type asked for: f16 is the converted file itself; q8_0 and q5_1 are made
+ * from it once with whisper-quantize, beside it in ggml-quantized/ (a file named for the source's size and mtime, so
+ * a new source is quantized again), written under a temporary name and renamed into place.
+ */
+function variantPaths(f16Path, variants, quantize) {
+  const paths = {};
+  for (const variant of variants) {
+    if (variant === 'f16') {
+      paths[VARIANTS.f16] = f16Path;
+      continue;
+    }
+    const source = statSync(f16Path);
+    const dir = join(dirname(dirname(f16Path)), 'ggml-quantized');
+    const target = join(
+      dir,
+      `${basename(f16Path, '.bin')}-${variant}-${source.size}-${Math.round(source.mtimeMs)}.bin`,
+    );
+    if (!existsSync(target)) {
+      mkdirSync(dir, { recursive: true });
+      const partial = `${target}.partial`;
+      const run = spawnSync(quantize, [f16Path, partial, variant], { encoding: 'utf8' });
+      if (run.status !== 0) throw new Error(`${quantize} ${variant} failed:\n${(run.stderr ?? '').slice(-2000)}`);
+      renameSync(partial, target);
+    }
+    paths[VARIANTS[variant]] = target;
+  }
+  return paths;
+}
 
 /** Size, mtime and sha256 of a file, or of a CTranslate2 directory's model.bin: the run checks them again at its end. */
 function identity(path) {
@@ -139,8 +186,8 @@ async function runFasterWhisper(python, c, computeType, settings, ctx) {
 
 /** The engine's run in the common shape of the tables. */
 async function runEngine(engine, c, settings, ctx) {
-  if (engine === 'voxmill') {
-    const r = await runVoxmill(c, settings, ctx);
+  if (engine.startsWith('voxmill')) {
+    const r = await runVoxmill({ ...c, modelPath: c.variantPaths[engine] }, settings, ctx);
     return { ...r, warmMs: r.steadyMs, warmCpuMs: r.steadyCpuMs };
   }
   if (engine === 'whisper-cli') {
@@ -160,10 +207,11 @@ async function runEngine(engine, c, settings, ctx) {
 /** In-process warm-call time of an engine; whisper-cli's only call stands in for it. */
 const warmOrOnly = (r) => r.warmMs ?? r.transcribeMs;
 
-function summarize(c, runs) {
+function summarize(c, runs, engineNames) {
   const audioSeconds = median(runs.flatMap((r) => [r.voxmill.audioSeconds, r['fw-float32']?.audioSeconds]));
   const engines = {};
-  for (const engine of ENGINES) {
+  const reference = transcriptWords(c.reference);
+  for (const engine of engineNames) {
     const of = (key) => median(runs.map((r) => r[engine][key]));
     const voxWords = transcriptWords(runs[0].voxmill.text);
     engines[engine] = {
@@ -179,12 +227,14 @@ function summarize(c, runs) {
       words: transcriptWords(runs[0][engine].text).length,
       // Against voxmill's first repeat; every repeat's texts are in the JSON.
       wordEditsVsVoxmill: wordEdits(voxWords, transcriptWords(runs[0][engine].text)),
+      // Word error rate against the file's reference transcript (../shared/audio/transcripts.tsv), first repeat.
+      wer: wordEdits(reference, transcriptWords(runs[0][engine].text)) / reference.length,
       sameTextAsVoxmillEveryRepeat: runs.every((r) => r[engine].text === r.voxmill.text),
       ...(engine.startsWith('fw') ? { maxTemperature: Math.max(...runs.map((r) => r[engine].maxTemperature)) } : {}),
     };
   }
   const ratios = {};
-  for (const other of OTHERS) {
+  for (const other of engineNames.filter((engine) => engine !== 'voxmill')) {
     const ratio = (get) => median(runs.map((r) => get(r.voxmill) / get(r[other])));
     const perRepeat = (get) => runs.map((r) => get(r.voxmill) / get(r[other]));
     ratios[other] = {
@@ -205,33 +255,33 @@ const sec = (ms) => (Number.isFinite(ms) ? (ms / 1000).toFixed(2) : '—');
 const mb = (kb) => (kb / 1024).toFixed(0);
 const x = (r) => (Number.isFinite(r) ? r.toFixed(3) : '—');
 
-function engineTable(summaries) {
+function engineTable(summaries, engineNames) {
   const lines = [
-    '| model | audio | engine | process wall s | process CPU s | load+tx s | warm call s | warm CPU s | RTF | peak MB | words | edits vs voxmill |',
-    '|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
+    '| model | audio | engine | process wall s | process CPU s | load+tx s | warm call s | warm CPU s | RTF | peak MB | words | edits vs voxmill | WER % |',
+    '|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
   ];
   for (const s of summaries) {
-    for (const engine of ENGINES) {
+    for (const engine of engineNames) {
       const e = s.engines[engine];
       const warm = e.warmMs === null ? `(${sec(e.transcribeMs)})` : sec(e.warmMs);
       lines.push(
         `| ${s.model} | ${s.audio} (${s.audioSeconds.toFixed(0)} s) | ${engine} | ${sec(e.processWallMs)} | ` +
           `${sec(e.processCpuMs)} | ${sec(e.loadTranscribeMs)} | ${warm} | ` +
           `${e.warmCpuMs === null ? '—' : sec(e.warmCpuMs)} | ${e.rtf.toFixed(3)} | ${mb(e.peakRssKb)} | ${e.words} | ` +
-          `${engine === 'voxmill' ? '' : e.wordEditsVsVoxmill} |`,
+          `${engine === 'voxmill' ? '' : e.wordEditsVsVoxmill} | ${(100 * e.wer).toFixed(1)} |`,
       );
     }
   }
   return lines.join('\n');
 }
 
-function ratioTable(summaries) {
+function ratioTable(summaries, engineNames) {
   const lines = [
     '| model | audio | voxmill / | process wall | process CPU | load+tx | warm call | warm CPU | peak RSS |',
     '|---|---|---|--:|--:|--:|--:|--:|--:|',
   ];
   for (const s of summaries) {
-    for (const other of OTHERS) {
+    for (const other of engineNames.filter((engine) => engine !== 'voxmill')) {
       const r = s.ratios[other];
       const warm = other === 'whisper-cli' ? `(${x(r.warm)})` : x(r.warm);
       lines.push(
@@ -253,11 +303,14 @@ async function main() {
   const names = settings.models.flatMap((m) => [MODELS[m].ggml, MODELS[m].ct2]);
   const models = realModels(names);
   const python = peersPython(settings.python);
-  const { ensureWhisperCli } = await import('./build-whisper-cli.mjs');
+  const { ensureWhisperCli, quantizeBeside } = await import('./build-whisper-cli.mjs');
   const cli = ensureWhisperCli();
+  const quantize = quantizeBeside(cli);
   const gnuTime = hasGnuTime();
   const scratch = mkdtempSync(join(tmpdir(), 'voxmill-bench-real-'));
   const ctx = { gnuTime, scratch, cli, python };
+  const engineNames = [...new Set(['voxmill', ...settings.variants.map((v) => VARIANTS[v])]), ...PEERS];
+  const references = readReferences();
   const identities = Object.fromEntries(names.map((n) => [n, identity(models[n])]));
 
   const cases = [];
@@ -268,6 +321,8 @@ async function main() {
         model,
         audio,
         modelPath: models[MODELS[model].ggml],
+        variantPaths: variantPaths(models[MODELS[model].ggml], settings.variants, quantize),
+        reference: references.get(AUDIO[audio]),
         ct2Path: models[MODELS[model].ct2],
         audioPath: sharedAudio(AUDIO[audio]),
         dtw: MODELS[model].dtw,
@@ -285,19 +340,19 @@ async function main() {
       `peak RSS: VmHWM after the first call (voxmill, faster-whisper), ` +
       `${gnuTime ? 'GNU time %M' : 'VmHWM polled every 5 ms'} (whisper-cli)\n` +
       `decoding: ${decoding}\n` +
-      `${settings.repeats} repeat(s) of ${cases.length} case(s) x ${ENGINES.length} engines, order rotating\n` +
+      `${settings.repeats} repeat(s) of ${cases.length} case(s) x ${engineNames.length} engines, order rotating\n` +
       `load average at start: ${loadAverageText()}\n\n`,
   );
 
   const runs = new Map(cases.map((c) => [c, []]));
   for (let repeat = 0; repeat < settings.repeats; repeat++) {
     for (const c of cases) {
-      const order = ENGINES.map((_, i) => ENGINES[(i + repeat) % ENGINES.length]);
+      const order = engineNames.map((_, i) => engineNames[(i + repeat) % engineNames.length]);
       const result = { repeat, order };
       for (const engine of order) result[engine] = await runEngine(engine, c, settings, ctx);
       runs.get(c).push(result);
       const v = result.voxmill;
-      const parts = ENGINES.map((engine) => {
+      const parts = engineNames.map((engine) => {
         const r = result[engine];
         const warm = r.warmMs === null ? '' : `, warm ${sec(r.warmMs)}`;
         return `${engine} ${sec(r.processWallMs)} s${warm}, ${mb(r.peakRssKb)} MB`;
@@ -309,15 +364,15 @@ async function main() {
     }
   }
   rmSync(scratch, { recursive: true, force: true });
-  const summaries = cases.map((c) => summarize(c, runs.get(c)));
+  const summaries = cases.map((c) => summarize(c, runs.get(c), engineNames));
   const changed = names.filter((n) => identity(models[n]).sha256 !== identities[n].sha256);
   const benchMs = performance.now() - benchStarted;
 
   process.stdout.write(
     `\nMedians per engine (warm call: second transcription in the process; whisper-cli's only one in parentheses; ` +
-      `RTF = warm call / audio s):\n${engineTable(summaries)}\n\n` +
+      `RTF = warm call / audio s):\n${engineTable(summaries, engineNames)}\n\n` +
       `Ratios voxmill / other, median of per-repeat ratios (< 1: voxmill faster or smaller):\n` +
-      `${ratioTable(summaries)}\n\n` +
+      `${ratioTable(summaries, engineNames)}\n\n` +
       `load average at end: ${loadAverageText()}\n` +
       (changed.length > 0 ? `MODEL FILES CHANGED DURING THE RUN: ${changed.join(', ')}\n` : '') +
       `Bench time: ${(benchMs / 60000).toFixed(1)} min\n`,

@@ -1,0 +1,517 @@
+#!/usr/bin/env node
+// Text-to-speech benchmark with a real Piper voice, en_US-joe-medium: voxmill against sherpa-onnx-node 1.13.8
+// (k2-fsa's Node addon: espeak-ng and ONNX Runtime in C++, its own libonnxruntime), both loading the same voice.
+//
+//   npm run bench:tts-sherpa [-- options]     (the flags: FLAGS below, or `node bench/tts-sherpa.mjs --help`)
+//
+// Needs `npm run models:test` (test/fixtures/real/models.json: piper-joe-medium) and the npm registry once: the peer
+// is installed by this script, never as a dependency of the project, with `npm install --prefix` into
+// $VOXMILL_PEERS_DIR/sherpa-onnx-node-1.13.8 (default ~/.cache/voxmill/peers), its platform package pinned too.
+// sherpa-onnx reads a Piper voice only as its own scripts/piper/add_meta_data.py exports it, so the same folder gets:
+// - voices/en_US-joe-medium/model.onnx: the voice's bytes with the metadata_props that script writes appended
+//   (ModelProto field 14; the voice has none of its own): model_type vits, comment piper (what makes
+//   offline-tts-vits-model.cc take the Piper path), language, voice (the espeak-ng voice, en-us), version 1,
+//   has_espeak 1, has_g2pw 0, n_speakers and sample_rate from the .onnx.json. The loader requires sample_rate,
+//   n_speakers, language and comment; the others are read with defaults or not at all. Made again when the voice's
+//   size or time changes.
+// - tokens.txt: the .onnx.json's phoneme_id_map as that script writes it, "<symbol> <id>" per line, "\n" left out.
+// - espeak-ng data: none is copied; sherpa's dataDir is the espeak-ng-data of voxmill's own piper-phonemize package,
+//   so both sides phonemize with the same dictionaries (each with its own espeak-ng build: native in sherpa, wasm in
+//   piper-phonemize).
+//
+// Each repeat runs one fresh Node process per side, one after the other (never at once), the order alternating per
+// repeat. Every process measures, on one thread (voxmill: createSpeech({ cpuThreads: 1, tts: { intraOpThreads: 1,
+// workers: 1 }, vadModel: null }), one synthesis worker; sherpa: numThreads 1, generateAsync() on libuv's pool):
+// 1. Load + warm-up: creating the engine and synthesizing the short sentence once (voxmill: createSpeech() and its
+//    first synthesizeToBuffer(), which starts the worker thread and loads ONNX Runtime, espeak-ng and the voice there;
+//    sherpa: new OfflineTts(), which loads the model, tokens and espeak-ng, then its first generateAsync()). Importing
+//    each package is timed apart and not counted.
+// 2. Fixed cost per call: the median of N warm syntheses of "Hi." (voxmill: synthesizeToBuffer() as pcm16; sherpa:
+//    generateAsync() without a callback).
+// 3. Time to first audio for a 3-sentence paragraph (317 characters, the one bench/tts-real.mjs uses): voxmill, from
+//    synthesize() as pcm16 until the stream's first chunk, which holds the first sentence's audio; sherpa, from
+//    generateAsync() until its onProgress callback first runs on the main thread. sherpa synthesizes sentence by
+//    sentence too (maxNumSentences 1, its default: one session.run() per espeak-ng sentence, the callback after each),
+//    so both measure the first sentence's synthesis and its delivery. One throwaway call of that kind on the short
+//    sentence runs before, uncounted.
+// 4. Total time of the same calls until the whole paragraph's audio is there, and the real-time factor: that time
+//    over the seconds of speech each side made (noise makes them differ a little from call to call; voxmill's pauses
+//    between sentences, which sherpa does not make, are left out of its seconds).
+// 5. Peak RSS: VmHWM of the process after those calls (worker thread and native libraries included).
+// Both sides use the voice's noise_scale, noise_w and length_scale (0.667, 0.8, 1) and its 22050 Hz rate. sherpa runs
+// with silenceScale 1 (--silence-scale): its default, 0.2, shortens every pause longer than 0.2 s in the audio it
+// returns, which voxmill does not do. Ratios are sherpa / voxmill per repeat (above 1: voxmill faster or smaller);
+// the table shows their median and range over the repeats.
+// Raw results go to bench/out/tts-sherpa-<timestamp>.json. The exit status is 1 on errors, never for a ratio.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { homedir, loadavg } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import {
+  benchArgs,
+  distEntry,
+  ensureDist,
+  flag,
+  gitCommit,
+  isEntry,
+  machineFacts,
+  median,
+  ownMemory,
+  printChildResult,
+  realModels,
+  root,
+  rotate,
+  runMain,
+  runNodeChild,
+  spread,
+  writeResults,
+} from './lib.mjs';
+import { PARAGRAPHS, WARM_TEXT } from './tts.mjs';
+
+const self = fileURLToPath(import.meta.url);
+const require = createRequire(import.meta.url);
+
+const SHERPA_VERSION = '1.13.8';
+const JOE = { voice: 'en_US-joe', variant: 'en_US-joe-medium' };
+const SIDES = ['voxmill', 'sherpa'];
+const SHORT_TEXT = 'Hi.';
+/** The first three sentences of bench/tts.mjs's walking paragraph (317 characters), as in bench/tts-real.mjs. */
+const PARAGRAPH_TEXT = PARAGRAPHS[3]
+  .split(/(?<=\.) /)
+  .slice(0, 3)
+  .join(' ');
+
+// ---------------------------------------------------------------------------------------------------------------
+// Children: one side each, in a fresh process.
+
+/** voxmill through its public API, one worker with one intra-op thread. */
+async function childVoxmill(task) {
+  let started = performance.now();
+  const dist = await import(pathToFileURL(distEntry).href);
+  const importMs = performance.now() - started;
+  started = performance.now();
+  const speech = dist.createSpeech({
+    cpuThreads: 1,
+    tts: { intraOpThreads: 1, workers: 1 },
+    voiceDirs: [task.voiceDir],
+    vadModel: null,
+  });
+  const whole = async (input) => {
+    const t = performance.now();
+    const result = await speech.synthesizeToBuffer({ voice: JOE.voice, input, format: 'pcm16' });
+    return { ms: performance.now() - t, seconds: result.duration, sampleRate: result.sampleRate };
+  };
+  const stream = async (input) => {
+    const t = performance.now();
+    const audio = await speech.synthesize({ voice: JOE.voice, input, format: 'pcm16' });
+    let firstMs;
+    let firstBytes = 0;
+    let bytes = 0;
+    for await (const chunk of audio) {
+      if (firstMs === undefined) {
+        firstMs = performance.now() - t;
+        firstBytes = chunk.length;
+      }
+      bytes += chunk.length;
+    }
+    const totalMs = performance.now() - t;
+    const { sentences } = audio.progress;
+    const seconds = bytes / 2 / audio.sampleRate;
+    return {
+      firstMs,
+      totalMs,
+      sentences,
+      firstSeconds: firstBytes / 2 / audio.sampleRate,
+      seconds,
+      // A pause before every sentence but the first, which the model did not make.
+      speechSeconds: seconds - (sentences - 1) * task.sentenceSilence,
+      sampleRate: audio.sampleRate,
+    };
+  };
+  const warm = await whole(task.texts.warm);
+  const loadMs = performance.now() - started;
+  const short = [];
+  for (let i = 0; i < task.shortCalls; i++) short.push(await whole(task.texts.short));
+  await stream(task.texts.warm); // the streaming path's first use, not counted
+  const paragraph = [];
+  for (let i = 0; i < task.paragraphCalls; i++) paragraph.push(await stream(task.texts.paragraph));
+  const memory = ownMemory();
+  await speech.close();
+  return { importMs, loadMs, warm, short, paragraph, memory };
+}
+
+/** sherpa-onnx-node from the peer folder, numThreads 1. */
+async function childSherpa(task) {
+  let started = performance.now();
+  const peerRequire = createRequire(join(task.peer.dir, 'package.json'));
+  const sherpa = peerRequire('sherpa-onnx-node');
+  const importMs = performance.now() - started;
+  started = performance.now();
+  const tts = new sherpa.OfflineTts({
+    model: {
+      vits: {
+        model: task.peer.model,
+        tokens: task.peer.tokens,
+        dataDir: task.peer.espeakData,
+        noiseScale: task.inference.noiseScale,
+        noiseScaleW: task.inference.noiseW,
+        lengthScale: task.inference.lengthScale,
+      },
+      numThreads: 1,
+      provider: 'cpu',
+      debug: 0,
+    },
+    maxNumSentences: 1,
+  });
+  const generationConfig = new sherpa.GenerationConfig({ sid: 0, speed: 1, silenceScale: task.silenceScale });
+  const whole = async (text) => {
+    const t = performance.now();
+    const audio = await tts.generateAsync({ text, sid: 0, speed: 1, generationConfig });
+    return {
+      ms: performance.now() - t,
+      seconds: audio.samples.length / audio.sampleRate,
+      sampleRate: audio.sampleRate,
+    };
+  };
+  const stream = async (text) => {
+    const t = performance.now();
+    let firstMs;
+    let firstSamples = 0;
+    let sentences = 0;
+    const audio = await tts.generateAsync({
+      text,
+      sid: 0,
+      speed: 1,
+      generationConfig,
+      onProgress: (info) => {
+        if (firstMs === undefined) {
+          firstMs = performance.now() - t;
+          firstSamples = info.samples.length;
+        }
+        sentences++;
+        return 1;
+      },
+    });
+    const totalMs = performance.now() - t;
+    const seconds = audio.samples.length / audio.sampleRate;
+    return {
+      firstMs,
+      totalMs,
+      sentences,
+      firstSeconds: firstSamples / audio.sampleRate,
+      seconds,
+      speechSeconds: seconds,
+      sampleRate: audio.sampleRate,
+    };
+  };
+  const warm = await whole(task.texts.warm);
+  const loadMs = performance.now() - started;
+  const short = [];
+  for (let i = 0; i < task.shortCalls; i++) short.push(await whole(task.texts.short));
+  await stream(task.texts.warm); // the callback path's first use, not counted
+  const paragraph = [];
+  for (let i = 0; i < task.paragraphCalls; i++) paragraph.push(await stream(task.texts.paragraph));
+  const memory = ownMemory();
+  return { importMs, loadMs, warm, short, paragraph, memory, sampleRate: tts.sampleRate };
+}
+
+const CHILDREN = { voxmill: childVoxmill, sherpa: childSherpa };
+
+// ---------------------------------------------------------------------------------------------------------------
+// The peer: installed into a scratch folder, the voice exported for it.
+
+const peersDir = () => process.env.VOXMILL_PEERS_DIR ?? join(homedir(), '.cache', 'voxmill', 'peers');
+
+function installedVersion(dir, name) {
+  try {
+    return JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')).version;
+  } catch {
+    return undefined;
+  }
+}
+
+/** sherpa-onnx-node and its platform package, both SHERPA_VERSION, in the peers folder (npm install once). */
+function ensurePeer(log) {
+  const dir = join(peersDir(), `sherpa-onnx-node-${SHERPA_VERSION}`);
+  const platform = `sherpa-onnx-${process.platform === 'win32' ? 'win' : process.platform}-${process.arch}`;
+  const ready = () =>
+    installedVersion(dir, 'sherpa-onnx-node') === SHERPA_VERSION && installedVersion(dir, platform) === SHERPA_VERSION;
+  if (!ready()) {
+    mkdirSync(dir, { recursive: true });
+    if (!existsSync(join(dir, 'package.json'))) writeFileSync(join(dir, 'package.json'), '{ "private": true }\n');
+    const args = ['install', '--prefix', dir, '--no-audit', '--no-fund', '--save-exact'];
+    args.push(`sherpa-onnx-node@${SHERPA_VERSION}`, `${platform}@${SHERPA_VERSION}`);
+    log(`peer: npm ${args.join(' ')}\n`);
+    // npm's own output goes to stderr, so that --json keeps stdout to itself.
+    const result = spawnSync('npm', args, { stdio: ['ignore', 2, 2], shell: process.platform === 'win32' });
+    if (result.status !== 0 || !ready()) throw new Error(`npm install of sherpa-onnx-node@${SHERPA_VERSION} failed`);
+  }
+  return { dir, platformPackage: platform };
+}
+
+/** Writes `bytes` to `path` by way of a temporary file beside it. */
+function writeFileAtomically(path, bytes) {
+  const temporary = `${path}.tmp-${process.pid}`;
+  writeFileSync(temporary, bytes);
+  renameSync(temporary, path);
+}
+
+/**
+ * The voice as sherpa-onnx loads a Piper voice (scripts/piper/add_meta_data.py): a copy with metadata_props and
+ * tokens.txt, in the peer folder, made again when the voice file changes.
+ */
+async function sherpaVoice(peerDir, modelPath, config, log) {
+  const { lengthField } = await import(pathToFileURL(join(root, 'dist', 'util', 'protobuf-fields.js')).href);
+  const dir = join(peerDir, 'voices', JOE.variant);
+  const model = join(dir, 'model.onnx');
+  const tokens = join(dir, 'tokens.txt');
+  const stampFile = join(dir, 'source.json');
+  const { size, mtimeMs } = statSync(modelPath);
+  const sampleRate = config.audio.sample_rate === 22500 ? 22050 : config.audio.sample_rate; // as the script does
+  const metadata = {
+    model_type: 'vits',
+    comment: 'piper',
+    language: config.language?.name_english ?? 'English',
+    voice: config.lang_code ?? config.espeak.voice,
+    version: 1,
+    has_espeak: 1,
+    has_g2pw: 0,
+    n_speakers: config.num_speakers,
+    sample_rate: sampleRate,
+  };
+  const stamp = JSON.stringify({ source: modelPath, size, mtimeMs, metadata });
+  const current = existsSync(stampFile) ? readFileSync(stampFile, 'utf8') : '';
+  if (current !== stamp || !existsSync(model) || !existsSync(tokens)) {
+    log(`peer: writing ${JOE.variant} with sherpa-onnx's metadata into ${dir}\n`);
+    mkdirSync(dir, { recursive: true });
+    // ModelProto.metadata_props (14) is a repeated StringStringEntryProto (key 1, value 2): appended fields add entries.
+    const entries = Object.entries(metadata).map(([key, value]) =>
+      lengthField(14, Buffer.concat([lengthField(1, key), lengthField(2, String(value))])),
+    );
+    writeFileAtomically(model, Buffer.concat([readFileSync(modelPath), ...entries]));
+    const lines = Object.entries(config.phoneme_id_map)
+      .filter(([symbol]) => symbol !== '\n')
+      .map(([symbol, ids]) => `${symbol} ${Array.isArray(ids) ? ids[0] : ids}\n`);
+    writeFileAtomically(tokens, lines.join(''));
+    writeFileAtomically(stampFile, stamp);
+  }
+  return { model, tokens, metadata };
+}
+
+/** The espeak-ng-data of voxmill's piper-phonemize, the data voxmill's worker phonemizes with. */
+function espeakDataDir() {
+  const dir = join(dirname(require.resolve('piper-phonemize/package.json')), 'espeak-ng-data');
+  if (!existsSync(join(dir, 'phontab'))) throw new Error(`${dir} is not an espeak-ng-data folder`);
+  return dir;
+}
+
+function joeModel() {
+  const path = realModels(['piper-joe-medium'])['piper-joe-medium'];
+  if (!existsSync(`${path}.json`)) throw new Error(`${path}.json is missing: run npm run models:test`);
+  if (basename(path) !== `${JOE.variant}.onnx`) throw new Error(`${path} is not ${JOE.variant}.onnx`);
+  return path;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Parent side.
+
+const FLAGS = {
+  repeats: flag.integer('repeats: each starts one fresh process per side, the order alternating', 5),
+  'short-calls': flag.integer(`warm syntheses of "${SHORT_TEXT}" per process (their median is the fixed cost)`, 10),
+  'paragraph-calls': flag.integer('syntheses of the 3-sentence paragraph per process (first audio, total, RTF)', 3),
+  'silence-scale': {
+    type: 'string',
+    value: 'X',
+    help: "sherpa's silenceScale, 0.01 to 10: 1 leaves the pauses of its audio as made (its own default is 0.2)",
+    default: 1,
+    parse: (text, name) => {
+      const x = Number(text);
+      if (!(x >= 0.01 && x <= 10)) throw new Error(`--${name} needs a number from 0.01 to 10, got "${text}"`);
+      return x;
+    },
+  },
+  quick: flag.boolean('1 repeat, 5 short calls, 2 paragraph calls'),
+  json: flag.boolean('print the results as one JSON document instead of a table (progress goes to stderr)'),
+};
+
+const METRICS = {
+  loadMs: (r) => r.loadMs,
+  shortMs: (r) => median(r.short.map((c) => c.ms)),
+  firstAudioMs: (r) => median(r.paragraph.map((c) => c.firstMs)),
+  totalMs: (r) => median(r.paragraph.map((c) => c.totalMs)),
+  rtf: (r) => median(r.paragraph.map((c) => c.totalMs / 1000 / c.speechSeconds)),
+  peakRssKb: (r) => r.memory.hwmKb,
+};
+
+/** The numbers of one repeat: each metric per side and sherpa / voxmill. */
+function deriveRepeat(results) {
+  return Object.fromEntries(
+    Object.entries(METRICS).map(([name, value]) => {
+      const values = Object.fromEntries(SIDES.map((side) => [side, value(results[side])]));
+      return [name, { values, ratio: values.sherpa / values.voxmill }];
+    }),
+  );
+}
+
+/** Per metric: each side's median over the repeats, and the ratio's median, range and per-repeat values. */
+function summarize(derived) {
+  return Object.fromEntries(
+    Object.keys(METRICS).map((name) => {
+      const ratios = derived.map((d) => d[name].ratio);
+      return [
+        name,
+        {
+          medians: Object.fromEntries(SIDES.map((side) => [side, median(derived.map((d) => d[name].values[side]))])),
+          ratio: { median: median(ratios), range: spread(ratios), perRepeat: ratios },
+        },
+      ];
+    }),
+  );
+}
+
+const ms0 = (v) => v.toFixed(0);
+const mb = (kb) => (kb / 1024).toFixed(1);
+
+function report(summary, facts, settings) {
+  const row = (label, name, format) => {
+    const { medians, ratio } = summary[name];
+    const range = `${ratio.range[0].toFixed(3)}–${ratio.range[1].toFixed(3)}`;
+    return `| ${label} | ${format(medians.voxmill)} | ${format(medians.sherpa)} | **${ratio.median.toFixed(3)}** (${range}) |`;
+  };
+  const seconds = (side, key) => facts[side][key].toFixed(2);
+  return [
+    `\nvoxmill against sherpa-onnx-node ${SHERPA_VERSION}, ${JOE.variant}, 1 thread each; medians over ` +
+      `${settings.repeats} repeat(s); ratio sherpa / voxmill per repeat, median (range): above 1, voxmill faster or smaller`,
+    '| measure | voxmill | sherpa-onnx-node | ratio |',
+    '|---|--:|--:|--:|',
+    row('load + warm-up ms (create, then the short sentence once)', 'loadMs', ms0),
+    row(`fixed cost ms ("${SHORT_TEXT}", median of ${settings.shortCalls} warm calls)`, 'shortMs', (v) => v.toFixed(1)),
+    row(`time to first audio ms (${PARAGRAPH_TEXT.length}-character, 3-sentence paragraph)`, 'firstAudioMs', ms0),
+    row('total ms, same paragraph', 'totalMs', ms0),
+    row('real-time factor (total / seconds of speech)', 'rtf', (v) => v.toFixed(4)),
+    row('peak RSS MB (VmHWM after the calls)', 'peakRssKb', mb),
+    '',
+    `Paragraph: sentences voxmill ${facts.voxmill.sentences}, sherpa ${facts.sherpa.sentences}; seconds of speech ` +
+      `voxmill ${seconds('voxmill', 'speechSeconds')} (+ ${(facts.voxmill.sentences - 1) * facts.sentenceSilence} s ` +
+      `of pauses in its audio), sherpa ${seconds('sherpa', 'speechSeconds')}; first sentence's audio voxmill ` +
+      `${seconds('voxmill', 'firstSeconds')} s, sherpa ${seconds('sherpa', 'firstSeconds')} s; sample rate voxmill ` +
+      `${facts.voxmill.sampleRate} Hz, sherpa ${facts.sherpa.sampleRate} Hz.`,
+    `First audio: voxmill, synthesize() (pcm16) until the stream's first chunk; sherpa, generateAsync() until its ` +
+      `first onProgress call (one sentence per callback). Import, not counted in load: voxmill ` +
+      `${ms0(facts.voxmill.importMs)} ms (dist/index.js), sherpa ${ms0(facts.sherpa.importMs)} ms (require).`,
+    '',
+  ].join('\n');
+}
+
+async function main() {
+  const { settings } = benchArgs('npm run bench:tts-sherpa [-- options]', FLAGS, {
+    quick: { repeats: 1, shortCalls: 5, paragraphCalls: 2 },
+  });
+  const log = (text) => (settings.json ? process.stderr : process.stdout).write(text);
+  const benchStarted = performance.now();
+  ensureDist();
+  const modelPath = joeModel();
+  const voiceDir = dirname(modelPath);
+  const config = JSON.parse(readFileSync(`${modelPath}.json`, 'utf8'));
+  const inference = {
+    noiseScale: config.inference?.noise_scale ?? 0.667,
+    noiseW: config.inference?.noise_w ?? 0.8,
+    lengthScale: config.inference?.length_scale ?? 1,
+  };
+  const sentenceSilence = config.inference?.sentence_silence ?? 0.2; // voxmill's pause between sentences
+  const peer = ensurePeer(log);
+  const voice = await sherpaVoice(peer.dir, modelPath, config, log);
+  const espeakData = espeakDataDir();
+  const texts = { warm: WARM_TEXT, short: SHORT_TEXT, paragraph: PARAGRAPH_TEXT };
+  const task = {
+    voiceDir,
+    texts,
+    inference,
+    sentenceSilence,
+    silenceScale: settings.silenceScale,
+    shortCalls: settings.shortCalls,
+    paragraphCalls: settings.paragraphCalls,
+    peer: { dir: peer.dir, model: voice.model, tokens: voice.tokens, espeakData },
+  };
+  const machine = {
+    ...machineFacts(),
+    onnxruntimeNode: require('onnxruntime-node/package.json').version,
+    piperPhonemize: require('piper-phonemize/package.json').version,
+    sherpaOnnxNode: SHERPA_VERSION,
+    sherpaPlatformPackage: peer.platformPackage,
+  };
+  const loads = [loadavg()];
+  log(
+    `voxmill TTS against sherpa-onnx-node ${SHERPA_VERSION}, real voice ${JOE.variant}: ${machine.cpu}, ` +
+      `${machine.cores} cores, Node ${machine.node}, onnxruntime-node ${machine.onnxruntimeNode}\n1 thread per side; ` +
+      `${settings.repeats} repeat(s), one fresh process per side each; load average ` +
+      `${loads[0].map((l) => l.toFixed(2)).join(' ')}\n\n`,
+  );
+
+  const runs = [];
+  for (let repeat = 0; repeat < settings.repeats; repeat++) {
+    const order = rotate(SIDES, repeat);
+    const results = {};
+    for (const side of order) results[side] = await runNodeChild(self, { ...task, kind: side });
+    const derived = deriveRepeat(results);
+    runs.push({ repeat, order, results, derived, loadAverage: loadavg() });
+    loads.push(loadavg());
+    const v = (name, side) => derived[name].values[side];
+    log(
+      `[${repeat + 1}/${settings.repeats}] ${order.join(' → ')}: load voxmill ${ms0(v('loadMs', 'voxmill'))}, sherpa ` +
+        `${ms0(v('loadMs', 'sherpa'))} ms; "${SHORT_TEXT}" ${v('shortMs', 'voxmill').toFixed(1)} / ` +
+        `${v('shortMs', 'sherpa').toFixed(1)} ms; first audio ${ms0(v('firstAudioMs', 'voxmill'))} / ` +
+        `${ms0(v('firstAudioMs', 'sherpa'))} ms; RTF ${v('rtf', 'voxmill').toFixed(4)} / ` +
+        `${v('rtf', 'sherpa').toFixed(4)}; load average ${loadavg()[0].toFixed(2)}\n`,
+    );
+  }
+  const benchMs = performance.now() - benchStarted;
+  const summary = summarize(runs.map((r) => r.derived));
+  const sideFacts = (side) => {
+    const calls = runs.flatMap((r) => r.results[side].paragraph);
+    return {
+      sentences: median(calls.map((c) => c.sentences)),
+      speechSeconds: median(calls.map((c) => c.speechSeconds)),
+      firstSeconds: median(calls.map((c) => c.firstSeconds)),
+      sampleRate: calls[0].sampleRate,
+      importMs: median(runs.map((r) => r.results[side].importMs)),
+    };
+  };
+  const facts = { voxmill: sideFacts('voxmill'), sherpa: sideFacts('sherpa'), sentenceSilence };
+  const oneMinute = loads.map((l) => l[0]);
+  facts.loadAverage1m = { min: Math.min(...oneMinute), median: median(oneMinute), max: Math.max(...oneMinute) };
+
+  const document = {
+    date: new Date().toISOString(),
+    commit: gitCommit(),
+    machine: { ...machine, loadAverages: loads },
+    voice: { variant: JOE.variant, modelPath, inference, sentenceSilence },
+    peer: { ...task.peer, metadata: voice.metadata },
+    texts,
+    settings,
+    benchMs,
+    facts,
+    summary,
+    runs,
+  };
+  const outFile = writeResults('tts-sherpa', document);
+  if (settings.json) process.stdout.write(`${JSON.stringify({ ...document, rawResults: outFile }, null, 2)}\n`);
+  else {
+    process.stdout.write(report(summary, facts, settings));
+    process.stdout.write(
+      `Load average (1 min) during the run ${facts.loadAverage1m.min.toFixed(2)} to ` +
+        `${facts.loadAverage1m.max.toFixed(2)}, median ${facts.loadAverage1m.median.toFixed(2)}, on ${machine.cores} ` +
+        `cores\nBench time: ${(benchMs / 60000).toFixed(1)} min\nRaw results: ${outFile}\n`,
+    );
+  }
+}
+
+if (isEntry(import.meta.url)) {
+  if (process.argv[2] === '--child') {
+    const task = JSON.parse(process.argv[3]);
+    printChildResult(await CHILDREN[task.kind](task));
+  } else runMain('tts-sherpa', main);
+}
