@@ -116,6 +116,9 @@ export async function transcribeInput(
     const transcription = await model.transcribeDecoded(audio, normalized, vad, (settled) => {
       nativeWork = settled;
     });
+    // Whisper has finished: its threads go back now, before waiting for the speakers, whose worker takes threads from
+    // the same budget (holding them here would deadlock a budget of one thread).
+    cpu.release();
     if (counts && models) {
       // Audio with no samples has no speakers to find (and transcribed to empty text).
       const diarization =

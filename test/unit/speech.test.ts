@@ -276,6 +276,23 @@ describe('Speech (fakes)', () => {
     expect(result.words?.every((word) => word.speaker === 'speaker_1')).toBe(true);
   });
 
+  it('diarizes long audio on a budget of one thread: the transcription gives its thread back before waiting', async () => {
+    // 60 s is not short work, so the speaker worker cannot borrow: it needs the thread the transcription held. The
+    // VAD answers after the transcription has taken that thread, as a real one does.
+    const h = harness(
+      { cpuThreads: 1 },
+      {
+        detectSpeechRegions: async (samples) => {
+          await new Promise((resolve) => setTimeout(resolve, 30));
+          return [{ start: 0, end: samples.length / SECOND }];
+        },
+      },
+      60,
+    );
+    const result = await h.speech.transcribe(new Float32Array(SECOND), { diarize: true });
+    expect(result.segments?.[0]?.speaker).toBe('speaker_1');
+  });
+
   it('labels live finals with speakers (diarize) through the embedding model, and names diarize without one', async () => {
     const h = harness({ diarization: { embeddingModel: '/models/ge2e.onnx' } });
     const live = h.speech.createTranscriber({ vad: false, interimIntervalMs: 0, diarize: { maxSpeakers: 4 } });
