@@ -50,6 +50,8 @@ function addonBlas() {
 const flagsFor = (cpu, blas) => [
   '-DCMAKE_BUILD_TYPE=Release',
   `-DGGML_NATIVE=${cpu === 'native' ? 'ON' : 'OFF'}`,
+  // As CMakeLists.txt does: the x86-64 baseline set explicitly, since a folder configured native first caches it OFF.
+  ...(cpu === 'portable' ? ['SSE42', 'AVX', 'AVX2', 'BMI2', 'FMA', 'F16C'].map((isa) => `-DGGML_${isa}=ON`) : []),
   ...(blas === 'openblas' ? ['-DGGML_BLAS=ON', '-DGGML_BLAS_VENDOR=OpenBLAS'] : ['-DGGML_BLAS=OFF']),
   '-DGGML_OPENMP=OFF',
   '-DBUILD_SHARED_LIBS=OFF',

@@ -50,8 +50,11 @@ function gpuFlags() {
   return [`--CD${known[gpu]}=ON`];
 }
 
-function cpuTarget() {
-  const cpu = (process.env.VOXMILL_CPU ?? '').trim().toLowerCase() || 'native';
+function cpuTarget(gpu) {
+  // With CUDA, GGML_NATIVE also compiles for this machine's GPU alone (CMAKE_CUDA_ARCHITECTURES=native), and fails
+  // where there is none: GPU builds stay portable unless VOXMILL_CPU says otherwise.
+  const fallback = gpu.some((flag) => flag.includes('GGML_CUDA')) ? 'portable' : 'native';
+  const cpu = (process.env.VOXMILL_CPU ?? '').trim().toLowerCase() || fallback;
   if (cpu !== 'native' && cpu !== 'portable') fail(`VOXMILL_CPU must be native or portable; received '${cpu}'`);
   return cpu;
 }
@@ -92,7 +95,7 @@ if (!force && existsSync(prebuilt)) {
 // Configuration mistakes first: they are quicker to fix than missing packages.
 const whisperDir = whisperTree();
 const gpu = gpuFlags();
-const cpu = cpuTarget();
+const cpu = cpuTarget(gpu);
 const blas = blasChoice();
 checkTools();
 const cmakeJs = join(dirname(require.resolve('cmake-js/package.json')), 'bin', 'cmake-js');

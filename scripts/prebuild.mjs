@@ -31,12 +31,14 @@ if (special.length > 0) {
   process.exit(1);
 }
 // A native build (VOXMILL_CPU=native, the default of a source build) runs only on CPUs with this machine's instruction
-// sets: a package made from it may be packed and tested here, but not published.
-const { cpuTarget } = createRequire(import.meta.url)(addon).versions();
+// sets: a package is made from it only when VOXMILL_PACK_NATIVE=1 says it stays here (the tarball test sets it), and
+// never for `npm publish`. (`npm publish x.tgz` runs no prepack: publish from the folder, or check the tarball.)
+const { cpuTarget = 'unknown' } = createRequire(import.meta.url)(addon).versions();
 if (cpuTarget !== 'portable') {
-  if (process.env.npm_command === 'publish') {
+  if (process.env.npm_command === 'publish' || process.env.VOXMILL_PACK_NATIVE !== '1') {
     console.error(
-      `voxmill: prepack: ${addon} is a ${cpuTarget} build; publish a portable one (VOXMILL_CPU=portable npm run build:native)`,
+      `voxmill: prepack: ${addon} is a ${cpuTarget} build, which runs on CPUs like this one only; pack a portable one ` +
+        '(VOXMILL_CPU=portable npm run build:native), or set VOXMILL_PACK_NATIVE=1 to pack it for this machine',
     );
     process.exit(1);
   }

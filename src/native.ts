@@ -253,8 +253,9 @@ export interface NativeAddon {
     whisper: string;
     ffmpeg: string;
     system: string;
-    cpuTarget: 'native' | 'portable';
-    blas: 'openblas' | 'none';
+    /** Absent from an addon built before they were recorded. */
+    cpuTarget?: 'native' | 'portable';
+    blas?: 'openblas' | 'none';
   };
   devices(): NativeDevice[];
 }
@@ -321,11 +322,14 @@ export function native(): NativeAddon {
     cached = createRequire(import.meta.url)(found.path) as NativeAddon;
   } catch (cause) {
     const message = (cause as Error).message;
-    // The prebuilt addon links the system's FFmpeg libraries; without them dlopen names the first one missing.
+    // The addon links the system's FFmpeg libraries (and OpenBLAS when it was built with it); without them dlopen
+    // names the first one missing.
     const hint = /\blib(av|sw)\w*\.so/.test(message)
       ? `; it needs ${found.prebuilt ? prebuiltNeeds(found.path) : "FFmpeg's shared libraries"} (${FFMPEG_PACKAGES})` +
         (found.prebuilt ? `, or ${BUILD_HELP}` : '')
-      : '';
+      : /\blibopenblas\w*\.so/.test(message)
+        ? `; it was built with OpenBLAS (on Debian 12: apt-get install libopenblas0), or rebuild it without: VOXMILL_BLAS=none npm run build:native`
+        : '';
     throw new NativeAddonError(`cannot load the voxmill native addon ${found.path}: ${message}${hint}`, { cause });
   }
   return cached;

@@ -11,9 +11,10 @@ export function versions(): { whisper: string; ffmpeg: string; system: string } 
 export interface CpuInfo {
   /**
    * `'native'`: compiled for the CPU of the machine that built it (the default of a source build); `'portable'`:
-   * the baseline a prebuilt package ships (x86-64: AVX2, FMA, F16C, BMI2). Set at build time with `VOXMILL_CPU`.
+   * the baseline a prebuilt package ships (x86-64: AVX2, FMA, F16C, BMI2). Set at build time with `VOXMILL_CPU`;
+   * `'unknown'` for an addon built before it was recorded.
    */
-  target: 'native' | 'portable';
+  target: 'native' | 'portable' | 'unknown';
   /** Instruction sets ggml's CPU kernels were compiled with, as ggml names them (`AVX2`, `AVX512`, `NEON`, …). */
   instructionSets: string[];
   /** The BLAS library ggml hands large matrix products to (`VOXMILL_BLAS` at build time), or null. */
@@ -34,7 +35,12 @@ export function parseInstructionSets(system: string): string[] {
 /** Which CPU code the loaded addon runs: its build target and the instruction sets ggml was compiled with. */
 export function cpuInfo(): CpuInfo {
   const { system, cpuTarget, blas } = native().versions();
-  return { target: cpuTarget, instructionSets: parseInstructionSets(system), blas: blas === 'none' ? null : blas };
+  // An addon built before these were recorded says neither.
+  return {
+    target: cpuTarget ?? 'unknown',
+    instructionSets: parseInstructionSets(system),
+    blas: blas === undefined || blas === 'none' ? null : blas,
+  };
 }
 
 /** Compute devices ggml found: always the CPU; GPUs when the addon was built with CUDA, Vulkan or Metal. */

@@ -182,10 +182,14 @@ export class DiarizationService {
     );
   }
 
-  /** Runs a speaker-worker call with its threads taken from the CPU budget. */
+  /**
+   * Runs a speaker-worker call with its threads taken from the CPU budget (exactly its ONNX session's intra-op
+   * threads). Taken before the worker's own queue: a second diarization waiting there holds them too.
+   */
   async #withCpu<T>(samples: number, signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
     const grant = await this.#options.cpu?.acquire({
       threads: this.#options.config.intraOpThreads,
+      exact: true,
       short: samples <= SHORT_WORK_SAMPLES,
       ...(signal ? { signal } : {}),
     });

@@ -81,7 +81,7 @@ export class TtsEngine {
     const { info, signal } = prepared;
     const progress: SynthesisProgress = { sentences: 0, seconds: 0 };
     const words: SpokenWord[] = [];
-    const holder: { stream?: Readable } = {};
+    const holder: { stream?: Readable; started?: boolean } = {};
     const onWords = (sentence: SpokenWord[]) => {
       words.push(...sentence);
       holder.stream?.emit('words', sentence);
@@ -91,6 +91,11 @@ export class TtsEngine {
       highWaterMark: 64 * 1024,
     });
     holder.stream = stream;
+    // A stream destroyed before its first read never runs the generator, whose `finally` gives the worker and the CPU
+    // threads back: give them back here instead.
+    stream.once('close', () => {
+      if (!holder.started) prepared.lease.release();
+    });
     if (signal) {
       // Destroy with the signal's own reason (the convention for every voxmill call), not a generic AbortError.
       const onAbort = () => stream.destroy(abortReason(signal) as Error);
@@ -257,9 +262,10 @@ export class TtsEngine {
     prepared: Prepared,
     whole: boolean,
     progress: SynthesisProgress,
-    reader?: { stream?: Readable },
+    reader?: { stream?: Readable; started?: boolean },
     onWords?: (words: SpokenWord[]) => void,
   ): AsyncGenerator<Buffer> {
+    if (reader) reader.started = true;
     const { lease, info, job, signal } = prepared;
     let encoder: StreamingEncoder | undefined;
     try {

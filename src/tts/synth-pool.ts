@@ -139,7 +139,8 @@ export class SynthPool {
     let grant: CpuGrant | undefined;
     try {
       await lease.acquire(signal);
-      grant = await this.options.cpu?.acquire({ threads: this.options.intraOpThreads, short, signal });
+      // An ONNX session runs its intra-op threads whatever it is granted: exactly that many.
+      grant = await this.options.cpu?.acquire({ threads: this.options.intraOpThreads, exact: true, short, signal });
     } catch (error) {
       lease.release();
       throw error;

@@ -1,8 +1,9 @@
 // One CPU budget for the whole engine: transcriptions, syntheses and diarizations take their threads from it before
 // they compute, so work of every kind running at once never uses more threads than the budget (by default one core
 // fewer than the machine has, the last one left to the event loop and the host). Grants are first come, first
-// served, and a call gets the threads free when its turn comes, up to what it asked for: no core idles while work
-// waits, and no call waits for more threads than are free.
+// served. A transcription gets the threads free when its turn comes, up to what it asked for (whisper runs with as
+// many as it is given), so no core idles while it waits; it keeps that many until it ends, even if more free up.
+// Work with a fixed thread count (an ONNX Runtime session's) asks `exact` and waits until that many are free.
 //
 // Work is not preempted, so a short call could wait minutes behind an hour-long file. Short work (a clip of at most
 // one whisper window, a sentence) may therefore borrow one thread beyond the budget when none is free; one such
@@ -33,6 +34,11 @@ export interface CpuRequest {
   threads: number;
   /** Short work may borrow the one thread beyond the budget when none is free. */
   short?: boolean;
+  /**
+   * The work runs a fixed number of threads (an ONNX Runtime session's), whatever it is granted: it waits until
+   * min(threads, budget) are free and is granted exactly that many, and borrows only when that is 1.
+   */
+  exact?: boolean;
   signal?: AbortSignal;
 }
 
@@ -80,7 +86,8 @@ export class CpuBudget {
         const index = this.#waiting.indexOf(waiter);
         if (index >= 0) this.#waiting.splice(index, 1);
         reject(abortReason(signal!));
-        // A waiter at the head that could not run may have held back short work behind it: nothing else changes.
+        // Exact work at the head may have been holding back smaller work behind it.
+        this.#dispatch();
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.#waiting.push(waiter);
@@ -88,17 +95,28 @@ export class CpuBudget {
     });
   }
 
+  /** The fewest threads a request can run with. */
+  #least(request: CpuRequest): number {
+    return request.exact ? Math.max(1, Math.min(request.threads, this.threads)) : 1;
+  }
+
   #dispatch(): void {
-    // First come, first served on the budget's own threads.
-    while (this.#waiting.length > 0 && this.#inUse < this.threads) {
+    // First come, first served on the budget's own threads: the first in line runs once its least is free, and no
+    // later work passes it.
+    while (this.#waiting.length > 0) {
+      const { request } = this.#waiting[0]!;
+      const free = this.threads - this.#inUse;
+      if (free < this.#least(request)) break;
       const waiter = this.#waiting.shift()!;
-      const threads = Math.max(1, Math.min(waiter.request.threads, this.threads - this.#inUse));
+      const threads = request.exact ? this.#least(request) : Math.max(1, Math.min(request.threads, free));
       this.#inUse += threads;
       waiter.grant(this.#grant(threads, false));
     }
-    // None free: the first short work waiting may borrow the extra thread.
+    // The first short work waiting that can run on one thread may borrow the extra one.
     if (!this.#borrowed) {
-      const index = this.#waiting.findIndex((waiter) => waiter.request.short === true);
+      const index = this.#waiting.findIndex(
+        (waiter) => waiter.request.short === true && this.#least(waiter.request) === 1,
+      );
       if (index >= 0) {
         const [waiter] = this.#waiting.splice(index, 1);
         this.#borrowed = true;

@@ -59,6 +59,21 @@ describe('CpuBudget', () => {
     expect(await settled(waitingLong)).toMatchObject({ threads: 1, borrowed: false });
   });
 
+  it('grants exact work exactly its threads once they are free, and lends it the extra thread only when it needs one', async () => {
+    const budget = new CpuBudget(3);
+    const first = await budget.acquire({ threads: 2 });
+    const exact = budget.acquire({ threads: 2, exact: true, short: true });
+    const later = budget.acquire({ threads: 1 });
+    // One thread is free, but the exact work at the head needs two, and nothing passes it (nor borrows for it).
+    expect(await settled(exact)).toBe('pending');
+    expect(await settled(later)).toBe('pending');
+    first.release();
+    expect(await settled(exact)).toMatchObject({ threads: 2, borrowed: false });
+    expect(await settled(later)).toMatchObject({ threads: 1, borrowed: false });
+    const single = budget.acquire({ threads: 1, exact: true, short: true });
+    expect(await settled(single)).toMatchObject({ threads: 1, borrowed: true });
+  });
+
   it('rejects with the signal reason when aborted while waiting, and forgets the waiter', async () => {
     const budget = new CpuBudget(1);
     const held = await budget.acquire({ threads: 1 });
