@@ -106,7 +106,7 @@ describe('createTranscriber', () => {
   });
 
   it("an utterance refused by a full queue is reported as 'failed' and the stream goes on", async () => {
-    const s = engine({ vadModel: null, maxQueue: 0 });
+    const s = engine({ vadModel: null, maxQueue: 0, concurrency: 1 });
     const live = s.createTranscriber({ vad: false, interimIntervalMs: 0 });
     const events: LiveTranscriptionEvent[] = [];
     live.on('event', (event: LiveTranscriptionEvent) => events.push(event));
