@@ -38,11 +38,11 @@ const exe = process.platform === 'win32' ? 'whisper-cli.exe' : 'whisper-cli';
 // Single-config generators put it in bin/, multi-config ones (Visual Studio, Xcode) in bin/Release/.
 const candidates = (dir) => [join(dir, 'bin', exe), join(dir, 'bin', 'Release', exe)];
 
-// The addon's CPU code and BLAS, read as scripts/build-native.mjs and CMakeLists.txt read them: VOXMILL_CPU native
-// unless it says portable; VOXMILL_BLAS auto uses OpenBLAS when pkg-config finds it.
-export const cpuTarget = (process.env.VOXMILL_CPU ?? '').trim().toLowerCase() === 'portable' ? 'portable' : 'native';
+// The addon's CPU code and BLAS, read as scripts/build-native.mjs and CMakeLists.txt read them: VOXMILL_CPU portable
+// unless it says native; VOXMILL_BLAS none unless it says auto or openblas (OpenBLAS when pkg-config finds it).
+export const cpuTarget = (process.env.VOXMILL_CPU ?? '').trim().toLowerCase() === 'native' ? 'native' : 'portable';
 function addonBlas() {
-  const choice = (process.env.VOXMILL_BLAS ?? '').trim().toLowerCase() || 'auto';
+  const choice = (process.env.VOXMILL_BLAS ?? '').trim().toLowerCase() || 'none';
   if (choice === 'none') return 'none';
   return spawnSync('pkg-config', ['--exists', 'openblas']).status === 0 ? 'openblas' : 'none';
 }

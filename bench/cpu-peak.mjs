@@ -11,8 +11,8 @@
 //    base (d 512, 6 layers): 87.4 GFLOP.
 // 3. The encoder's time: whisper-cli from the same tree (bench/build-whisper-cli.mjs) on jfk.wav (one window),
 //    1 thread, greedy, its `encode time` from whisper_print_timings; the median of --repeats runs. Builds compared:
-//    portable (AVX2/FMA/F16C, no BLAS: the addon before issue 23), native (-march=native), and native + OpenBLAS
-//    (the addon's default where OpenBLAS is installed).
+//    portable (AVX2/FMA/F16C, no BLAS: the addon's default), native (-march=native), and native + OpenBLAS
+//    (VOXMILL_CPU=native VOXMILL_BLAS=openblas).
 // Fraction of peak = encoder FLOP / encoder seconds / the best peak of the ISA the build can use.
 // Results: bench/out/cpu-peak-<timestamp>.json. Needs `npm run models:test` (real weights).
 import { spawnSync } from 'node:child_process';

@@ -4,10 +4,10 @@
 // Environment:
 //   VOXMILL_WHISPER_CPP_DIR  another whisper.cpp checkout (newer, or a GPU build) instead of whisper-cpp-src
 //   VOXMILL_GPU              cuda | vulkan | metal: passes GGML_<X>=ON to the whisper.cpp build
-//   VOXMILL_CPU              native (default): ggml compiled for this machine's CPU (-march=native: AVX-512 where it
+//   VOXMILL_CPU              portable (default) | native: ggml compiled for this machine's CPU (-march=native: AVX-512 where it
 //                            has it); portable: the x86-64 AVX2/FMA/F16C baseline (arm64: the compiler's), for an
 //                            addon that must run on other machines (a prebuilt package, a container image)
-//   VOXMILL_BLAS             auto (default: OpenBLAS when pkg-config finds it) | openblas (required) | none
+//   VOXMILL_BLAS             none (default) | auto (OpenBLAS when pkg-config finds it) | openblas (required)
 //   VOXMILL_CMAKE_ARGS       extra -D options, space separated
 //   VOXMILL_BUILD_JOBS       parallel compile jobs (default: number of CPUs)
 import { spawnSync } from 'node:child_process';
@@ -52,15 +52,17 @@ function gpuFlags() {
 
 function cpuTarget(gpu) {
   // With CUDA, GGML_NATIVE also compiles for this machine's GPU alone (CMAKE_CUDA_ARCHITECTURES=native), and fails
-  // where there is none: GPU builds stay portable unless VOXMILL_CPU says otherwise.
-  const fallback = gpu.some((flag) => flag.includes('GGML_CUDA')) ? 'portable' : 'native';
-  const cpu = (process.env.VOXMILL_CPU ?? '').trim().toLowerCase() || fallback;
+  // where there is none.
+  const cpu = (process.env.VOXMILL_CPU ?? '').trim().toLowerCase() || 'portable';
+  if (cpu === 'native' && gpu.some((flag) => flag.includes('GGML_CUDA'))) {
+    console.warn("voxmill: VOXMILL_CPU=native with CUDA also builds for this machine's GPU only");
+  }
   if (cpu !== 'native' && cpu !== 'portable') fail(`VOXMILL_CPU must be native or portable; received '${cpu}'`);
   return cpu;
 }
 
 function blasChoice() {
-  const blas = (process.env.VOXMILL_BLAS ?? '').trim().toLowerCase() || 'auto';
+  const blas = (process.env.VOXMILL_BLAS ?? '').trim().toLowerCase() || 'none';
   if (!['auto', 'openblas', 'none'].includes(blas))
     fail(`VOXMILL_BLAS must be auto, openblas or none; received '${blas}'`);
   return blas;
@@ -105,22 +107,25 @@ const extra = (process.env.VOXMILL_CMAKE_ARGS ?? '')
   .split(/\s+/)
   .filter(Boolean)
   .map((arg) => arg.replace(/^-D/, '--CD'));
-const args = [
-  cmakeJs,
-  'compile',
-  '--directory',
-  root,
+// Configured every time, then built: `cmake-js compile` on an existing build folder only builds, so the -D options
+// (VOXMILL_CPU, VOXMILL_BLAS, VOXMILL_GPU) of a later run would not reach CMake's cache.
+const defines = [
   `--CDWHISPER_CPP_DIR=${whisperDir}`,
   `--CDNODE_ADDON_API_DIR=${nodeAddonApi}`,
-  // Always passed: CMake would otherwise keep the previous build's choice from its cache.
   `--CDVOXMILL_CPU=${cpu}`,
   `--CDVOXMILL_BLAS=${blas}`,
   ...gpu,
   ...extra,
-  '--parallel',
-  jobs,
 ];
 const started = Date.now();
-const result = spawnSync(process.execPath, args, { stdio: 'inherit', cwd: root });
-if (result.status !== 0) fail(`cmake-js exited with ${result.status ?? result.signal}`);
+for (const step of [
+  ['configure', ...defines],
+  ['build', '--parallel', jobs],
+]) {
+  const result = spawnSync(process.execPath, [cmakeJs, step[0], '--directory', root, ...step.slice(1)], {
+    stdio: 'inherit',
+    cwd: root,
+  });
+  if (result.status !== 0) fail(`cmake-js ${step[0]} exited with ${result.status ?? result.signal}`);
+}
 console.log(`voxmill: native addon (${cpu} CPU code) built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
