@@ -41,10 +41,14 @@ const candidates = (dir) => [join(dir, 'bin', exe), join(dir, 'bin', 'Release', 
 // The addon's CPU code and BLAS, read as scripts/build-native.mjs and CMakeLists.txt read them: VOXMILL_CPU portable
 // unless it says native; VOXMILL_BLAS none unless it says auto or openblas (OpenBLAS when pkg-config finds it).
 export const cpuTarget = (process.env.VOXMILL_CPU ?? '').trim().toLowerCase() === 'native' ? 'native' : 'portable';
+let blasOfAddon;
 function addonBlas() {
-  const choice = (process.env.VOXMILL_BLAS ?? '').trim().toLowerCase() || 'none';
-  if (choice === 'none') return 'none';
-  return spawnSync('pkg-config', ['--exists', 'openblas']).status === 0 ? 'openblas' : 'none';
+  if (blasOfAddon === undefined) {
+    const choice = (process.env.VOXMILL_BLAS ?? '').trim().toLowerCase() || 'none';
+    blasOfAddon =
+      choice !== 'none' && spawnSync('pkg-config', ['--exists', 'openblas']).status === 0 ? 'openblas' : 'none';
+  }
+  return blasOfAddon;
 }
 /** The addon's settings (CMakeLists.txt at the repository root), so the two builds are comparable. */
 const flagsFor = (cpu, blas) => [

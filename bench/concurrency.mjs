@@ -30,6 +30,7 @@ import {
   machineFacts,
   median,
   realModels,
+  repeatToLength,
   runMain,
   sharedAudio,
   writeResults,
@@ -153,10 +154,7 @@ async function main() {
   const clip = await decode('1089-134686-0000.flac');
   const gb0 = await decode('gb0.wav');
   const longMinutes = settings.quick ? 5 : settings.longMinutes;
-  const repeats = Math.ceil((longMinutes * 60 * 16_000) / gb0.length);
-  const long = new Float32Array(Math.round(longMinutes * 60 * 16_000));
-  for (let i = 0; i < repeats; i++)
-    long.set(gb0.subarray(0, Math.min(gb0.length, long.length - i * gb0.length)), i * gb0.length);
+  const long = repeatToLength(gb0, Math.round(longMinutes * 60 * 16_000));
   const short = clip.slice(0, 3 * 16_000);
   const counts = settings.quick ? [1, 2, 4] : [1, 2, 4, 8];
   const context = {

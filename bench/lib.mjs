@@ -456,6 +456,14 @@ export function wordEdits(a, b) {
   return previous[b.length];
 }
 
+/** `samples` repeated (the last copy cut short) to fill `length` samples: a long file made of one recording. */
+export function repeatToLength(samples, length) {
+  const out = new Float32Array(length);
+  for (let at = 0; at < length; at += samples.length)
+    out.set(samples.subarray(0, Math.min(samples.length, length - at)), at);
+  return out;
+}
+
 /** Floats in [-1, 1] as 16-bit little-endian PCM bytes (clamped, rounded), what a streaming client sends. */
 export function toPcm16(samples) {
   const out = Buffer.alloc(samples.length * 2);

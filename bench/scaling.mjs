@@ -23,6 +23,7 @@ import {
   machineFacts,
   ownMemory,
   realModels,
+  repeatToLength,
   runMain,
   sharedAudio,
   sharedDir,
@@ -37,9 +38,7 @@ const self = fileURLToPath(import.meta.url);
 async function child(task) {
   const voxmill = await import(distEntry);
   const gb0 = (await voxmill.decodeAudio(sharedAudio('gb0.wav'))).samples;
-  const audio = new Float32Array(Math.round(task.minutes * 60 * 16_000));
-  for (let at = 0; at < audio.length; at += gb0.length)
-    audio.set(gb0.subarray(0, Math.min(gb0.length, audio.length - at)), at);
+  const audio = repeatToLength(gb0, Math.round(task.minutes * 60 * 16_000));
   const speech = voxmill.createSpeech({
     models: { bench: { model: task.model, beamSize: 1 } },
     vadModel: task.vadModel,

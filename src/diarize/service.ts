@@ -3,11 +3,11 @@
 // variant for tinydiarize models, whose speaker-change marks give the turns; and the speakers of an utterance for
 // live labels. Owns the speaker workers (made on first use: one for files, one for live transcriptions). Every failure of the
 // steps it runs is a DiarizationError, whatever the step.
-import type { DecodedAudio } from '../audio/decode.js';
+import { type DecodedAudio, WHISPER_SAMPLE_RATE } from '../audio/decode.js';
 import type { SpeechRegion, SpeechRegionOptions } from '../audio/speech-regions.js';
 import { ClosedError, DiarizationError, TranscriptionError } from '../errors.js';
 import type { Segment } from '../stt/types.js';
-import type { CpuBudget } from '../util/cpu-budget.js';
+import { type CpuBudget, SHORT_WORK_SECONDS } from '../util/cpu-budget.js';
 import type { OnnxRuntimeChoice } from '../util/onnx-runtime.js';
 import { channelsDiffer, turnsByChannel } from './channels.js';
 import type { ResolvedDiarizationConfig } from './config.js';
@@ -64,9 +64,6 @@ export interface DiarizationServiceOptions {
   /** The engine's CPU budget: each speaker-worker call holds `intraOpThreads` of it. None: no limit. */
   cpu?: CpuBudget;
 }
-
-/** Audio up to this long (one whisper window) counts as short work for the CPU budget. */
-const SHORT_WORK_SAMPLES = 30 * 16_000;
 
 export class DiarizationService {
   readonly #options: DiarizationServiceOptions;
@@ -190,7 +187,7 @@ export class DiarizationService {
     const grant = await this.#options.cpu?.acquire({
       threads: this.#options.config.intraOpThreads,
       exact: true,
-      short: samples <= SHORT_WORK_SAMPLES,
+      short: samples <= SHORT_WORK_SECONDS * WHISPER_SAMPLE_RATE,
       ...(signal ? { signal } : {}),
     });
     try {

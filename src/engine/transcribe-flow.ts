@@ -8,7 +8,7 @@ import { normalizeTranscribeOptions } from '../stt/request.js';
 import type { SpeechTranscribeOptions, Transcription } from '../stt/types.js';
 import { nativeVadParams } from '../stt/whisper-model.js';
 import { DEFAULT_STT_MODEL } from '../tiers.js';
-import type { CpuBudget, CpuGrant } from '../util/cpu-budget.js';
+import { type CpuBudget, type CpuGrant, SHORT_WORK_SECONDS } from '../util/cpu-budget.js';
 import { untilAborted } from '../util/job.js';
 import { objectOption } from '../util/validate.js';
 import type { AudioAdmission } from './audio-admission.js';
@@ -27,9 +27,6 @@ export interface TranscribeFlowContext {
   diarization: DiarizationService;
   cpu: CpuBudget;
 }
-
-/** Audio up to this long (one whisper window) counts as short work for the CPU budget. */
-export const SHORT_WORK_SECONDS = 30;
 
 export async function transcribeInput(
   context: TranscribeFlowContext,

@@ -12,6 +12,9 @@
 import { availableParallelism } from 'node:os';
 import { abortReason } from './job.js';
 
+/** Work on at most this much audio (one whisper window) counts as short: it may borrow the extra thread. */
+export const SHORT_WORK_SECONDS = 30;
+
 /**
  * The default budget: every core but one, which is left to the event loop and the host (ggml's workers spin while
  * they wait, so work on every core starves timers and I/O). At least 1.
