@@ -5,7 +5,7 @@ import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type * as Ort from 'onnxruntime-common';
 import type { SpeechRegion } from '../audio/speech-regions.js';
 import { loadOnnxRuntime } from '../util/onnx-runtime.js';
-import { insideOnnxRuntime } from '../util/onnx-worker.js';
+import { exitWhenSettled, insideOnnxRuntime } from '../util/onnx-worker.js';
 import { centroids } from './clustering.js';
 import {
   DEFAULT_DIARIZATION_MERGE_DISTANCES,
@@ -109,7 +109,7 @@ async function exitCleanly(): Promise<never> {
   for (const session of sessions.values()) {
     await insideOnnxRuntime(inOnnxRuntime, () => session.release()).catch(() => undefined);
   }
-  process.exit(0);
+  return exitWhenSettled();
 }
 
 type Embed = (samples: Float32Array, windows: EmbeddingWindow[]) => Promise<Float32Array[]>;

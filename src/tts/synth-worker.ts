@@ -12,7 +12,7 @@ import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import type * as Ort from 'onnxruntime-common';
 import { StreamResampler } from '../audio/resample.js';
 import { loadOnnxRuntime } from '../util/onnx-runtime.js';
-import { insideOnnxRuntime as insideOnnx } from '../util/onnx-worker.js';
+import { exitWhenSettled, insideOnnxRuntime as insideOnnx } from '../util/onnx-worker.js';
 import { DurationGraphError, timedVoiceModel } from './duration-output.js';
 import { PhonemeIdEncoder } from './phoneme-ids.js';
 import type { SpokenWord } from './types.js';
@@ -464,7 +464,7 @@ async function exitCleanly(): Promise<never> {
     sessions.delete(path);
     await insideOnnxRuntime(() => cached.session.release()).catch(() => undefined);
   }
-  process.exit(0);
+  return exitWhenSettled();
 }
 
 async function drain(): Promise<void> {

@@ -87,6 +87,23 @@ export async function insideOnnxRuntime<T>(count: Int32Array, call: () => Promis
 }
 
 /**
+ * How long a worker sits idle before it ends its thread. Node 20 unregisters a worker's isolate from its platform
+ * before disposing of it (reordered upstream in 2025, v8/node#208); a TurboFan job still compiling for the worker in
+ * that window can ask the platform for the isolate's task runner, and Node aborts the whole process ("Assertion
+ * failed: (data.first) != nullptr" in NodePlatform::ForIsolate: seen once in CI, after a TTS test file's close()).
+ * The synthesis worker's compile jobs took at most 24 ms (`node --trace-opt`, five syntheses then close()), so a
+ * thread that has run no JavaScript for this long has none in flight; the cost is this much on close().
+ */
+export const EXIT_SETTLE_MS = 200;
+
+/** Worker side: ends the thread once it has been idle for EXIT_SETTLE_MS (the caller runs nothing after this). */
+export function exitWhenSettled(): Promise<never> {
+  return new Promise<never>(() => {
+    setTimeout(() => process.exit(0), EXIT_SETTLE_MS);
+  });
+}
+
+/**
  * A worker script beside the calling module: the compiled `.js` when the library runs from `dist/`; the `.ts` when it
  * runs from its TypeScript sources (tests), so tests always run the worker code they see, never a stale build.
  * `sibling` is the `.js` URL.

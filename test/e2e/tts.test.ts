@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createSpeech, QueueFullError, type Speech, type SpeechFormat, VoiceNotFoundError } from '../../src/index.js';
 import { normalizeText, splitIntoChunks } from '../../src/tts/text.js';
+import { EXIT_SETTLE_MS } from '../../src/util/onnx-worker.js';
 import { measureEventLoop } from '../helpers/event-loop.js';
 import { ffprobeDecodedDuration } from '../helpers/ffprobe.js';
 import { fixture, sharedModel } from '../helpers/paths.js';
@@ -295,6 +296,15 @@ describe('stopping workers never aborts the process (ONNX Runtime cannot be term
     await new Promise((resolve) => setTimeout(resolve, 150));
     await s.close();
     expect(await failed).toMatchObject({ code: 'SPEECH_CLOSED' });
+    expect(s.ttsStatus().workers).toBe(0);
+  });
+
+  it('a closing worker idles EXIT_SETTLE_MS before its thread ends (Node 20 aborts if V8 still compiles for it)', async () => {
+    const s = engine();
+    await s.synthesizeToBuffer({ voice: 'en_US-fixture', input: 'Warm the worker up.', format: 'pcm16' });
+    const started = performance.now();
+    await s.close();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(EXIT_SETTLE_MS - 5);
     expect(s.ttsStatus().workers).toBe(0);
   });
 
