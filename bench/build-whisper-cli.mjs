@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Builds whisper.cpp's own `whisper-cli` (and its quantizer, `whisper-quantize`) from the same source tree the addon
-// is built from (whisper-cpp-src, or VOXMILL_WHISPER_CPP_DIR), with the addon's build flags (VOXMILL_CPU included),
-// into bench/build-cli/.
+// is built from (whisper-cpp-src, or VOXMILL_WHISPER_CPP_DIR), with the addon's build flags (its CPU code and BLAS
+// included), into bench/build-cli/.
 // The benchmarks compare the binding against this binary, so both must come from one tree.
 //
 //   node bench/build-whisper-cli.mjs [--force] [--openmp]   prints the binary's path (build output goes to stderr)
@@ -38,17 +38,21 @@ const exe = process.platform === 'win32' ? 'whisper-cli.exe' : 'whisper-cli';
 // Single-config generators put it in bin/, multi-config ones (Visual Studio, Xcode) in bin/Release/.
 const candidates = (dir) => [join(dir, 'bin', exe), join(dir, 'bin', 'Release', exe)];
 
-// The addon's CPU code and BLAS, read as scripts/build-native.mjs and CMakeLists.txt read them: VOXMILL_CPU portable
-// unless it says native; VOXMILL_BLAS none unless it says auto or openblas (OpenBLAS when pkg-config finds it).
-export const cpuTarget = (process.env.VOXMILL_CPU ?? '').trim().toLowerCase() === 'native' ? 'native' : 'portable';
-let blasOfAddon;
-function addonBlas() {
-  if (blasOfAddon === undefined) {
-    const choice = (process.env.VOXMILL_BLAS ?? '').trim().toLowerCase() || 'none';
-    blasOfAddon =
-      choice !== 'none' && spawnSync('pkg-config', ['--exists', 'openblas']).status === 0 ? 'openblas' : 'none';
+// The addon's CPU code and BLAS as the built addon itself reports them (versions(): cpuTarget, blas), so whisper-cli
+// is compiled like the addon that runs beside it, whatever the environment says now. VOXMILL_ADDON_PATH, as
+// src/native.ts reads it, else build/Release/voxmill.node.
+let builtAddon;
+function addonBuild() {
+  if (builtAddon === undefined) {
+    const path = process.env.VOXMILL_ADDON_PATH || join(root, 'build', 'Release', 'voxmill.node');
+    if (!existsSync(path)) throw new Error(`${path} is missing: build the addon first (npm run build:native)`);
+    const { cpuTarget, blas } = createRequire(import.meta.url)(path).versions();
+    builtAddon = {
+      cpu: cpuTarget === 'native' ? 'native' : 'portable',
+      blas: blas === 'openblas' ? 'openblas' : 'none',
+    };
   }
-  return blasOfAddon;
+  return builtAddon;
 }
 /** The addon's settings (CMakeLists.txt at the repository root), so the two builds are comparable. */
 const flagsFor = (cpu, blas) => [
@@ -136,8 +140,11 @@ function existing(dir) {
  * @param {{ force?: boolean, openmp?: boolean, cpu?: 'native' | 'portable', blas?: 'openblas' | 'none' }} [options]
  * @returns {string}
  */
-export function ensureWhisperCli({ force = false, openmp = false, cpu = cpuTarget, blas = addonBlas() } = {}) {
-  const asAddon = cpu === cpuTarget && blas === addonBlas();
+export function ensureWhisperCli({ force = false, openmp = false, cpu, blas } = {}) {
+  const addon = cpu === undefined || blas === undefined ? addonBuild() : undefined;
+  cpu ??= addon.cpu;
+  blas ??= addon.blas;
+  const asAddon = addon !== undefined && cpu === addon.cpu && blas === addon.blas;
   const dir = openmp ? openmpBuildDir : asAddon ? buildDir : join(root, 'bench', `build-cli-${cpu}-${blas}`);
   const cmakeFlags = flagsFor(cpu, blas);
   const flags = openmp ? cmakeFlags.map((f) => (f === '-DGGML_OPENMP=OFF' ? '-DGGML_OPENMP=ON' : f)) : cmakeFlags;

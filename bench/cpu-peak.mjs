@@ -11,7 +11,7 @@
 //    base (d 512, 6 layers): 87.4 GFLOP.
 // 3. The encoder's time: whisper-cli from the same tree (bench/build-whisper-cli.mjs) on jfk.wav (one window),
 //    1 thread, greedy, its `encode time` from whisper_print_timings; the median of --repeats runs. Builds compared:
-//    portable (AVX2/FMA/F16C, no BLAS: the addon's default), native (-march=native), and native + OpenBLAS
+//    portable (AVX2/FMA/F16C, no BLAS), native (-march=native), and native + OpenBLAS (a source build's default)
 //    (VOXMILL_CPU=native VOXMILL_BLAS=openblas).
 // Fraction of peak = encoder FLOP / encoder seconds / the best peak of the ISA the build can use.
 // Results: bench/out/cpu-peak-<timestamp>.json. Needs `npm run models:test` (real weights).

@@ -31,8 +31,9 @@
 // and builds what needs building (idempotent: later runs only check versions and the built files):
 // - voxmill (this checkout's dist/): createSpeech({ models: { bench: { model, beamSize: 1, threads, dtw: false } },
 //   vadModel: null, vad: false, cpuThreads: threads }), speech.loadModel, speech.transcribe(path, { language: 'en' }).
-//   Its addon (whisper.cpp 1.9.1, whisper-cpp-src) as built here: portable (AVX2/FMA/F16C) without BLAS by default,
-//   VOXMILL_CPU=native VOXMILL_BLAS=openblas to opt in; the run records which (build/CMakeCache.txt).
+//   Its addon (whisper.cpp 1.9.1, whisper-cpp-src) as built here: for this CPU with OpenBLAS by default (a source
+//   build's VOXMILL_CPU=native, VOXMILL_BLAS=auto), or as VOXMILL_CPU/VOXMILL_BLAS chose; the run records which
+//   (build/CMakeCache.txt).
 // - @fugood/whisper.node: prebuilt @fugood/node-whisper-linux-x64 (its postinstall builds only when
 //   npm_config_build_from_source is set). That binary is built for the x86-64 baseline: no AVX instruction in it
 //   (objdump), OpenMP. initWhisper({ filePath, useGpu: false, useFlashAttn: true }) (its flash attention default is

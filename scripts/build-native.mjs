@@ -4,10 +4,12 @@
 // Environment:
 //   VOXMILL_WHISPER_CPP_DIR  another whisper.cpp checkout (newer, or a GPU build) instead of whisper-cpp-src
 //   VOXMILL_GPU              cuda | vulkan | metal: passes GGML_<X>=ON to the whisper.cpp build
-//   VOXMILL_CPU              portable (default) | native: ggml compiled for this machine's CPU (-march=native: AVX-512 where it
-//                            has it); portable: the x86-64 AVX2/FMA/F16C baseline (arm64: the compiler's), for an
-//                            addon that must run on other machines (a prebuilt package, a container image)
-//   VOXMILL_BLAS             none (default) | auto (OpenBLAS when pkg-config finds it) | openblas (required)
+//   VOXMILL_CPU              native (default) | portable: native compiles ggml for this machine's CPU (-march=native:
+//                            AVX-512 where it has it); portable: the x86-64 AVX2/FMA/F16C baseline (arm64: the
+//                            compiler's), for an addon that must run on other machines (a prebuilt package, a
+//                            container image). With VOXMILL_GPU=cuda the default is portable: native would also build
+//                            for this machine's GPU only, and fail where there is none (a container build)
+//   VOXMILL_BLAS             auto (default: OpenBLAS when pkg-config finds it) | openblas (required) | none
 //   VOXMILL_CMAKE_ARGS       extra -D options, space separated
 //   VOXMILL_BUILD_JOBS       parallel compile jobs (default: number of CPUs)
 import { spawnSync } from 'node:child_process';
@@ -53,16 +55,16 @@ function gpuFlags() {
 function cpuTarget(gpu) {
   // With CUDA, GGML_NATIVE also compiles for this machine's GPU alone (CMAKE_CUDA_ARCHITECTURES=native), and fails
   // where there is none.
-  const cpu = (process.env.VOXMILL_CPU ?? '').trim().toLowerCase() || 'portable';
-  if (cpu === 'native' && gpu.some((flag) => flag.includes('GGML_CUDA'))) {
+  const cuda = gpu.some((flag) => flag.includes('GGML_CUDA'));
+  const cpu = (process.env.VOXMILL_CPU ?? '').trim().toLowerCase() || (cuda ? 'portable' : 'native');
+  if (cpu === 'native' && cuda)
     console.warn("voxmill: VOXMILL_CPU=native with CUDA also builds for this machine's GPU only");
-  }
   if (cpu !== 'native' && cpu !== 'portable') fail(`VOXMILL_CPU must be native or portable; received '${cpu}'`);
   return cpu;
 }
 
 function blasChoice() {
-  const blas = (process.env.VOXMILL_BLAS ?? '').trim().toLowerCase() || 'none';
+  const blas = (process.env.VOXMILL_BLAS ?? '').trim().toLowerCase() || 'auto';
   if (!['auto', 'openblas', 'none'].includes(blas))
     fail(`VOXMILL_BLAS must be auto, openblas or none; received '${blas}'`);
   return blas;
@@ -128,4 +130,6 @@ for (const step of [
   });
   if (result.status !== 0) fail(`cmake-js ${step[0]} exited with ${result.status ?? result.signal}`);
 }
-console.log(`voxmill: native addon (${cpu} CPU code) built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+console.log(
+  `voxmill: native addon (${cpu} CPU code, VOXMILL_BLAS=${blas}) built in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+);

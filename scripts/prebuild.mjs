@@ -38,7 +38,7 @@ if (cpuTarget !== 'portable') {
   if (process.env.npm_command === 'publish' || process.env.VOXMILL_PACK_NATIVE !== '1') {
     console.error(
       `voxmill: prepack: ${addon} is a ${cpuTarget} build, which runs on CPUs like this one only; pack a portable one ` +
-        '(VOXMILL_CPU=portable npm run build:native), or set VOXMILL_PACK_NATIVE=1 to pack it for this machine',
+        '(VOXMILL_CPU=portable VOXMILL_BLAS=none npm run build:native), or set VOXMILL_PACK_NATIVE=1 to pack it for this machine',
     );
     process.exit(1);
   }

@@ -168,11 +168,11 @@ describe('Speech (fakes)', () => {
     expect(h.loads[0]?.path.startsWith('/models/')).toBe(true);
   });
 
-  it('turns the VAD on by default when its model is installed, with 200 ms padding, and off when it is not', async () => {
+  it('turns the VAD on by default when its model is installed, with 300 ms padding, and off when it is not', async () => {
     const installed = harness();
     await installed.speech.transcribe(new Float32Array(SECOND));
     await installed.speech.transcribe(new Float32Array(SECOND), { vad: false });
-    expect(installed.models[0]?.vads.map((v) => v?.speechPadMs)).toEqual([200, undefined]);
+    expect(installed.models[0]?.vads.map((v) => v?.speechPadMs)).toEqual([300, undefined]);
     const missing = harness({}, { fileExists: (path) => !path.includes('silero') });
     await missing.speech.transcribe(new Float32Array(SECOND));
     expect(missing.models[0]?.vads).toEqual([undefined]);
