@@ -105,11 +105,18 @@ function post(message: FromDiarizeWorker): void {
   port.postMessage(message);
 }
 
-async function exitCleanly(): Promise<never> {
-  for (const session of sessions.values()) {
-    await insideOnnxRuntime(inOnnxRuntime, () => session.release()).catch(() => undefined);
-  }
-  return exitWhenSettled();
+let exiting: Promise<never> | undefined;
+
+/** Releases every session and ends the thread. Once: a second shutdown message waits for the first. */
+function exitCleanly(): Promise<never> {
+  exiting ??= (async () => {
+    for (const [key, session] of sessions) {
+      sessions.delete(key);
+      await insideOnnxRuntime(inOnnxRuntime, () => session.release()).catch(() => undefined);
+    }
+    return exitWhenSettled();
+  })();
+  return exiting;
 }
 
 type Embed = (samples: Float32Array, windows: EmbeddingWindow[]) => Promise<Float32Array[]>;

@@ -458,13 +458,21 @@ function withSilenceBefore(samples: Float32Array, silence: number): Float32Array
 
 let shuttingDown = false;
 
-/** Releases every session and ends the thread; called only between jobs, never inside ONNX Runtime. */
-async function exitCleanly(): Promise<never> {
-  for (const [path, cached] of sessions) {
-    sessions.delete(path);
-    await insideOnnxRuntime(() => cached.session.release()).catch(() => undefined);
-  }
-  return exitWhenSettled();
+let exiting: Promise<never> | undefined;
+
+/**
+ * Releases every session and ends the thread; called only between jobs, never inside ONNX Runtime. Once: a second
+ * shutdown message (close() after a stall gave up on this worker) waits for the first.
+ */
+function exitCleanly(): Promise<never> {
+  exiting ??= (async () => {
+    for (const [path, cached] of sessions) {
+      sessions.delete(path);
+      await insideOnnxRuntime(() => cached.session.release()).catch(() => undefined);
+    }
+    return exitWhenSettled();
+  })();
+  return exiting;
 }
 
 async function drain(): Promise<void> {

@@ -47,7 +47,8 @@ export function spawnOnnxWorker<T extends object>(url: URL, data: T): LiveWorker
  */
 export function stopWorker(live: LiveWorker, retiring?: Set<LiveWorker>): void {
   if (Atomics.load(live.inOnnxRuntime, 0) === 0) {
-    void live.thread.terminate();
+    // After EXIT_SETTLE_MS, as a worker ending by itself would: it may have just run a job V8 is still compiling.
+    setTimeout(() => void live.thread.terminate(), EXIT_SETTLE_MS).unref();
     return;
   }
   live.thread.postMessage({ type: 'shutdown' });
