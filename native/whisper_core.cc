@@ -93,6 +93,7 @@ struct Pass {
 // whisper's window: audio up to this long is decoded in one encoder pass.
 constexpr double kWindowSeconds = 30.0;
 constexpr double kSampleRate = 16000.0;
+constexpr size_t kSamplesPerFrame = 160;  // whisper's mel hop: 10 ms
 
 // With the VAD, the joined speech is decoded in passes of whole speech stretches, each at most one window long (a
 // stretch longer than that is a pass of its own, which whisper windows as usual). Given the joined hour in one
@@ -187,6 +188,14 @@ class Transcription {
     for (size_t i = 0; i < passes.size(); i++) {
       pass_ = passes[i];
       passReported_ = 0;
+      // whisper.cpp's DTW asserts (aborts the process) on a window of more than twice the context in 10 ms frames.
+      // The caller sizes the context from the input, but the VAD's joins (overlap, silence) can make a pass longer.
+      const size_t passFrames = (pass_.end - pass_.begin) / kSamplesPerFrame + 2;
+      if (params_.audioContext > 0 && passFrames > 2 * static_cast<size_t>(params_.audioContext)) {
+        return Fail("CONTEXT_TOO_SHORT", "audioContext " + std::to_string(params_.audioContext) +
+                                             " is shorter than a " + std::to_string(passFrames) +
+                                             "-frame window of the audio");
+      }
       whisper_full_params wp = FullParams();
       if (i > 0 && params_.conditionOnPreviousText) {
         // The state still holds the text decoded so far: the next pass goes on from it, as whisper's next window
@@ -197,6 +206,10 @@ class Transcription {
       const int rc = whisper_full_with_state(context_, state.get(), wp, audio + pass_.begin,
                                              static_cast<int>(pass_.end - pass_.begin));
       if (Cancelled()) return Fail("ABORTED", "transcription was aborted");
+      if (tokenLimitHit_.load()) {
+        return Fail("TOKEN_LIMIT",
+                    "a decoding window grew past " + std::to_string(params_.maxWindowTokens) + " tokens");
+      }
       if (nonFiniteOutput_.load()) {
         return Fail("TRANSCRIPTION_FAILED",
                     "the model produced non-finite values (NaN or Infinity); its weights may be damaged. Stopped "
@@ -257,10 +270,12 @@ class Transcription {
           wp.carry_initial_prompt ? whisper_token_count(context_, params_.initialPrompt.c_str()) + 1 : 0;
     }
     wp.max_len = params_.maxSegmentLength;
+    wp.audio_ctx = params_.audioContext;
     wp.split_on_word = params_.splitOnWord;
     wp.abort_callback = [](void* self) {
       auto* run = static_cast<Transcription*>(self);
-      return run->Cancelled() || run->nonFiniteOutput_.load(std::memory_order_relaxed);
+      return run->Cancelled() || run->nonFiniteOutput_.load(std::memory_order_relaxed) ||
+             run->tokenLimitHit_.load(std::memory_order_relaxed);
     };
     wp.abort_callback_user_data = this;
     // Guards whisper.cpp's DTW timestamps independently of the samples. They backtrack through the cross-attention
@@ -269,13 +284,18 @@ class Transcription {
     // last segment: SIGSEGV. NaN attention means a NaN decoder state, so every logit is NaN too: seeing one here,
     // the step is steered away from ending the segment (end-of-text ruled out, the rest made finite) and the next
     // graph pass aborts, so no segment decoded from NaN ever reaches DTW.
-    wp.logits_filter_callback = [](whisper_context* ctx, whisper_state*, const whisper_token_data*, int, float* logits,
-                                   void* self) {
+    wp.logits_filter_callback = [](whisper_context* ctx, whisper_state*, const whisper_token_data*, int n_tokens,
+                                   float* logits, void* self) {
+      auto* run = static_cast<Transcription*>(self);
+      // The next graph pass aborts (abort_callback) and the call fails with TOKEN_LIMIT.
+      if (run->params_.maxWindowTokens > 0 && n_tokens > run->params_.maxWindowTokens) {
+        run->tokenLimitHit_.store(true, std::memory_order_relaxed);
+      }
       const int n = whisper_n_vocab(ctx);
       bool finite = true;
       for (int i = 0; i < n && finite; i++) finite = std::isfinite(logits[i]) || logits[i] == -INFINITY;
       if (finite) return;
-      static_cast<Transcription*>(self)->nonFiniteOutput_.store(true, std::memory_order_relaxed);
+      run->nonFiniteOutput_.store(true, std::memory_order_relaxed);
       for (int i = 0; i < n; i++) logits[i] = 0.0f;
       logits[whisper_token_eot(ctx)] = -INFINITY;
     };
@@ -376,6 +396,7 @@ class Transcription {
   // The language asked for, or once the first pass found it, that one ("" = detect).
   std::string language_;
   std::atomic<bool> nonFiniteOutput_{false};
+  std::atomic<bool> tokenLimitHit_{false};
 };
 
 }  // namespace

@@ -81,6 +81,12 @@ struct TranscribeParams {
   bool splitOnWord = false;
   bool vad = false;  // cut the audio to the speech vadOptions finds first
   VadOptions vadOptions;
+  // The encoder's context in audio positions (50 a second); 0 = the model's 1500 (30 s). A pass of audio longer than
+  // the context covers fails with CONTEXT_TOO_SHORT (whisper.cpp's DTW would abort the process on it).
+  int audioContext = 0;
+  // A window whose decoded sequence grows past this many tokens fails with TOKEN_LIMIT (0 = no limit): with a short
+  // context the decoder can repeat itself to whisper's own 220-token limit, at many times the cost of a full run.
+  int maxWindowTokens = 0;
 };
 
 struct TokenOut {

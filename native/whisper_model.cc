@@ -250,6 +250,9 @@ constexpr int kMaxBeam = 16;
 constexpr size_t kMaxPromptBytes = 64 * 1024;
 constexpr size_t kMaxLanguageBytes = 16;
 constexpr int kMaxSegmentLength = 1 << 20;
+// Every whisper model has 1500 audio positions (checked at load) and 448 text positions.
+constexpr int kMaxAudioContext = 1500;
+constexpr int kMaxWindowTokens = 448;
 
 LoadOptions ReadLoadOptions(Napi::Env env, const Napi::CallbackInfo& info) {
   LoadOptions options;
@@ -289,6 +292,8 @@ TranscribeRequest ReadTranscribeRequest(Napi::Env env, const JsObject& o) {
     // One Silero thread whatever the transcription uses (VadOptions::threads).
     p.vadOptions = ReadVadOptions(env, *vad, true);
   }
+  p.audioContext = OptionalInteger(env, o, "audioContext", 0, 0, kMaxAudioContext);
+  p.maxWindowTokens = OptionalInteger(env, o, "maxWindowTokens", 0, 0, kMaxWindowTokens);
   request.progressEvents = OptionalBoolean(env, o, "progressEvents", false);
   request.segmentEvents = OptionalBoolean(env, o, "segmentEvents", false);
   return request;

@@ -23,6 +23,10 @@ export type NativeErrorCode =
   | 'MODEL_LOAD_FAILED'
   | 'TRANSCRIPTION_FAILED'
   | 'VAD_FAILED'
+  /** transcribe(): a window grew past `maxWindowTokens` (the caller decodes again with the full context). */
+  | 'TOKEN_LIMIT'
+  /** transcribe(): a pass of the audio (VAD joins included) is longer than `audioContext` covers. */
+  | 'CONTEXT_TOO_SHORT'
   | 'OUT_OF_MEMORY'
   | 'INTERNAL'
   | 'AUDIO_ENCODE_FAILED'
@@ -130,6 +134,17 @@ export interface NativeTranscribeParams {
   maxSegmentLength?: number;
   splitOnWord?: boolean;
   vad?: NativeVadParams;
+  /**
+   * The encoder's context in audio positions (50 a second, 1..1500; 0 or left out: 1500, whisper's 30 s window). A
+   * pass of audio it does not cover (twice the context < its 10 ms frames, VAD joins included) fails with
+   * CONTEXT_TOO_SHORT, since whisper.cpp's DTW would abort the process on it.
+   */
+  audioContext?: number;
+  /**
+   * A window whose decoded tokens grow past this fails with TOKEN_LIMIT (1..448; 0 or left out: no limit; whisper.cpp
+   * itself stops a window at 220).
+   */
+  maxWindowTokens?: number;
   progressEvents?: boolean;
   segmentEvents?: boolean;
 }

@@ -176,6 +176,24 @@ function loopWindows(words: readonly SegmentWord[], segmentCount: number): LoopW
   return merged;
 }
 
+/** Fewest words of a phrase that {@link repeatsAPhrase} reports when it is said twice in a row. */
+const MIN_ECHO_WORDS = 3;
+
+/**
+ * Whether a phrase of MIN_ECHO_WORDS or more words follows itself at once, in a segment or across two ("in being
+ * comparatively modern in being comparatively modern"): stricter than findLoops, which lets speech say a phrase
+ * twice. For a decode that has a fallback (stt/fitted-context.ts), where a false alarm costs only time.
+ */
+export function repeatsAPhrase(segments: readonly NativeSegment[]): boolean {
+  const words = segmentWords(segments);
+  for (let p = 0; p < words.length; p++) {
+    for (let n = MIN_ECHO_WORDS; n <= MAX_PHRASE_WORDS && p + 2 * n <= words.length; n++) {
+      if (samePhrase(words, p, p + n, n)) return true;
+    }
+  }
+  return false;
+}
+
 /** Token ranges [from, to) of one segment to remove. */
 type Cuts = Map<number, [number, number][]>;
 

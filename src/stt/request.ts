@@ -22,6 +22,8 @@ import type { AnnotationPolicy, Segment, TimestampGranularity, VadOptions } from
 export const TIMESTAMP_GRANULARITIES: readonly TimestampGranularity[] = ['none', 'segment', 'word'];
 export const ANNOTATION_POLICIES: readonly AnnotationPolicy[] = ['drop', 'keep'];
 export const MAX_PROMPT_LENGTH = 2000;
+/** Default of TranscribeOptions.fittedContextSeconds: clips under 10 s get an encoder context fitted to them. */
+export const DEFAULT_FITTED_CONTEXT_SECONDS = 10;
 
 const TRANSCRIBE_KEYS = [
   'model',
@@ -43,6 +45,7 @@ const TRANSCRIBE_KEYS = [
   'suppressNonSpeech',
   'conditionOnPreviousText',
   'repetitionGuard',
+  'fittedContextSeconds',
   'annotations',
   'segmentDecoding',
   'maxDurationSeconds',
@@ -74,6 +77,8 @@ export interface NormalizedTranscribeOptions {
   vad: VadOptions | undefined;
   /** Re-decode looping stretches (stt/repetition.ts). */
   repetitionGuard: boolean;
+  /** Audio shorter than this gets an encoder context fitted to it (0: never). */
+  fittedContextSeconds: number;
   /** What happens to segments that are only non-speech annotations. */
   annotations: AnnotationPolicy;
   /** Segments carry SegmentDecoding. */
@@ -159,6 +164,8 @@ export function normalizeTranscribeOptions(
     params,
     vad: normalizeVadOptions('vad', raw.vad),
     repetitionGuard: booleanOption('repetitionGuard', raw.repetitionGuard) ?? defaults.repetitionGuard,
+    fittedContextSeconds:
+      numberOption('fittedContextSeconds', raw.fittedContextSeconds, 0, 30) ?? DEFAULT_FITTED_CONTEXT_SECONDS,
     annotations: enumOption('annotations', raw.annotations, ANNOTATION_POLICIES) ?? 'drop',
     segmentDecoding: booleanOption('segmentDecoding', raw.segmentDecoding) ?? false,
     maxDurationSeconds: numberOption('maxDurationSeconds', raw.maxDurationSeconds, 0.001, 1e7),

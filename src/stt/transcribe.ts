@@ -1,7 +1,7 @@
 // One transcription on a loaded model: native call with events, then the result in the shape the speech API returns.
 
 import type { DecodedAudio } from '../audio/decode.js';
-import { InvalidOptionValueError } from '../errors.js';
+import { InvalidOptionValueError, VoxmillError } from '../errors.js';
 import type {
   NativeModelInfo,
   NativeSegment,
@@ -13,6 +13,7 @@ import type {
 } from '../native.js';
 import { runJob } from '../util/job.js';
 import { isAnnotationOnly } from './annotations.js';
+import { fittedContext, fittedDecodeFailed } from './fitted-context.js';
 import { UNDETERMINED_LANGUAGE } from './languages.js';
 import { collapseLoops, findLoops } from './repetition.js';
 import type { NormalizedTranscribeOptions } from './request.js';
@@ -155,6 +156,35 @@ async function repairLoops(
   return out;
 }
 
+/** Failures of a fitted decode after which the full window decodes the clip instead. */
+const FITTED_FALLBACK_CODES: ReadonlySet<string> = new Set([
+  'TOKEN_LIMIT',
+  'CONTEXT_TOO_SHORT',
+  'TRANSCRIPTION_FAILED',
+]);
+
+/**
+ * A short clip decoded with an encoder context fitted to its length (stt/fitted-context.ts), without events; or
+ * undefined when the clip is not short, or when that decode failed (its token limit, a VAD pass longer than the
+ * context) or repeats itself, and the full window must decode it instead.
+ */
+async function decodeFitted(
+  seconds: number,
+  below: number,
+  params: NativeTranscribeParams,
+  decode: (params: NativeTranscribeParams) => Promise<NativeTranscription>,
+): Promise<NativeTranscription | undefined> {
+  const fitted = fittedContext(seconds, below);
+  if (!fitted) return undefined;
+  try {
+    const result = await decode({ ...params, ...fitted, progressEvents: false, segmentEvents: false });
+    return fittedDecodeFailed(result.segments) ? undefined : result;
+  } catch (error) {
+    if (error instanceof VoxmillError && FITTED_FALLBACK_CODES.has(error.code)) return undefined;
+    throw error;
+  }
+}
+
 /** Audio with no samples: nothing was said, so empty text (whisper is not run). */
 function emptyTranscription(language: string | undefined, options: NormalizedTranscribeOptions): Transcription {
   const transcription: Transcription = { text: '', language: language ?? UNDETERMINED_LANGUAGE, duration: 0 };
@@ -191,15 +221,32 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
         }
       : undefined;
 
-  const result = await runJob(() => model.transcribe(audio.samples, params, onEvent), {
-    signal: options.signal,
-    track: input.track,
-  });
+  const decode = (withParams: NativeTranscribeParams, events?: typeof onEvent) =>
+    runJob(() => model.transcribe(audio.samples, withParams, events), { signal: options.signal, track: input.track });
+  // Language detection encodes a full window whatever the context (whisper.cpp detects before it applies it), so a
+  // fitted decode only pays when the language is known.
+  const fitted =
+    language === undefined
+      ? undefined
+      : await decodeFitted(audio.samples.length / SAMPLE_RATE, options.fittedContextSeconds, params, decode);
+  const result = fitted ?? (await decode(params, onEvent));
   // From here on every time is on the input's timeline (with VAD, whisper saw the speech stretches joined).
   const map = result.vad ? timeMapFromSpans(result.speech) : identityTimeMap;
-  let raw = result.vad ? result.segments.map((segment) => remapSegment(segment, map)) : result.segments;
+  const mapped = result.vad ? result.segments.map((segment) => remapSegment(segment, map)) : result.segments;
+  // The fitted decode ran without events (it may be thrown away): its segments are told now, as onEvent would have.
+  if (fitted) {
+    mapped.forEach((segment, index) => {
+      if (options.annotations === 'drop' && isAnnotationOnly(segment.text)) return;
+      const [shaped] = normaliseTimes(
+        [{ id: index, start: segment.start, end: segment.end, text: segment.text.trim() }],
+        audio.duration,
+      );
+      safely(options.onSegment, shaped!);
+    });
+    safely(options.onProgress, 1);
+  }
   // Annotations go first, so a run of "(music)" segments is not taken for a loop and decoded again.
-  if (options.annotations === 'drop') raw = raw.filter((segment) => !isAnnotationOnly(segment.text));
+  let raw = options.annotations === 'drop' ? mapped.filter((segment) => !isAnnotationOnly(segment.text)) : mapped;
   if (options.repetitionGuard) {
     // The language found for the whole call, so a short window is not heard as another one.
     const again = { ...params, ...(params.language ? {} : result.language ? { language: result.language } : {}) };

@@ -85,7 +85,7 @@ export interface VadOptions {
   minSilenceMs?: number;
   /** Longer speech is split, in seconds. Default: no limit. */
   maxSpeechSeconds?: number;
-  /** Padding around speech, in ms. Default 200 (so no word is clipped; speech detection alone uses 30). */
+  /** Padding around speech, in ms. Default 300 (so no word is clipped; speech detection alone uses 30). */
   speechPadMs?: number;
   /** Audio kept past each speech end, in seconds. Default 0.1. */
   overlapSeconds?: number;
@@ -147,6 +147,13 @@ export interface TranscribeOptions {
    * Default: the model id's (true).
    */
   repetitionGuard?: boolean;
+  /**
+   * Audio shorter than this many seconds is encoded with a context fitted to its length instead of whisper's 30 s
+   * window, which a short clip otherwise pays for in full (BENCHMARKS.md, "Short clips"). Should that decode repeat
+   * itself or run past a token limit for its length, the clip is decoded again with the full window, so the result
+   * is never worse than a loop. 0 turns it off. Default 10 (0-30).
+   */
+  fittedContextSeconds?: number;
   /**
    * Segments made only of non-speech annotations (`[BLANK_AUDIO]`, `(upbeat music)`, `*sigh*`, ♪): `drop`
    * (default) leaves them out of `text`, `segments`, `words` and `onSegment`; `keep` returns them. An annotation

@@ -12,6 +12,9 @@
 // - word start times within 100 ms of faster-whisper's (word_timestamps=True) at the median, 300 ms at p95, over
 //   the words both engines transcribed the same;
 // - `vad: true` changes no clean clip's WER by more than 1 point, and silence alone gives empty text;
+// - with the encoder's context fitted to clips under 10 s (the default, `fittedContextSeconds`), WER over the exact
+//   clips is at most the full window's + 1 point, the LibriSpeech clips stay at most 8 %, and word starts keep the
+//   100 / 300 ms bounds; the other checks run with the full window (`fittedContextSeconds: 0`), as whisper-cli decodes;
 // - the multilingual base model detects the language of multilingual.mp3 (English first) and punctuations_fr.mp3.
 //
 // Decoding parameters, the same on all three sides: beam 5, best of 5, temperature 0 with fallback steps of 0.2,
@@ -126,6 +129,8 @@ interface ClipResult {
   /** With word_timestamps=True, the run the word times come from (its text can differ: see the file comment). */
   fasterWhisperWithWords: EngineRun;
   vad?: EngineRun;
+  /** The default for clips under 10 s: the encoder's context fitted to the clip (its word pairs in `timestamps`). */
+  fitted: EngineRun & { pairs: WordPair[] };
   timestamps: {
     matched: number;
     medianStartDiffMs: number;
@@ -306,9 +311,17 @@ describe.skipIf(missing !== undefined)(`speech-to-text accuracy with real weight
     const model = await WhisperModel.load(tinyEn.path!);
     const voxmillLoadMs = performance.now() - loadStarted;
     expect(model.info.dtwPreset).toBe('tiny.en');
-    const options = { ...DECODING, language: 'en', threads: THREADS, timestamps: 'word' } as const;
+    // The full window, as whisper-cli decodes (the binding checked alone); the fitted context is run after it.
+    const options = {
+      ...DECODING,
+      language: 'en',
+      threads: THREADS,
+      timestamps: 'word',
+      fittedContextSeconds: 0,
+    } as const;
     await model.transcribe(clips[0]!.path, options);
     const voxmill = new Map<string, { text: string; words: Word[]; ms: number }>();
+    const fitted = new Map<string, { text: string; words: Word[]; ms: number }>();
     const pcm = new Map<string, string>();
     for (const clip of clips) {
       const t = performance.now();
@@ -318,6 +331,10 @@ describe.skipIf(missing !== undefined)(`speech-to-text accuracy with real weight
       const wav = join(work, `${clip.name}.f32.wav`);
       writeFloatWav(wav, decoded.samples);
       pcm.set(clip.name, wav);
+      const { fittedContextSeconds: _full, ...defaults } = options;
+      const f = performance.now();
+      const withFitted = await model.transcribe(clip.path, defaults);
+      fitted.set(clip.name, { text: withFitted.text, words: withFitted.words ?? [], ms: performance.now() - f });
     }
     model.dispose();
 
@@ -361,7 +378,13 @@ describe.skipIf(missing !== undefined)(`speech-to-text accuracy with real weight
     const vad = new Map<string, { text: string; ms: number }>();
     for (const clip of clips) {
       const t = performance.now();
-      const result = await speech.transcribe(clip.path, { ...DECODING, language: 'en', vad: true });
+      // The full window on both sides of the VAD comparison: the VAD checked alone.
+      const result = await speech.transcribe(clip.path, {
+        ...DECODING,
+        language: 'en',
+        vad: true,
+        fittedContextSeconds: 0,
+      });
       vad.set(clip.name, { text: result.text, ms: performance.now() - t });
     }
 
@@ -374,6 +397,7 @@ describe.skipIf(missing !== undefined)(`speech-to-text accuracy with real weight
       const pairs = wordPairs(ours.words, theirWords.words);
       const diffs = startDiffsMs(pairs);
       const vadRun = vad.get(clip.name)!;
+      const fittedRun = fitted.get(clip.name)!;
       report.clips.push({
         clip: clip.name,
         format: clip.format,
@@ -400,6 +424,12 @@ describe.skipIf(missing !== undefined)(`speech-to-text accuracy with real weight
           ms: theirWords.transcribe_ms,
         },
         vad: { text: vadRun.text, wer: wordErrorRate(clip.reference, vadRun.text), ms: vadRun.ms },
+        fitted: {
+          text: fittedRun.text,
+          wer: wordErrorRate(clip.reference, fittedRun.text),
+          ms: fittedRun.ms,
+          pairs: wordPairs(fittedRun.words, theirWords.words),
+        },
         timestamps: {
           matched: pairs.length,
           medianStartDiffMs: Math.round(median(diffs)),
@@ -436,6 +466,7 @@ describe.skipIf(missing !== undefined)(`speech-to-text accuracy with real weight
         fasterWhisper: points(corpusWer(all.map((c) => c.fasterWhisper.wer))),
         fasterWhisperWithWords: points(corpusWer(all.map((c) => c.fasterWhisperWithWords.wer))),
         voxmillWithVad: points(corpusWer(all.map((c) => c.vad!.wer))),
+        voxmillFittedContext: points(corpusWer(all.map((c) => c.fitted.wer))),
       },
       librispeech: {
         clips: libri.length,
@@ -468,6 +499,7 @@ describe.skipIf(missing !== undefined)(`speech-to-text accuracy with real weight
         withWordsTranscribeMs: Math.round(sum(all.map((c) => c.fasterWhisperWithWords.ms))),
       },
       voxmillWithVadMs: Math.round(sum(all.map((c) => c.vad!.ms))),
+      voxmillFittedContextMs: Math.round(sum(all.map((c) => c.fitted.ms))),
       audioSeconds: Math.round(sum(await Promise.all(clips.map(async (c) => (await decodeAudio(c.path)).duration)))),
     };
     writeReport(report, started);
@@ -527,6 +559,22 @@ describe.skipIf(missing !== undefined)(`speech-to-text accuracy with real weight
       .filter((c) => points(c.vad!.wer.wer) - points(c.voxmill.wer.wer) > 1)
       .map((c) => ({ clip: c.clip, without: c.voxmill.text, with: c.vad!.text }));
     expect(changed).toEqual([]);
+  });
+
+  it('with the context fitted to clips under 10 s: WER within 1 point of the full window, LibriSpeech at most 8 %', () => {
+    const full = points(corpusWer(report.clips.map((c) => c.voxmill.wer)));
+    const withFitted = points(corpusWer(report.clips.map((c) => c.fitted.wer)));
+    expect(withFitted).toBeLessThanOrEqual(full + 1);
+    const libri = report.clips.filter((c) => clips.find((x) => x.name === c.clip)!.librispeech);
+    expect(points(corpusWer(libri.map((c) => c.fitted.wer)))).toBeLessThanOrEqual(8);
+  });
+
+  it("with the context fitted to clips under 10 s, places word starts within 100 ms (median) and 300 ms (p95) of faster-whisper's", () => {
+    const diffs = startDiffsMs(report.clips.flatMap((c) => c.fitted.pairs));
+    const words = report.clips.reduce((sum, c) => sum + c.refWords, 0);
+    expect(diffs.length).toBeGreaterThan(0.8 * words);
+    expect(median(diffs)).toBeLessThanOrEqual(100);
+    expect(quantile(diffs, 0.95)).toBeLessThanOrEqual(300);
   });
 
   it('gives empty text for silence with vad: true', async () => {

@@ -17,6 +17,7 @@ import {
   type NativeTranscribeParams,
   native,
 } from '../../src/native.js';
+import { fittedContext } from '../../src/stt/fitted-context.js';
 import { fixture, repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js';
 import { terminateEncodingWorker } from '../helpers/terminated-encoder.js';
 import { parseVadModel, type TensorRecord, writeVadModel } from '../helpers/vad-model.js';
@@ -379,10 +380,50 @@ describe('whisper.cpp never sees, or never acts on, non-finite values', () => {
     ['temperature', Number.NaN],
     ['maxSegmentLength', 1.5],
     ['language', 42],
+    ['audioContext', 1501],
+    ['audioContext', -1],
+    ['maxWindowTokens', 449],
   ])('params.%s = %s is refused by the addon itself (INVALID_ARGUMENT), not trusted', (key, value) => {
     expect(() => model.transcribe(new Float32Array(16000), { ...transcribeParams, [key]: value })).toThrow(
       expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(`params.${key}`) }),
     );
+  });
+
+  it('a window past maxWindowTokens fails with TOKEN_LIMIT', async () => {
+    const jfk = (await native().decodeAudio(sharedAudio('jfk.wav'), decodeOptions(60)).promise).samples;
+    const capped = await failure(
+      model.transcribe(jfk.subarray(0, 32_000), { ...transcribeParams, audioContext: 192, maxWindowTokens: 1 }).promise,
+    );
+    expect(capped).toMatchObject({ code: 'TOKEN_LIMIT', message: expect.stringContaining('1 tokens') });
+  });
+
+  it('every fitted context decodes to the end with DTW on (whisper.cpp asserts past twice the context)', async () => {
+    const jfk = (await native().decodeAudio(sharedAudio('jfk.wav'), decodeOptions(60)).promise).samples;
+    // No token cap and no fallback temperatures: random weights decode each window to whisper's 220 tokens, DTW
+    // aligns them over the whole fitted window.
+    const params = { ...transcribeParams, temperatureIncrement: 0, tokenTimestamps: true };
+    for (let seconds = 1.05; seconds < 10; seconds += 1.1) {
+      const fitted = fittedContext(seconds, 10)!;
+      const samples = jfk.subarray(0, Math.round(seconds * 16_000));
+      const result = await model.transcribe(samples, { ...params, audioContext: fitted.audioContext }).promise;
+      const aligned = result.segments.flatMap((segment) => segment.tokens).filter((token) => token.dtw >= 0);
+      expect(aligned.length, `${seconds} s: tokens DTW aligned`).toBeGreaterThan(0);
+    }
+  });
+
+  it('a VAD pass longer than the context (its joins add audio) fails with CONTEXT_TOO_SHORT instead of aborting', async () => {
+    const jfk = (await native().decodeAudio(sharedAudio('jfk.wav'), decodeOptions(60)).promise).samples;
+    // A second of audio kept past every speech end: jfk's stretches joined are longer than jfk.
+    const vad = { ...VAD_DEFAULTS, modelPath: vadModel, minSilenceMs: 0, overlapSeconds: 1 };
+    const full = await model.transcribe(jfk, { ...transcribeParams, temperatureIncrement: 0, vad }).promise;
+    const joined = full.speech.at(-1)?.procEnd ?? 0;
+    expect(joined).toBeGreaterThan(jfk.length / 16_000 + 0.1);
+    // Just enough context for jfk itself (its 10 ms frames, plus the two the check allows for), not for the joins.
+    const audioContext = Math.ceil((jfk.length / 160 + 2) / 2);
+    const error = await failure(
+      model.transcribe(jfk, { ...transcribeParams, tokenTimestamps: true, vad, audioContext }).promise,
+    );
+    expect(error.code).toBe('CONTEXT_TOO_SHORT');
   });
 
   it('decodeAudio refuses a sample-rate range the native decoder cannot honour', () => {

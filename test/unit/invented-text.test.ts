@@ -209,7 +209,8 @@ describe('runTranscription with the guards', () => {
 
   it('pads a short window to a second', async () => {
     const { model, calls } = fakeModel([[spoken(0, 0.2, 'la la la la la la la')], []]);
-    const options = normalizeTranscribeOptions({}, { ...CUSTOM_STT_TIER, threads: 1 });
+    // The full window from the start (a fitted one that loops is decoded again: test/unit/fitted-context.test.ts).
+    const options = normalizeTranscribeOptions({ fittedContextSeconds: 0 }, { ...CUSTOM_STT_TIER, threads: 1 });
     const short = { samples: new Float32Array(3200), sampleRate: 16_000, duration: 0.2 } as never;
     const result = await runTranscription({ model, info, modelName: 'fake', audio: short, options, vad: undefined });
     expect(calls[1]!.samples).toBe(16_000);
