@@ -6,6 +6,16 @@
 import type { NativeSegment, NativeTranscribeParams } from '../native.js';
 import { findLoops, repeatsAPhrase } from './repetition.js';
 
+/**
+ * TranscribeOptions.fittedContextSeconds unless the call sets it: clips under 10 s get a fitted context, except with
+ * tiny models, whose WER it raises: 6.4 -> 8.2 % on the 50 spoken sentences of test/accuracy/normalization.test.ts
+ * (beam 5), two words more on nine LibriSpeech / LJ Speech clips (BENCHMARKS.md, "Short clips"). base's WER is the
+ * same both ways; small and larger models were not measured (no weights here), and keep the fallback.
+ */
+export function defaultFittedContextSeconds(modelType: string): number {
+  return modelType === 'tiny' ? 0 : 10;
+}
+
 /** Whisper's encoder positions per second of audio (1500 for its 30 s window). */
 const POSITIONS_PER_SECOND = 50;
 /** The model's full context. */

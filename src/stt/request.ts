@@ -22,8 +22,6 @@ import type { AnnotationPolicy, Segment, TimestampGranularity, VadOptions } from
 export const TIMESTAMP_GRANULARITIES: readonly TimestampGranularity[] = ['none', 'segment', 'word'];
 export const ANNOTATION_POLICIES: readonly AnnotationPolicy[] = ['drop', 'keep'];
 export const MAX_PROMPT_LENGTH = 2000;
-/** Default of TranscribeOptions.fittedContextSeconds: clips under 10 s get an encoder context fitted to them. */
-export const DEFAULT_FITTED_CONTEXT_SECONDS = 10;
 
 const TRANSCRIBE_KEYS = [
   'model',
@@ -77,8 +75,8 @@ export interface NormalizedTranscribeOptions {
   vad: VadOptions | undefined;
   /** Re-decode looping stretches (stt/repetition.ts). */
   repetitionGuard: boolean;
-  /** Audio shorter than this gets an encoder context fitted to it (0: never). */
-  fittedContextSeconds: number;
+  /** Audio shorter than this gets an encoder context fitted to it (0: never); undefined: the model's default. */
+  fittedContextSeconds: number | undefined;
   /** What happens to segments that are only non-speech annotations. */
   annotations: AnnotationPolicy;
   /** Segments carry SegmentDecoding. */
@@ -164,8 +162,7 @@ export function normalizeTranscribeOptions(
     params,
     vad: normalizeVadOptions('vad', raw.vad),
     repetitionGuard: booleanOption('repetitionGuard', raw.repetitionGuard) ?? defaults.repetitionGuard,
-    fittedContextSeconds:
-      numberOption('fittedContextSeconds', raw.fittedContextSeconds, 0, 30) ?? DEFAULT_FITTED_CONTEXT_SECONDS,
+    fittedContextSeconds: numberOption('fittedContextSeconds', raw.fittedContextSeconds, 0, 30),
     annotations: enumOption('annotations', raw.annotations, ANNOTATION_POLICIES) ?? 'drop',
     segmentDecoding: booleanOption('segmentDecoding', raw.segmentDecoding) ?? false,
     maxDurationSeconds: numberOption('maxDurationSeconds', raw.maxDurationSeconds, 0.001, 1e7),

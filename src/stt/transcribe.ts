@@ -13,7 +13,7 @@ import type {
 } from '../native.js';
 import { runJob } from '../util/job.js';
 import { isAnnotationOnly } from './annotations.js';
-import { fittedContext, fittedDecodeFailed } from './fitted-context.js';
+import { defaultFittedContextSeconds, fittedContext, fittedDecodeFailed } from './fitted-context.js';
 import { UNDETERMINED_LANGUAGE } from './languages.js';
 import { collapseLoops, findLoops } from './repetition.js';
 import type { NormalizedTranscribeOptions } from './request.js';
@@ -228,7 +228,12 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
   const fitted =
     language === undefined
       ? undefined
-      : await decodeFitted(audio.samples.length / SAMPLE_RATE, options.fittedContextSeconds, params, decode);
+      : await decodeFitted(
+          audio.samples.length / SAMPLE_RATE,
+          options.fittedContextSeconds ?? defaultFittedContextSeconds(info.type),
+          params,
+          decode,
+        );
   const result = fitted ?? (await decode(params, onEvent));
   // From here on every time is on the input's timeline (with VAD, whisper saw the speech stretches joined).
   const map = result.vad ? timeMapFromSpans(result.speech) : identityTimeMap;

@@ -151,7 +151,7 @@ export interface TranscribeOptions {
    * Audio shorter than this many seconds is encoded with a context fitted to its length instead of whisper's 30 s
    * window, which a short clip otherwise pays for in full (BENCHMARKS.md, "Short clips"). Should that decode repeat
    * itself or run past a token limit for its length, the clip is decoded again with the full window, so the result
-   * is never worse than a loop. 0 turns it off. Default 10 (0-30).
+   * is never worse than a loop. 0 turns it off. Default 10 (0-30), but 0 with tiny models, whose WER it raises.
    */
   fittedContextSeconds?: number;
   /**

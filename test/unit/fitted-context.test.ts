@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../../src/errors.js';
 import type { NativeTranscribeParams, NativeTranscription } from '../../src/native.js';
-import { fittedContext, fittedDecodeFailed } from '../../src/stt/fitted-context.js';
+import { defaultFittedContextSeconds, fittedContext, fittedDecodeFailed } from '../../src/stt/fitted-context.js';
 import { normalizeTranscribeOptions } from '../../src/stt/request.js';
 import { runTranscription } from '../../src/stt/transcribe.js';
 import type { Segment } from '../../src/stt/types.js';
@@ -128,6 +128,25 @@ describe('runTranscription on a short clip', () => {
       expect(told).toEqual([]);
       expect(result.text).toBe('and so my fellow Americans');
     }
+  });
+
+  it('leaves it off by default with tiny models (it raises their WER), on when the call sets it', async () => {
+    const tiny = { multilingual: false, type: 'tiny' } as never;
+    const byDefault = fakeModel([[words(0, 1, 'hello')]]);
+    await runTranscription({
+      ...byDefault,
+      info: tiny,
+      modelName: 'fake',
+      audio: audioOf(2),
+      options: optionsWith(),
+      vad: undefined,
+    });
+    expect(byDefault.calls.map((c) => c.audioContext)).toEqual([undefined]);
+    const set = fakeModel([[words(0, 1, 'hello')]]);
+    const options = optionsWith({ fittedContextSeconds: 10 });
+    await runTranscription({ ...set, info: tiny, modelName: 'fake', audio: audioOf(2), options, vad: undefined });
+    expect(set.calls.map((c) => c.audioContext)).toEqual([192]);
+    expect(defaultFittedContextSeconds('base')).toBe(10);
   });
 
   it('skips the fitted decode when the language is to be detected (detection encodes a full window anyway)', async () => {
