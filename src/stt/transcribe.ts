@@ -203,6 +203,12 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
   params.progressEvents = options.onProgress !== undefined;
   params.segmentEvents = options.onSegment !== undefined;
 
+  // A segment told to onSegment, on the input's timeline, as whisper finishes it (or, for a fitted decode, after it).
+  const tellSegment = (index: number, start: number, end: number, text: string) => {
+    if (options.annotations === 'drop' && isAnnotationOnly(text)) return;
+    const [segment] = normaliseTimes([{ id: index, start, end, text: text.trim() }], audio.duration);
+    safely(options.onSegment, segment!);
+  };
   let eventMap: TimeMap = identityTimeMap;
   const onEvent =
     options.onProgress || options.onSegment
@@ -211,18 +217,13 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
           else if (event[0] === 'speech') eventMap = timeMapFromSpans(event[1].spans);
           else {
             const { index, start, end, text } = event[1];
-            if (options.annotations === 'drop' && isAnnotationOnly(text)) return;
-            const [segment] = normaliseTimes(
-              [{ id: index, start: eventMap(start), end: eventMap(end), text: text.trim() }],
-              audio.duration,
-            );
-            safely(options.onSegment, segment!);
+            tellSegment(index, eventMap(start), eventMap(end), text);
           }
         }
       : undefined;
 
-  const decode = (withParams: NativeTranscribeParams, events?: typeof onEvent) =>
-    runJob(() => model.transcribe(audio.samples, withParams, events), { signal: options.signal, track: input.track });
+  const decode = (samples: Float32Array, withParams: NativeTranscribeParams, events?: typeof onEvent) =>
+    runJob(() => model.transcribe(samples, withParams, events), { signal: options.signal, track: input.track });
   // Language detection encodes a full window whatever the context (whisper.cpp detects before it applies it), so a
   // fitted decode only pays when the language is known.
   const fitted =
@@ -232,22 +233,15 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
           audio.samples.length / SAMPLE_RATE,
           options.fittedContextSeconds ?? defaultFittedContextSeconds(info.type),
           params,
-          decode,
+          (withParams) => decode(audio.samples, withParams),
         );
-  const result = fitted ?? (await decode(params, onEvent));
+  const result = fitted ?? (await decode(audio.samples, params, onEvent));
   // From here on every time is on the input's timeline (with VAD, whisper saw the speech stretches joined).
   const map = result.vad ? timeMapFromSpans(result.speech) : identityTimeMap;
   const mapped = result.vad ? result.segments.map((segment) => remapSegment(segment, map)) : result.segments;
   // The fitted decode ran without events (it may be thrown away): its segments are told now, as onEvent would have.
   if (fitted) {
-    mapped.forEach((segment, index) => {
-      if (options.annotations === 'drop' && isAnnotationOnly(segment.text)) return;
-      const [shaped] = normaliseTimes(
-        [{ id: index, start: segment.start, end: segment.end, text: segment.text.trim() }],
-        audio.duration,
-      );
-      safely(options.onSegment, shaped!);
-    });
+    for (const [index, segment] of mapped.entries()) tellSegment(index, segment.start, segment.end, segment.text);
     safely(options.onProgress, 1);
   }
   // Annotations go first, so a run of "(music)" segments is not taken for a loop and decoded again.
@@ -255,14 +249,7 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
   if (options.repetitionGuard) {
     // The language found for the whole call, so a short window is not heard as another one.
     const again = { ...params, ...(params.language ? {} : result.language ? { language: result.language } : {}) };
-    raw = await repairLoops(
-      raw,
-      audio.samples,
-      again,
-      (samples, withParams) =>
-        runJob(() => model.transcribe(samples, withParams), { signal: options.signal, track: input.track }),
-      options.signal,
-    );
+    raw = await repairLoops(raw, audio.samples, again, decode, options.signal);
     if (options.annotations === 'drop') raw = raw.filter((segment) => !isAnnotationOnly(segment.text));
   }
   const segments = shapeSegments(raw, audio.duration, options.params.tinydiarize === true, options.segmentDecoding);
