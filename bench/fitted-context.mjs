@@ -20,7 +20,6 @@
 // word starts of the two runs are compared too (median and largest difference over words both runs have in the
 // same order). VAD off on both sides (it changes the audio's length, not this comparison).
 // Results: bench/out/fitted-context-<time>.json and markdown tables on stdout.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
@@ -30,12 +29,13 @@ import {
   gitCommit,
   machineFacts,
   median,
+  readReferences,
   realModels,
+  referenceWer,
   root,
   runMain,
   sharedAudio,
   transcriptWords,
-  wordEdits,
   writeResults,
 } from './lib.mjs';
 
@@ -71,20 +71,17 @@ if (settings.quick) Object.assign(settings, { repeats: 1, models: ['tiny.en'], d
 
 const dist = await import(join(root, 'dist', 'index.js'));
 const { native } = await import(join(root, 'dist', 'native.js'));
+const { normalizeTranscribeOptions } = await import(join(root, 'dist', 'stt', 'request.js'));
+const { CUSTOM_STT_TIER } = await import(join(root, 'dist', 'tiers.js'));
 const { defaultFittedContextSeconds, fittedContext, fittedDecodeFailed } = await import(
   join(root, 'dist', 'stt', 'fitted-context.js')
 );
 /** The fitted side's fittedContextSeconds: the library's default for models other than tiny, set on every model. */
 const FITTED_SECONDS = defaultFittedContextSeconds('base');
 
-function references() {
-  const lines = readFileSync(sharedAudio('transcripts.tsv'), 'utf8').split('\n').slice(1);
-  return new Map(lines.filter(Boolean).map((line) => line.split('\t', 2)));
-}
-
 async function clips() {
   const out = [];
-  for (const [file, text] of references()) {
+  for (const [file, text] of readReferences()) {
     const { samples } = await dist.decodeAudio(sharedAudio(file));
     if (samples.length / RATE < FITTED_SECONDS && !out.some((c) => c.name === file.replace(/\.\w+$/, ''))) {
       out.push({ name: file.replace(/\.\w+$/, ''), samples, reference: text });
@@ -98,11 +95,6 @@ async function clips() {
   }
   return out;
 }
-
-const wer = (text, reference) => {
-  const ref = transcriptWords(reference);
-  return ref.length === 0 ? 0 : wordEdits(transcriptWords(text), ref) / ref.length;
-};
 
 /** Word start differences (s) between two runs over the words they share in order (a word-level diff walk). */
 function startDiffs(a = [], b = []) {
@@ -121,24 +113,12 @@ function startDiffs(a = [], b = []) {
 async function fittedOutcome(model, samples, decoding) {
   const fitted = fittedContext(samples.length / RATE, FITTED_SECONDS);
   if (!fitted) return 'not short';
-  const params = {
-    language: 'en',
-    translate: false,
-    threads: settings.threads,
-    beamSize: decoding.beamSize > 1 ? decoding.beamSize : 0,
-    bestOf: 5,
-    temperature: 0,
-    temperatureIncrement: 0.2,
-    noSpeechThreshold: 0.6,
-    entropyThreshold: 2.4,
-    logprobThreshold: -1,
-    initialPrompt: '',
-    tokenTimestamps: decoding.timestamps === 'word',
-    tinydiarize: false,
-    suppressNonSpeech: false,
-    conditionOnPreviousText: true,
-    ...fitted,
-  };
+  // The native parameters createSpeech sends for this call (the library's own defaults), plus the fitted ones.
+  const { params: called } = normalizeTranscribeOptions(
+    { language: 'en', timestamps: decoding.timestamps, beamSize: decoding.beamSize },
+    { ...CUSTOM_STT_TIER, threads: settings.threads },
+  );
+  const params = { ...called, ...fitted };
   try {
     const result = await model.transcribe(samples, params).promise;
     return fittedDecodeFailed(result.segments) ? 'loop' : 'ok';
@@ -191,8 +171,8 @@ async function measure(modelName, modelPath, decodingName, all) {
         scoredAgainst: clip.reference ? 'reference' : 'full window',
         fullMs: median(times.full),
         fittedMs: median(times.fitted),
-        fullWer: clip.reference ? wer(results.full.text, reference) : 0,
-        fittedWer: wer(results.fitted.text, reference),
+        fullWer: clip.reference ? referenceWer(results.full.text, reference) : 0,
+        fittedWer: referenceWer(results.fitted.text, reference),
         fullText: results.full.text,
         fittedText: results.fitted.text,
         outcome: await fittedOutcome(direct, clip.samples, decoding),

@@ -456,6 +456,18 @@ export function wordEdits(a, b) {
   return previous[b.length];
 }
 
+/** The reference transcripts of the shared audio, ../shared/audio/transcripts.tsv (file name -> text). */
+export function readReferences() {
+  const lines = readFileSync(sharedAudio('transcripts.tsv'), 'utf8').split('\n').slice(1);
+  return new Map(lines.filter(Boolean).map((line) => line.split('\t', 2)));
+}
+
+/** Word error rate of `text` against `reference` (transcriptWords on both; 0 for an empty reference). */
+export function referenceWer(text, reference) {
+  const ref = transcriptWords(reference);
+  return ref.length === 0 ? 0 : wordEdits(transcriptWords(text), ref) / ref.length;
+}
+
 /** `samples` repeated (the last copy cut short) to fill `length` samples: a long file made of one recording. */
 export function repeatToLength(samples, length) {
   const out = new Float32Array(length);

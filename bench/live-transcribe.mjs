@@ -9,7 +9,6 @@
 //   the same file in the same run (same engine, model and tier defaults), both against the reference.
 //
 //   node bench/live-transcribe.mjs [--repeats 3]
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -21,6 +20,7 @@ import {
   gitCommit,
   machineFacts,
   median,
+  readReferences,
   realModels,
   runMain,
   sharedAudio,
@@ -111,13 +111,7 @@ async function main() {
   const model = realModels(['whisper-tiny.en'])['whisper-tiny.en'];
   const vadModel = join(sharedDir, 'models', 'whisper', 'ggml-silero-v6.2.0.bin');
   const speech = voxmill.createSpeech({ vadModel, models: { 'svc-stt-1': model } });
-  const references = new Map(
-    readFileSync(sharedAudio('transcripts.tsv'), 'utf8')
-      .trim()
-      .split('\n')
-      .slice(1)
-      .map((line) => line.split('\t')),
-  );
+  const references = readReferences();
   try {
     const { samples: jfk } = await voxmill.decodeAudio(sharedAudio('jfk.wav'));
     const regions = await voxmill.detectSpeechRegions(jfk, { model: vadModel });

@@ -83,13 +83,13 @@ import {
   machineFacts,
   median,
   printChildResult,
+  readReferences,
   realModels,
+  referenceWer,
   root,
   rotate,
   runMain,
   sharedAudio,
-  transcriptWords,
-  wordEdits,
   writeResults,
 } from './lib.mjs';
 
@@ -548,16 +548,6 @@ async function runEngine(engine, task) {
   };
 }
 
-function readReferences() {
-  const lines = readFileSync(sharedAudio('transcripts.tsv'), 'utf8').split('\n').slice(1);
-  return new Map(lines.filter(Boolean).map((line) => line.split('\t', 2)));
-}
-
-const wer = (text, reference) => {
-  const ref = transcriptWords(reference);
-  return wordEdits(transcriptWords(text), ref) / ref.length;
-};
-
 const fixed = (value, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : '—');
 
 function table(rows) {
@@ -632,7 +622,7 @@ async function main() {
         warmMs: median(ok.map((r) => r.files[f.name].wallMs)),
         ratio: median(ratios),
         maxBlockMs: Math.max(...ok.map((r) => r.files[f.name].maxBlockMs)),
-        wer: references.has(AUDIO[f.name]) && text ? wer(text, references.get(AUDIO[f.name])) : null,
+        wer: references.has(AUDIO[f.name]) && text ? referenceWer(text, references.get(AUDIO[f.name])) : null,
         text,
       };
     }

@@ -56,6 +56,7 @@ import {
   measureProcess,
   median,
   peersPython,
+  readReferences,
   realModels,
   root,
   runMain,
@@ -97,12 +98,6 @@ const FLAGS = {
     defaultText: 'the last line `bash scripts/peers-setup.sh` prints',
   }),
 };
-
-/** The reference transcripts of the shared audio (file -> text). */
-function readReferences() {
-  const lines = readFileSync(sharedAudio('transcripts.tsv'), 'utf8').split('\n').slice(1);
-  return new Map(lines.filter(Boolean).map((line) => line.split('\t', 2)));
-}
 
 /**
  * Engine name -> ggml file for each weight type asked for: f16 is the converted file itself; q8_0 and q5_1 are made
