@@ -30,6 +30,13 @@ Napi::Value Versions(const Napi::CallbackInfo& info) {
   versions.Set("system", whisper_print_system_info());
   versions.Set("cpuTarget", VOXMILL_CPU_TARGET);
   versions.Set("blas", VOXMILL_BLAS_USED);
+  // The ggml backends compiled in (statically linked, each registered at start): "CPU", "BLAS", "CUDA", "Vulkan", ...
+  // A backend is listed even when it found no device on this machine.
+  Napi::Array backends = Napi::Array::New(env, ggml_backend_reg_count());
+  for (size_t i = 0; i < ggml_backend_reg_count(); i++) {
+    backends.Set(static_cast<uint32_t>(i), ggml_backend_reg_name(ggml_backend_reg_get(i)));
+  }
+  versions.Set("backends", backends);
   return versions;
 }
 

@@ -70,12 +70,18 @@ whisper_alignment_heads_preset DtwPreset(const Header& h, std::string& name) {
   return WHISPER_AHEADS_NONE;
 }
 
-bool HasGpuDevice() {
+// The device whisper.cpp puts the model on (whisper_backend_init_gpu): the gpuDevice-th GPU or integrated GPU in
+// ggml's list, else none, and then the CPU. A build with no GPU backend, a machine where the backend found no device,
+// and a gpuDevice past the last one all run on the CPU.
+ggml_backend_dev_t ChosenGpuDevice(int gpuDevice) {
+  int seen = 0;
   for (size_t i = 0; i < ggml_backend_dev_count(); i++) {
-    const auto type = ggml_backend_dev_type(ggml_backend_dev_get(i));
-    if (type == GGML_BACKEND_DEVICE_TYPE_GPU || type == GGML_BACKEND_DEVICE_TYPE_IGPU) return true;
+    ggml_backend_dev_t dev = ggml_backend_dev_get(i);
+    const auto type = ggml_backend_dev_type(dev);
+    if (type != GGML_BACKEND_DEVICE_TYPE_GPU && type != GGML_BACKEND_DEVICE_TYPE_IGPU) continue;
+    if (seen++ == gpuDevice) return dev;
   }
-  return false;
+  return nullptr;
 }
 
 bool IsSet(const std::atomic<bool>* flag) { return flag != nullptr && flag->load(std::memory_order_relaxed); }
@@ -440,7 +446,9 @@ WhisperContextPtr LoadWhisperModel(const LoadOptions& options, const std::atomic
   facts.mels = whisper_model_n_mels(ctx);
   facts.ftype = whisper_model_ftype(ctx);
   facts.flashAttention = params.flash_attn;
-  facts.gpu = params.use_gpu && HasGpuDevice();
+  ggml_backend_dev_t gpu = params.use_gpu ? ChosenGpuDevice(params.gpu_device) : nullptr;
+  facts.gpu = gpu != nullptr;
+  facts.device = gpu != nullptr ? ggml_backend_dev_name(gpu) : "CPU";
   if (!params.dtw_token_timestamps) facts.dtwPreset.clear();
   return context;
 }

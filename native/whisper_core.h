@@ -48,6 +48,7 @@ struct ModelFacts {
   std::string dtwPreset;  // "" when DTW is off
   bool flashAttention = false;
   bool gpu = false;
+  std::string device;  // ggml's name of the device the weights run on: "CPU", "CUDA0", "Vulkan0", ...
 };
 
 // Reads the file's header, then loads it. `cancel` (may be null) is checked once, before the weights are read.

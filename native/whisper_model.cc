@@ -348,6 +348,7 @@ Napi::Value WhisperModel::Info(const Napi::CallbackInfo& info) {
   o.Set("dtwPreset", facts_.dtwPreset.empty() ? env.Null() : Napi::String::New(env, facts_.dtwPreset));
   o.Set("flashAttention", facts_.flashAttention);
   o.Set("gpu", facts_.gpu);
+  o.Set("device", facts_.device);
   o.Set("disposed", context_ == nullptr);
   return o;
 }

@@ -124,7 +124,7 @@ export {
   type WhisperModelInfo,
   type WhisperQuantization,
 } from './stt/whisper-model.js';
-export { type CpuInfo, cpuInfo, devices, versions } from './system.js';
+export { backends, type CpuInfo, cpuInfo, devices, gpuBackends, versions } from './system.js';
 export { STT_MODEL_IDS, TTS_MODEL_IDS, type TtsModelId } from './tiers.js';
 export type { TtsOptions } from './tts/config.js';
 export { LiveSpeech } from './tts/live-speech.js';

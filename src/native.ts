@@ -82,6 +82,8 @@ export interface NativeModelInfo {
   flashAttention: boolean;
   /** Whether a GPU backend is in use. */
   gpu: boolean;
+  /** ggml's name of the device the model runs on: `CPU`, `CUDA0`, `Vulkan0`, ... */
+  device: string;
   disposed: boolean;
 }
 
@@ -271,6 +273,8 @@ export interface NativeAddon {
     /** Absent from an addon built before they were recorded. */
     cpuTarget?: 'native' | 'portable';
     blas?: 'openblas' | 'none';
+    /** The ggml backends compiled in (`CPU`, `BLAS`, `CUDA`, `Vulkan`, ...), whether or not they found a device. */
+    backends?: string[];
   };
   devices(): NativeDevice[];
 }
@@ -295,7 +299,7 @@ let cached: NativeAddon | undefined;
  * `npm run build:native`); else the one the package ships for this platform (`prebuilds/<platform>-<arch>`, made by
  * `npm pack`: npm 11 runs no dependency's install script unless the app allows it).
  */
-function addonPath(): { path: string; prebuilt: boolean } | undefined {
+export function addonPath(): { path: string; prebuilt: boolean } | undefined {
   if (process.env.VOXMILL_ADDON_PATH) return { path: process.env.VOXMILL_ADDON_PATH, prebuilt: false };
   const built = join(packageRoot, 'build', 'Release', 'voxmill.node');
   if (existsSync(built)) return { path: built, prebuilt: false };
@@ -318,6 +322,7 @@ function prebuiltNeeds(path: string): string {
   return "FFmpeg's shared libraries";
 }
 
+const CUDA_WHEELS = 'pip install nvidia-cuda-runtime-cu12 nvidia-cublas-cu12';
 const FFMPEG_PACKAGES = 'on Debian 12: apt-get install libavformat59 libavcodec59 libswresample4 libavutil57';
 const BUILD_HELP =
   "build it with 'npm rebuild voxmill' (npm 11 runs it only after 'npm install-scripts approve voxmill'); it needs cmake, a " +
@@ -344,7 +349,11 @@ export function native(): NativeAddon {
         (found.prebuilt ? `, or ${BUILD_HELP}` : '')
       : /\blibopenblas\w*\.so/.test(message)
         ? `; it was built with OpenBLAS (on Debian 12: apt-get install libopenblas0), or rebuild it without: VOXMILL_BLAS=none npm run build:native`
-        : '';
+        : /\blibcu(da|dart|blas|blasLt)\w*\.so/.test(message)
+          ? `; it was built with VOXMILL_GPU=cuda and needs the CUDA runtime and cuBLAS libraries (a CUDA toolkit, or ${CUDA_WHEELS} with their lib folders on LD_LIBRARY_PATH), or rebuild it for the CPU: npm run build:native`
+          : /\blibvulkan\w*\.so/.test(message)
+            ? '; it was built with VOXMILL_GPU=vulkan and needs the Vulkan loader (on Debian 12: apt-get install libvulkan1), or rebuild it for the CPU: npm run build:native'
+            : '';
     throw new NativeAddonError(`cannot load the voxmill native addon ${found.path}: ${message}${hint}`, { cause });
   }
   return cached;

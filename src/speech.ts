@@ -69,6 +69,7 @@ export class Speech {
       locator: this.#locator,
       load: deps.loadSttModel,
       gpu: config.gpu,
+      gpuDevice: config.gpuDevice,
       idleUnloadMs: config.idleUnloadMs,
     });
     this.#admission = new AudioAdmission({

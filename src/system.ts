@@ -47,3 +47,38 @@ export function cpuInfo(): CpuInfo {
 export function devices(): { name: string; description: string; type: 'cpu' | 'gpu' | 'igpu' | 'accelerator' }[] {
   return native().devices();
 }
+
+/**
+ * The ggml backends compiled into the addon: `CPU` always, `BLAS` with OpenBLAS, `CUDA`, `Vulkan` or `Metal` in a GPU
+ * build (`VOXMILL_GPU`). A backend is listed even where it found no device; {@link devices} says what it found.
+ */
+export function backends(): string[] {
+  return native().versions().backends ?? ['CPU'];
+}
+
+/** The GPU backends compiled in: every backend but the CPU's own and BLAS (which runs on the CPU). */
+export function gpuBackends(): string[] {
+  return backends().filter((name) => name !== 'CPU' && name !== 'BLAS');
+}
+
+let gpuFallbackWarned = false;
+
+/**
+ * A model asked for a GPU (`gpu: true`, the default) in an addon built with one, and runs on the CPU: the backend
+ * found no device (no GPU, no driver) or `gpuDevice` is past the last one. Said once per process as a warning
+ * (`VOXMILL_GPU_FALLBACK`), never an error: the CPU gives the same text, slower.
+ */
+export function warnGpuFallback(modelPath: string, gpuDevice: number): void {
+  const built = gpuBackends();
+  if (built.length === 0 || gpuFallbackWarned) return;
+  gpuFallbackWarned = true;
+  const found = devices().filter((d) => d.type === 'gpu' || d.type === 'igpu');
+  const why =
+    found.length === 0
+      ? `${built.join(' and ')} found no device on this machine`
+      : `gpuDevice ${gpuDevice} is past the ${found.length} found (${found.map((d) => d.name).join(', ')})`;
+  process.emitWarning(
+    `voxmill: the addon was built with ${built.join(' and ')}, but ${why}: ${modelPath} runs on the CPU (gpu: false says so without this warning)`,
+    { code: 'VOXMILL_GPU_FALLBACK' },
+  );
+}

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerDiarizeCommand } from './diarize-command.js';
+import { registerDoctorCommand } from './doctor-command.js';
 import { registerModelsCommand } from './models-command.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerSpeakCommands } from './speak-command.js';
@@ -20,7 +21,7 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
 
 async function versionText(): Promise<string> {
   try {
-    const { versions, devices, cpuInfo } = await import('../system.js');
+    const { versions, devices, cpuInfo, backends } = await import('../system.js');
     const v = versions();
     const cpu = cpuInfo();
     const gpus = devices().filter((d) => d.type !== 'cpu');
@@ -28,6 +29,7 @@ async function versionText(): Promise<string> {
       `voxmill ${version}`,
       `whisper.cpp ${v.whisper}, FFmpeg ${v.ffmpeg}`,
       `CPU code: ${cpu.target} (${cpu.instructionSets.join(', ')}), BLAS: ${cpu.blas ?? 'none'}`,
+      `backends: ${backends().join(', ')}`,
       `devices: ${['CPU', ...gpus.map((d) => `${d.name} (${d.description})`)].join(', ')}`,
       v.system.trim(),
     ].join('\n');
@@ -51,6 +53,7 @@ registerTranscribeCommand(program);
 registerDiarizeCommand(program);
 registerSpeakCommands(program);
 registerModelsCommand(program);
+registerDoctorCommand(program);
 
 const args = process.argv.slice(2);
 try {

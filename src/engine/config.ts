@@ -9,6 +9,7 @@ import { catalogDefaults } from '../models/catalog.js';
 import { defaultModelsDir } from '../models/store.js';
 import { defaultThreads, normalizeVadOptions } from '../stt/request.js';
 import type { SttModelConfig, VadOptions } from '../stt/types.js';
+import { MAX_GPU_DEVICE } from '../stt/whisper-model.js';
 import { STT_MODEL_IDS, sttTierDefaults } from '../tiers.js';
 import { type ResolvedTtsOptions, resolveTtsOptions, type TtsOptions } from '../tts/config.js';
 import { defaultCpuThreads } from '../util/cpu-budget.js';
@@ -78,8 +79,14 @@ export interface SpeechOptions {
    * AudioTooLongError, and decoding stops there. Default 2 GiB.
    */
   maxDecodedBytes?: number;
-  /** Use a GPU backend when the addon was built with one. Default true. */
+  /**
+   * Run Whisper models on a GPU when the addon was built with a GPU backend (`VOXMILL_GPU=cuda` or `vulkan`) and it
+   * finds one; otherwise, and with `false`, on the CPU. A GPU build that finds no device warns once
+   * (`VOXMILL_GPU_FALLBACK`) and runs on the CPU. Default true.
+   */
   gpu?: boolean;
+  /** Which GPU, counting from 0 in the order `devices()` lists them. Default 0. */
+  gpuDevice?: number;
   /**
    * The ONNX Runtime that runs Piper voices and speaker-embedding models: `'native'` (the optional peer
    * `onnxruntime-node`, several times faster), `'wasm'` (`onnxruntime-web`, a dependency; needs no install script), or
@@ -127,6 +134,7 @@ export interface ResolvedSpeechConfig {
   /** Threads all work may compute with at once. */
   cpuThreads: number;
   gpu: boolean;
+  gpuDevice: number;
   onnxRuntime: OnnxRuntimeChoice;
   vadModel: string | null;
   /** 'auto': on when the VAD model is installed. */
@@ -152,6 +160,7 @@ const SPEECH_KEYS = [
   'maxSampleRate',
   'maxDecodedBytes',
   'gpu',
+  'gpuDevice',
   'onnxRuntime',
   'voiceDirs',
   'tts',
@@ -204,6 +213,7 @@ export function resolveSpeechConfig(options: unknown): ResolvedSpeechConfig {
       DEFAULT_MAX_DECODED_BYTES,
     cpuThreads,
     gpu: booleanOption('gpu', raw.gpu) ?? true,
+    gpuDevice: integerOption('gpuDevice', raw.gpuDevice, 0, MAX_GPU_DEVICE) ?? 0,
     onnxRuntime: enumOption('onnxRuntime', raw.onnxRuntime, ONNX_RUNTIME_CHOICES) ?? 'auto',
     vadModel: vadModel === undefined ? (catalogDefaults().vad ?? null) : vadModel,
     vad: raw.vad === undefined || raw.vad === 'auto' ? 'auto' : normalizeVadOptions('vad', raw.vad),

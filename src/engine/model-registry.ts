@@ -28,7 +28,10 @@ export interface SttModel {
 }
 
 /** Loads a model file (`WhisperModel.load`, or a fake). */
-export type SttModelLoader = (path: string, options: { gpu: boolean; dtw: boolean }) => Promise<SttModel>;
+export type SttModelLoader = (
+  path: string,
+  options: { gpu: boolean; gpuDevice: number; dtw: boolean },
+) => Promise<SttModel>;
 
 /** What the engine knows about one model id. */
 export interface SttModelStatus {
@@ -68,6 +71,7 @@ export interface ModelRegistryOptions {
   locator: ModelLocator;
   load: SttModelLoader;
   gpu: boolean;
+  gpuDevice: number;
   /** Unload after this many ms without work; 0 never unloads. */
   idleUnloadMs: number;
 }
@@ -108,10 +112,10 @@ export class ModelRegistry {
   load(slot: ModelSlot): Promise<SttModel> {
     if (slot.model?.loaded) return Promise.resolve(slot.model);
     if (!slot.loading) {
-      const { locator, load, gpu } = this.#options;
+      const { locator, load, gpu, gpuDevice } = this.#options;
       slot.loading = (async () => {
         const path = locator.requireInstalled(slot.id, slot.config.spec);
-        return load(path, { gpu, dtw: slot.config.dtw });
+        return load(path, { gpu, gpuDevice, dtw: slot.config.dtw });
       })().then(
         (model) => {
           slot.loading = undefined;

@@ -90,10 +90,12 @@ function receiveDeadlines(headersTimeoutMs: number, bodyTimeoutMs: number) {
 
 async function readiness(speech: Speech, draining: boolean): Promise<{ ready: boolean; body: object }> {
   if (draining) return { ready: false, body: { status: 'draining' } };
-  const stt = speech.status().map(({ id, installed, loaded, active, pending }) => ({
+  const stt = speech.status().map(({ id, installed, loaded, active, pending, info }) => ({
     id,
     installed,
     loaded,
+    // The device a loaded model runs on (`CPU`, `CUDA0`, ...): a GPU build that found no GPU shows `CPU` here.
+    device: loaded ? (info?.device ?? null) : null,
     active,
     pending,
   }));

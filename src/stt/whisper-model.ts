@@ -4,6 +4,7 @@ import { type AudioInput, DEFAULT_MAX_DURATION_SECONDS, decodeAudio } from '../a
 import { DEFAULT_VAD_OVERLAP_SECONDS, TRANSCRIPTION_VAD_DEFAULTS } from '../audio/vad-settings.js';
 import { ClosedError, InvalidOptionTypeError } from '../errors.js';
 import { type NativeModelInfo, type NativeVadParams, type NativeWhisperModel, native } from '../native.js';
+import { warnGpuFallback } from '../system.js';
 import { CUSTOM_STT_TIER } from '../tiers.js';
 import { runJob } from '../util/job.js';
 import { booleanOption, integerOption, objectOption, rejectUnknownKeys, signalOption } from '../util/validate.js';
@@ -11,11 +12,17 @@ import { defaultThreads, type NormalizedTranscribeOptions, normalizeTranscribeOp
 import { runTranscription } from './transcribe.js';
 import type { TranscribeOptions, Transcription, VadOptions } from './types.js';
 
+/** Highest {@link WhisperLoadOptions.gpuDevice} (the addon checks the same bound). */
+export const MAX_GPU_DEVICE = 64;
+
 /** Options for loading a whisper model. */
 export interface WhisperLoadOptions {
-  /** Use a GPU backend when the addon was built with one. Default true. */
+  /**
+   * Use a GPU backend when the addon was built with one and it finds a device; else the model runs on the CPU (with a
+   * `VOXMILL_GPU_FALLBACK` warning in a GPU build). `info.device` says which. Default true.
+   */
   gpu?: boolean;
-  /** GPU index. Default 0. */
+  /** Which GPU, counting from 0 in the order `devices()` lists them. Default 0. */
   gpuDevice?: number;
   /** Flash attention. Default true; turned off where DTW timestamps are on (whisper.cpp computes DTW only without it). */
   flashAttention?: boolean;
@@ -131,7 +138,7 @@ export class WhisperModel {
     const signal = signalOption('signal', raw.signal);
     const loadOptions = {
       gpu: booleanOption('gpu', raw.gpu) ?? true,
-      gpuDevice: integerOption('gpuDevice', raw.gpuDevice, 0, 64) ?? 0,
+      gpuDevice: integerOption('gpuDevice', raw.gpuDevice, 0, MAX_GPU_DEVICE) ?? 0,
       flashAttention: booleanOption('flashAttention', raw.flashAttention) ?? true,
       dtw: booleanOption('dtw', raw.dtw) ?? true,
     };
@@ -141,7 +148,9 @@ export class WhisperModel {
       model.dispose();
       signal.throwIfAborted();
     }
-    return new WhisperModel(absolute, model);
+    const loaded = new WhisperModel(absolute, model);
+    if (loadOptions.gpu && !loaded.info.gpu) warnGpuFallback(absolute, loadOptions.gpuDevice);
+    return loaded;
   }
 
   /** False once disposed. */

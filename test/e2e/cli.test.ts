@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -139,6 +139,56 @@ describe('voxmill CLI', () => {
   it('--version names whisper.cpp and FFmpeg', async () => {
     const { stdout } = await run(process.execPath, [cli, '--version']);
     expect(stdout).toMatch(/whisper\.cpp 1\.9\.1, FFmpeg /);
+    expect(stdout).toMatch(/^backends: .*CPU/mu);
+  });
+
+  it('doctor reports the backends, the devices, and the device each configured model runs on', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'voxmill-doctor-'));
+    const config = join(dir, 'config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        models: { 'svc-stt-1': fixture('models/ggml-tiny.en-random.bin'), 'svc-stt-1-flash': join(dir, 'none.bin') },
+        voiceDirs: [fixture('voices')],
+      }),
+    );
+    const { stdout } = await run(process.execPath, [
+      cli,
+      'doctor',
+      '--json',
+      '--load',
+      '-c',
+      config,
+      '--models-dir',
+      dir,
+    ]);
+    const report = JSON.parse(stdout);
+    expect(report.addon).toMatchObject({ ok: true, whisper: '1.9.1' });
+    expect(report.addon.backends).toContain('CPU');
+    expect(report.addon.devices.map((d: { type: string }) => d.type)).toContain('cpu');
+    expect(report.onnxRuntime).toMatchObject({ ok: true });
+    expect(report.models).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ id: 'svc-stt-1', installed: true, device: 'CPU', measured: true }),
+        expect.objectContaining({ id: 'svc-stt-1-flash', installed: false, device: 'CPU', measured: false }),
+      ]),
+    );
+    expect(report.voices).toBeGreaterThan(0);
+    expect(report.problems).toEqual([]);
+    // The text form says the same in lines, and ends with "ok".
+    const text = await run(process.execPath, [cli, 'doctor', '-c', config, '--models-dir', dir]);
+    expect(text.stdout).toMatch(/^ {2}backends compiled in: .*CPU/mu);
+    expect(text.stdout).toMatch(/^model svc-stt-1: .*would run on CPU$/mu);
+    expect(text.stdout.trimEnd().endsWith('ok')).toBe(true);
+  });
+
+  it('doctor exits 1 naming the config problem', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'voxmill-doctor-'));
+    const config = join(dir, 'config.json');
+    writeFileSync(config, JSON.stringify({ gpuDevice: -1 }));
+    const failed = await run(process.execPath, [cli, 'doctor', '-c', config]).catch((error) => error);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toMatch(/^problem: the configuration: .*gpuDevice/mu);
   });
 });
 

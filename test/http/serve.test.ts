@@ -85,8 +85,8 @@ describe('voxmill serve', () => {
     expect(ready.status).toBe(200);
     expect(ready.body).toMatchObject({ status: 'ready', voices: 6 });
     expect(ready.body.stt).toEqual([
-      { id: 'svc-stt-1', installed: true, loaded: false, active: 0, pending: 0 },
-      { id: 'svc-stt-1-flash', installed: true, loaded: false, active: 0, pending: 0 },
+      { id: 'svc-stt-1', installed: true, loaded: false, device: null, active: 0, pending: 0 },
+      { id: 'svc-stt-1-flash', installed: true, loaded: false, device: null, active: 0, pending: 0 },
     ]);
     expect(ready.headers['x-request-id']).toMatch(/^req_/);
     const posted = await documented(agent.post('/healthz'));

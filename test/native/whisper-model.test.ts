@@ -45,6 +45,9 @@ describe('WhisperModel.load', () => {
       ftype: 1,
       dtwPreset: 'tiny.en',
       flashAttention: false,
+      // The CPU build runs every model on the CPU, and says so.
+      gpu: false,
+      device: 'CPU',
     });
     model.dispose();
   });

@@ -21,6 +21,7 @@ const info = (multilingual: boolean): NativeModelInfo => ({
   dtwPreset: null,
   flashAttention: true,
   gpu: false,
+  device: 'CPU',
   disposed: false,
 });
 

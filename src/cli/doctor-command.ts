@@ -1,0 +1,204 @@
+/**
+ * `voxmill doctor`: what this install can do. The addon (where it is, whether it loads), the CPU code and the ggml
+ * backends compiled into it, the devices they found, the ONNX Runtime the voices run on, and each configured
+ * speech-to-text model: installed or not, and the device it runs on (predicted from the devices, or measured with
+ * `--load`). Exit status 1 when something is broken (the addon does not load, a model fails to load).
+ */
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { addonPath } from '../native.js';
+import type { Speech } from '../speech.js';
+import { createSpeech } from '../speech.js';
+import { backends, cpuInfo, devices, gpuBackends, versions } from '../system.js';
+import { loadOnnxRuntime, type OnnxRuntimeChoice } from '../util/onnx-runtime.js';
+import { loadServeConfig } from './serve-config.js';
+
+/** One configured speech-to-text id. */
+export interface DoctorModel {
+  id: string;
+  installed: boolean;
+  path: string | null;
+  /** The device it runs on: measured with `--load`, else what the devices found say it would be. */
+  device: string;
+  measured: boolean;
+  quantization?: string;
+  loadMs?: number;
+  error?: string;
+}
+
+/** `voxmill doctor --json`. */
+export interface DoctorReport {
+  voxmill: string;
+  node: string;
+  platform: string;
+  addon:
+    | {
+        ok: true;
+        path: string;
+        prebuilt: boolean;
+        whisper: string;
+        ffmpeg: string;
+        cpu: ReturnType<typeof cpuInfo>;
+        backends: string[];
+        devices: ReturnType<typeof devices>;
+      }
+    | { ok: false; path: string | null; error: string };
+  onnxRuntime: { ok: true; backend: 'native' | 'wasm' } | { ok: false; error: string };
+  models: DoctorModel[];
+  voices: number;
+  /** What works but not as well as it could (a GPU build without a GPU, nothing installed). */
+  warnings: string[];
+  /** What does not work. */
+  problems: string[];
+}
+
+export interface DoctorOptions {
+  config?: string;
+  modelsDir?: string;
+  /** Load each installed model and report the device it really uses (takes the memory each model needs). */
+  load?: boolean;
+}
+
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
+/** Builds the report. Never throws for what it finds broken: that goes into `problems`. */
+export async function doctorReport(options: DoctorOptions = {}): Promise<DoctorReport> {
+  const report: DoctorReport = {
+    voxmill: version,
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+    addon: { ok: false, path: addonPath()?.path ?? null, error: '' },
+    onnxRuntime: { ok: false, error: '' },
+    models: [],
+    voices: 0,
+    warnings: [],
+    problems: [],
+  };
+  const config = options.config ? (await loadServeConfig(options.config)).speech : {};
+  try {
+    const found = addonPath();
+    const v = versions();
+    report.addon = {
+      ok: true,
+      path: found?.path ?? '',
+      prebuilt: found?.prebuilt ?? false,
+      whisper: v.whisper,
+      ffmpeg: v.ffmpeg,
+      cpu: cpuInfo(),
+      backends: backends(),
+      devices: devices(),
+    };
+  } catch (error) {
+    report.addon = { ok: false, path: addonPath()?.path ?? null, error: (error as Error).message };
+    report.problems.push(`the native addon does not load: ${(error as Error).message}`);
+    return report;
+  }
+  const gpus = report.addon.devices.filter((d) => d.type === 'gpu' || d.type === 'igpu');
+  const built = gpuBackends();
+  if (built.length > 0 && gpus.length === 0) {
+    report.warnings.push(
+      `the addon was built with ${built.join(' and ')}, which found no device: models run on the CPU`,
+    );
+  }
+  try {
+    const choice = (config.onnxRuntime ?? 'auto') as OnnxRuntimeChoice;
+    report.onnxRuntime = { ok: true, backend: loadOnnxRuntime(choice, 1).backend };
+  } catch (error) {
+    report.onnxRuntime = { ok: false, error: (error as Error).message };
+    report.problems.push(`ONNX Runtime (voices, speaker models): ${(error as Error).message}`);
+  }
+  let speech: Speech;
+  try {
+    speech = createSpeech({ ...config, ...(options.modelsDir ? { modelsDir: options.modelsDir } : {}) });
+  } catch (error) {
+    report.problems.push(`the configuration: ${(error as Error).message}`);
+    return report;
+  }
+  try {
+    const gpuWanted = config.gpu ?? true;
+    const predicted = (gpuWanted ? gpus[config.gpuDevice ?? 0]?.name : undefined) ?? 'CPU';
+    for (const status of speech.status()) {
+      const model: DoctorModel = {
+        id: status.id,
+        installed: status.installed,
+        path: status.path ?? null,
+        device: predicted,
+        measured: false,
+      };
+      if (status.installed && options.load) {
+        const started = performance.now();
+        try {
+          const info = await speech.loadModel(status.id);
+          model.device = info.device;
+          model.measured = true;
+          model.quantization = info.quantization;
+          model.loadMs = Math.round(performance.now() - started);
+        } catch (error) {
+          model.error = (error as Error).message;
+          report.problems.push(`${status.id}: ${model.error}`);
+        } finally {
+          speech.unloadModel(status.id);
+        }
+      }
+      report.models.push(model);
+    }
+    report.voices = (await speech.listVoices()).length;
+    if (!report.models.some((m) => m.installed) && report.voices === 0) {
+      report.warnings.push(
+        `nothing is installed in ${speech.modelsDir}: voxmill models pull svc-stt-1 svc-tts-1 fetches the defaults`,
+      );
+    }
+  } finally {
+    await speech.close();
+  }
+  return report;
+}
+
+/** The report as lines for a terminal. */
+export function formatDoctorReport(report: DoctorReport): string {
+  const lines = [`voxmill ${report.voxmill}, Node ${report.node}, ${report.platform}`];
+  const { addon } = report;
+  if (addon.ok) {
+    lines.push(
+      `addon: ${addon.path}${addon.prebuilt ? ' (prebuilt)' : ''}`,
+      `  whisper.cpp ${addon.whisper}, FFmpeg ${addon.ffmpeg}`,
+      `  CPU code: ${addon.cpu.target} (${addon.cpu.instructionSets.join(', ') || 'baseline'}), BLAS: ${addon.cpu.blas ?? 'none'}`,
+      `  backends compiled in: ${addon.backends.join(', ')}`,
+      `  devices found: ${addon.devices.map((d) => `${d.name} [${d.type}] ${d.description}`).join('; ')}`,
+    );
+  } else {
+    lines.push(`addon: ${addon.path ?? 'not found'}: does not load`);
+  }
+  if (report.onnxRuntime.ok) lines.push(`ONNX Runtime: ${report.onnxRuntime.backend}`);
+  for (const model of report.models) {
+    const where = model.installed ? (model.path ?? '') : 'not installed';
+    const runs = model.error
+      ? `fails to load: ${model.error}`
+      : `${model.measured ? 'runs on' : 'would run on'} ${model.device}`;
+    const extra = model.loadMs === undefined ? '' : ` (${model.quantization}, loaded in ${model.loadMs} ms)`;
+    lines.push(`model ${model.id}: ${where}; ${runs}${extra}`);
+  }
+  if (addon.ok) lines.push(`voices: ${report.voices}`);
+  for (const warning of report.warnings) lines.push(`warning: ${warning}`);
+  for (const problem of report.problems) lines.push(`problem: ${problem}`);
+  if (report.problems.length === 0) lines.push('ok');
+  return `${lines.join('\n')}\n`;
+}
+
+/** Adds `doctor` to the program. */
+export function registerDoctorCommand(program: Command): void {
+  program
+    .command('doctor')
+    .description('report the addon, its CPU code and GPU backends, the devices found, and where each model runs')
+    .option('-c, --config <file>', "the server's JSON config (its models, gpu, gpuDevice, onnxRuntime)")
+    .option('--models-dir <dir>', 'where catalog models are installed')
+    .option('--load', 'load each installed model to report the device it really runs on')
+    .option('--json', 'print JSON')
+    .action(async (flags: DoctorOptions & { json?: boolean }) => {
+      const report = await doctorReport(flags);
+      process.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : formatDoctorReport(report));
+      if (report.problems.length > 0) process.exitCode = 1;
+    });
+}
