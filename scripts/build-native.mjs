@@ -10,6 +10,20 @@
 //                            container image). With VOXMILL_GPU=cuda the default is portable: native would also build
 //                            for this machine's GPU only, and fail where there is none (a container build)
 //   VOXMILL_BLAS             auto (default: OpenBLAS when pkg-config finds it) | openblas (required) | none
+//   VOXMILL_CUDA_ARCHS       with VOXMILL_GPU=cuda: CMAKE_CUDA_ARCHITECTURES, e.g. 89-real;90-real. Default: ggml's list
+//                            (CUDA 13: 75-virtual;80-virtual;86-real;89-real;90-virtual;120a-real;121a-real), several
+//                            times the compile time of one architecture
+//   CUDAToolkit_ROOT         with VOXMILL_GPU=cuda: the toolkit's root when its bin/nvcc is not on PATH (CUDACXX also
+//                            works). The NVIDIA driver is not needed to build; the addon does not link libcuda
+//                            (GGML_CUDA_NO_VMM), so it loads and runs on the CPU where there is no driver, as long as
+//                            the CUDA runtime and cuBLAS libraries (libcudart.so.N, libcublas.so.N) are found
+//                            With VOXMILL_GPU=vulkan: whisper.cpp needs Vulkan headers 1.3.272 or newer (Debian 12 has
+//                            1.3.239): pass newer ones with VOXMILL_CMAKE_ARGS=-DVulkan_INCLUDE_DIR=<dir>
+//   VOXMILL_TARGET           linux-arm64: cross-compiles for aarch64 on an x86-64 Debian/Ubuntu machine (Debian's
+//                            cross compiler and arm64 FFmpeg through multiarch: scripts/arm64/setup.sh), into
+//                            build-linux-arm64/ with portable CPU code. Unset: this machine
+//   VOXMILL_BUILD_DIR        the build folder (default build/, or build-<target>/ with VOXMILL_TARGET); the addon is
+//                            <folder>/Release/voxmill.node, loaded from elsewhere with VOXMILL_ADDON_PATH
 //   VOXMILL_CMAKE_ARGS       extra -D options, space separated
 //   VOXMILL_BUILD_JOBS       parallel compile jobs (default: number of CPUs)
 import { spawnSync } from 'node:child_process';
@@ -22,11 +36,32 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
 const force = process.argv.includes('--force');
-const addon = join(root, 'build', 'Release', 'voxmill.node');
 
 function fail(message) {
   console.error(`voxmill: native build failed: ${message}`);
   process.exit(1);
+}
+
+// Targets this script can cross-compile for, each with its CMake toolchain and what it needs installed.
+const crossTargets = {
+  'linux-arm64': {
+    arch: 'arm64',
+    toolchain: join(root, 'scripts', 'arm64', 'aarch64-linux-gnu.cmake'),
+    compiler: 'aarch64-linux-gnu-g++',
+    pkgConfigLibDir: '/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig',
+    setup: 'bash scripts/arm64/setup.sh',
+  },
+};
+
+/** The cross target asked for with VOXMILL_TARGET, or null for a build for this machine. */
+function crossTarget() {
+  const name = (process.env.VOXMILL_TARGET ?? '').trim().toLowerCase();
+  if (name === '' || name === `${process.platform}-${process.arch}`) return null;
+  const target = crossTargets[name];
+  if (!target) {
+    fail(`VOXMILL_TARGET must be one of ${Object.keys(crossTargets).join(', ')} (or unset); received '${name}'`);
+  }
+  return { name, ...target };
 }
 
 function whisperTree() {
@@ -49,14 +84,18 @@ function gpuFlags() {
   if (gpu === '' || gpu === 'none' || gpu === 'cpu') return [];
   const known = { cuda: 'GGML_CUDA', vulkan: 'GGML_VULKAN', metal: 'GGML_METAL' };
   if (!(gpu in known)) fail(`VOXMILL_GPU must be one of cuda, vulkan, metal; received '${gpu}'`);
-  return [`--CD${known[gpu]}=ON`];
+  const flags = [`--CD${known[gpu]}=ON`];
+  const archs = (process.env.VOXMILL_CUDA_ARCHS ?? '').trim();
+  if (archs !== '' && gpu === 'cuda') flags.push(`--CDCMAKE_CUDA_ARCHITECTURES=${archs}`);
+  return flags;
 }
 
-function cpuTarget(gpu) {
+function cpuTarget(gpu, cross) {
   // With CUDA, GGML_NATIVE also compiles for this machine's GPU alone (CMAKE_CUDA_ARCHITECTURES=native), and fails
-  // where there is none.
+  // where there is none. A cross build cannot know the target's CPU: portable.
   const cuda = gpu.some((flag) => flag.includes('GGML_CUDA'));
-  const cpu = (process.env.VOXMILL_CPU ?? '').trim().toLowerCase() || (cuda ? 'portable' : 'native');
+  const cpu = (process.env.VOXMILL_CPU ?? '').trim().toLowerCase() || (cuda || cross ? 'portable' : 'native');
+  if (cpu === 'native' && cross) fail(`VOXMILL_CPU=native cannot cross-compile for ${cross.name}; use portable`);
   if (cpu === 'native' && cuda)
     console.warn("voxmill: VOXMILL_CPU=native with CUDA also builds for this machine's GPU only");
   if (cpu !== 'native' && cpu !== 'portable') fail(`VOXMILL_CPU must be native or portable; received '${cpu}'`);
@@ -70,16 +109,28 @@ function blasChoice() {
   return blas;
 }
 
-function checkTools() {
+function checkTools(cross) {
   const cmake = spawnSync('cmake', ['--version'], { encoding: 'utf8' });
   if (cmake.status !== 0) fail('cmake not found. On Debian/Ubuntu: apt-get install cmake');
-  const pkg = spawnSync('pkg-config', ['--exists', 'libavformat', 'libavcodec', 'libswresample', 'libavutil']);
+  if (cross) {
+    const compiler = spawnSync(cross.compiler, ['--version']);
+    if (compiler.error || compiler.status !== 0) fail(`${cross.compiler} not found; run ${cross.setup}`);
+  }
+  const pkg = spawnSync('pkg-config', ['--exists', 'libavformat', 'libavcodec', 'libswresample', 'libavutil'], {
+    env: cross ? { ...process.env, PKG_CONFIG_LIBDIR: cross.pkgConfigLibDir, PKG_CONFIG_PATH: '' } : process.env,
+  });
   if (pkg.error || pkg.status !== 0) {
     fail(
-      'FFmpeg development libraries not found: apt-get install pkg-config libavformat-dev libavcodec-dev libswresample-dev libavutil-dev',
+      cross
+        ? `FFmpeg development libraries for ${cross.name} not found; run ${cross.setup}`
+        : 'FFmpeg development libraries not found: apt-get install pkg-config libavformat-dev libavcodec-dev libswresample-dev libavutil-dev',
     );
   }
 }
+
+const cross = crossTarget();
+const buildDir = resolve(root, process.env.VOXMILL_BUILD_DIR || (cross ? `build-${cross.name}` : 'build'));
+const addon = join(buildDir, 'Release', 'voxmill.node');
 
 if (!force && existsSync(addon)) {
   console.log(`voxmill: native addon present at ${addon} (npm run build:native rebuilds it)`);
@@ -88,7 +139,7 @@ if (!force && existsSync(addon)) {
 // An installed package ships a prebuilt addon for its platform (scripts/prebuild.mjs): when it loads here (the FFmpeg
 // libraries it links are installed), there is nothing to compile.
 const prebuilt = join(root, 'prebuilds', `${process.platform}-${process.arch}`, 'voxmill.node');
-if (!force && existsSync(prebuilt)) {
+if (!force && !cross && existsSync(prebuilt)) {
   const probe = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(prebuilt)})`], { encoding: 'utf8' });
   if (probe.status === 0) {
     console.log(`voxmill: using the prebuilt addon ${prebuilt} (npm run build:native builds one here)`);
@@ -99,9 +150,9 @@ if (!force && existsSync(prebuilt)) {
 // Configuration mistakes first: they are quicker to fix than missing packages.
 const whisperDir = whisperTree();
 const gpu = gpuFlags();
-const cpu = cpuTarget(gpu);
+const cpu = cpuTarget(gpu, cross);
 const blas = blasChoice();
-checkTools();
+checkTools(cross);
 const cmakeJs = join(dirname(require.resolve('cmake-js/package.json')), 'bin', 'cmake-js');
 const nodeAddonApi = dirname(require.resolve('node-addon-api/package.json'));
 const jobs = process.env.VOXMILL_BUILD_JOBS ?? String(availableParallelism());
@@ -116,6 +167,7 @@ const defines = [
   `--CDNODE_ADDON_API_DIR=${nodeAddonApi}`,
   `--CDVOXMILL_CPU=${cpu}`,
   `--CDVOXMILL_BLAS=${blas}`,
+  ...(cross ? [`--CDCMAKE_TOOLCHAIN_FILE=${cross.toolchain}`] : []),
   ...gpu,
   ...extra,
 ];
@@ -124,12 +176,13 @@ for (const step of [
   ['configure', ...defines],
   ['build', '--parallel', jobs],
 ]) {
-  const result = spawnSync(process.execPath, [cmakeJs, step[0], '--directory', root, ...step.slice(1)], {
+  const where = ['--directory', root, '--out', buildDir, ...(cross ? ['--arch', cross.arch] : [])];
+  const result = spawnSync(process.execPath, [cmakeJs, step[0], ...where, ...step.slice(1)], {
     stdio: 'inherit',
     cwd: root,
   });
   if (result.status !== 0) fail(`cmake-js ${step[0]} exited with ${result.status ?? result.signal}`);
 }
 console.log(
-  `voxmill: native addon (${cpu} CPU code, VOXMILL_BLAS=${blas}) built in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  `voxmill: native addon ${addon} (${cross ? `${cross.name}, ` : ''}${cpu} CPU code, VOXMILL_BLAS=${blas}) built in ${((Date.now() - started) / 1000).toFixed(1)} s`,
 );
