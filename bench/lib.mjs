@@ -9,12 +9,13 @@ import {
   readdirSync,
   readFileSync,
   realpathSync,
+  renameSync,
   rmSync,
   statSync,
   writeFileSync,
 } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -412,6 +413,25 @@ export async function speechOnset(file) {
     ) *
     (frame / 16_000)
   );
+}
+
+/**
+ * `f16Path` quantized to `variant` (q8_0, q5_1, ...) by whisper.cpp's whisper-quantize (`quantize`, built with
+ * whisper-cli: bench/build-whisper-cli.mjs), made once beside it in ggml-quantized/: a file named for the source's size
+ * and mtime, so a new source is quantized again, written under a temporary name and renamed into place.
+ */
+export function quantizedCopy(f16Path, variant, quantize) {
+  const source = statSync(f16Path);
+  const dir = join(dirname(dirname(f16Path)), 'ggml-quantized');
+  const target = join(dir, `${basename(f16Path, '.bin')}-${variant}-${source.size}-${Math.round(source.mtimeMs)}.bin`);
+  if (!existsSync(target)) {
+    mkdirSync(dir, { recursive: true });
+    const partial = `${target}.partial`;
+    const run = spawnSync(quantize, [f16Path, partial, variant], { encoding: 'utf8' });
+    if (run.status !== 0) throw new Error(`${quantize} ${variant} failed:\n${(run.stderr ?? '').slice(-2000)}`);
+    renameSync(partial, target);
+  }
+  return target;
 }
 
 /** Writes `document` as bench/out/<name>-<timestamp>.json and returns that path. */

@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { spawnSync } from 'node:child_process';
 // Speech-to-text benchmark with real Whisper weights: voxmill against whisper.cpp's own whisper-cli (same tree, same
 // ggml file; bench/build-whisper-cli.mjs) and against faster-whisper 1.2.1 (CTranslate2 on the CPU, on the
 // CTranslate2 directory that ggml file was converted from) with compute_type int8 and float32.
@@ -41,9 +40,9 @@ import { spawnSync } from 'node:child_process';
 // Raw results go to bench/out/stt-real-<timestamp>.json. The exit status is 1 on errors, when voxmill and whisper-cli
 // transcribe different texts, or when a model file changed during the run; never for a ratio.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import {
   benchArgs,
@@ -56,6 +55,7 @@ import {
   measureProcess,
   median,
   peersPython,
+  quantizedCopy,
   readReferences,
   realModels,
   root,
@@ -99,34 +99,14 @@ const FLAGS = {
   }),
 };
 
-/**
- * Engine name -> ggml file for each weight type asked for: f16 is the converted file itself; q8_0 and q5_1 are made
- * from it once with whisper-quantize, beside it in ggml-quantized/ (a file named for the source's size and mtime, so
- * a new source is quantized again), written under a temporary name and renamed into place.
- */
+/** Engine name -> ggml file for each weight type asked for: f16 is the converted file itself, the others quantizedCopy's. */
 function variantPaths(f16Path, variants, quantize) {
-  const paths = {};
-  for (const variant of variants) {
-    if (variant === 'f16') {
-      paths[VARIANTS.f16] = f16Path;
-      continue;
-    }
-    const source = statSync(f16Path);
-    const dir = join(dirname(dirname(f16Path)), 'ggml-quantized');
-    const target = join(
-      dir,
-      `${basename(f16Path, '.bin')}-${variant}-${source.size}-${Math.round(source.mtimeMs)}.bin`,
-    );
-    if (!existsSync(target)) {
-      mkdirSync(dir, { recursive: true });
-      const partial = `${target}.partial`;
-      const run = spawnSync(quantize, [f16Path, partial, variant], { encoding: 'utf8' });
-      if (run.status !== 0) throw new Error(`${quantize} ${variant} failed:\n${(run.stderr ?? '').slice(-2000)}`);
-      renameSync(partial, target);
-    }
-    paths[VARIANTS[variant]] = target;
-  }
-  return paths;
+  return Object.fromEntries(
+    variants.map((variant) => [
+      VARIANTS[variant],
+      variant === 'f16' ? f16Path : quantizedCopy(f16Path, variant, quantize),
+    ]),
+  );
 }
 
 /** Size, mtime and sha256 of a file, or of a CTranslate2 directory's model.bin: the run checks them again at its end. */

@@ -2,7 +2,7 @@
 // engine's CPU budget: ONNX Runtime threads per session, and as many workers as the budget holds.
 import { InvalidOptionTypeError } from '../errors.js';
 import { defaultCpuThreads } from '../util/cpu-budget.js';
-import { integerOption, objectOption, rejectUnknownKeys } from '../util/validate.js';
+import { booleanOption, integerOption, objectOption, rejectUnknownKeys } from '../util/validate.js';
 import type { TextNormalizer } from './normalize/normalizers.js';
 import { DEFAULT_MAX_INPUT_CHARS } from './request.js';
 import { DEFAULT_MAX_CHUNK_CODE_POINTS } from './text.js';
@@ -15,6 +15,13 @@ export interface TtsOptions {
   intraOpThreads?: number;
   /** Syntheses waiting for a worker beyond those running; more fail with QueueFullError. Default 16. */
   maxQueue?: number;
+  /**
+   * ONNX Runtime's CPU memory arena and memory-pattern planning for voice sessions. On (default true), repeated
+   * syntheses reuse their buffers, and a session keeps the largest it has needed until it is released; off, each run
+   * allocates and returns its own: about 60-80 MB less held per worker after long inputs (BENCHMARKS.md, "Edge").
+   * The 512 MB edge profile turns it off.
+   */
+  memoryArena?: boolean;
   /** Release a voice's ONNX session after this many ms unused; 0 keeps it. Default 300000 (5 minutes). */
   sessionIdleMs?: number;
   /** Sentences synthesized ahead of the reader (bounds memory for slow readers). Default 2. */
@@ -44,6 +51,7 @@ export type ResolvedTtsOptions = Required<TtsOptions>;
 const KEYS = [
   'workers',
   'intraOpThreads',
+  'memoryArena',
   'maxQueue',
   'sessionIdleMs',
   'lookahead',
@@ -76,6 +84,7 @@ export function resolveTtsOptions(value: unknown, budget = defaultCpuThreads()):
   return {
     intraOpThreads,
     workers: integerOption('tts.workers', raw.workers, 1, 64) ?? Math.max(1, Math.min(4, fitting)),
+    memoryArena: booleanOption('tts.memoryArena', raw.memoryArena) ?? true,
     maxQueue: integerOption('tts.maxQueue', raw.maxQueue, 0, 100_000) ?? 16,
     sessionIdleMs: integerOption('tts.sessionIdleMs', raw.sessionIdleMs, 0, 2 ** 31 - 1) ?? 300_000,
     lookahead: integerOption('tts.lookahead', raw.lookahead, 1, 64) ?? 2,

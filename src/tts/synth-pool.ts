@@ -98,6 +98,7 @@ export class SynthPool {
     const url = options.workerUrl ?? defaultWorkerUrl();
     const data: SynthWorkerSettings = {
       intraOpThreads: options.intraOpThreads,
+      memoryArena: options.memoryArena,
       sessionIdleMs: options.sessionIdleMs,
       onnxRuntime: options.onnxRuntime,
     };

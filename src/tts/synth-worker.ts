@@ -160,6 +160,8 @@ async function createSession(modelPath: string, source: string | Uint8Array): Pr
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
+    enableCpuMemArena: settings.memoryArena,
+    enableMemPattern: settings.memoryArena,
   };
   let session: Ort.InferenceSession;
   try {

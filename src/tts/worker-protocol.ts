@@ -11,6 +11,8 @@ import type { SpokenWord } from './types.js';
 export interface SynthWorkerSettings {
   /** ONNX Runtime intra-op threads per session. */
   intraOpThreads: number;
+  /** ONNX Runtime's CPU memory arena and memory patterns (TtsOptions.memoryArena). */
+  memoryArena: boolean;
   /** Release a voice's session after this many ms without use; 0 keeps it. */
   sessionIdleMs: number;
   /** Which ONNX Runtime runs the voices. */

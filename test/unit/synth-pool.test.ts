@@ -16,6 +16,7 @@ function makePool(overrides: Partial<ConstructorParameters<typeof SynthPool>[0]>
     lookahead: 2,
     stallTimeoutMs: 300,
     intraOpThreads: 1,
+    memoryArena: true,
     sessionIdleMs: 0,
     onnxRuntime: 'auto',
     workerUrl,

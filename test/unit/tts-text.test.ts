@@ -272,7 +272,14 @@ describe('normalizeSynthesizeOptions (spec 4.3 and section 8)', () => {
 
 describe('resolveTtsOptions', () => {
   it('sizes threads and workers from the CPU budget', () => {
-    expect(resolveTtsOptions(undefined, 1)).toMatchObject({ intraOpThreads: 1, workers: 1, lookahead: 2 });
+    expect(resolveTtsOptions(undefined, 1)).toMatchObject({
+      intraOpThreads: 1,
+      workers: 1,
+      lookahead: 2,
+      memoryArena: true,
+    });
+    expect(resolveTtsOptions({ memoryArena: false }, 1).memoryArena).toBe(false);
+    expect(() => resolveTtsOptions({ memoryArena: 'no' }, 1)).toThrow(/tts.memoryArena/);
     expect(resolveTtsOptions(undefined, 7)).toMatchObject({ intraOpThreads: 4, workers: 1 });
     expect(resolveTtsOptions(undefined, 15)).toMatchObject({ intraOpThreads: 4, workers: 3 });
     expect(resolveTtsOptions({ workers: 2, intraOpThreads: 2 }, 2)).toMatchObject({ workers: 2, intraOpThreads: 2 });
