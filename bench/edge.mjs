@@ -5,7 +5,8 @@
 //   npm run bench:edge [-- options]     (the flags: `node bench/edge.mjs --help`)
 //
 // Method:
-// 1. Profiles (each a config file for `voxmill serve`; the edge one is README.md's "Edge devices" configuration):
+// 1. Profiles (each a config file for `voxmill serve`; the edge one is README.md's "512 MB edge profile", with the
+//    voice measured here, as a file path):
 //    - edge:    tiny.en q5_1 (whisper.cpp's whisper-quantize on the real tiny.en, bench/build-whisper-cli.mjs),
 //               the Silero VAD, the real voice en_US-joe-medium, no DTW alignment and no previous text in
 //               the prompt, cpuThreads 2, one synthesis worker with ONNX Runtime's memory arena off, one
@@ -22,8 +23,8 @@
 //    and file-backed parts (RssAnon, RssFile: sampled every 20 ms), and the cgroup's own peak
 //    (memory.max_usage_in_bytes / memory.peak: RSS plus page cache), its OOM-kill count, and whether the server is
 //    still alive after the load. The ratio printed is the edge peak over the default peak.
-// Raw results go to bench/out/edge-<timestamp>.json. The exit status is 1 when a request failed, the server died
-// or was OOM-killed, or the edge peak RSS is not under --target-mb (400).
+// Raw results go to bench/out/edge-<timestamp>.json. The run says whether the edge peak RSS is under --target-mb
+// (400); the exit status is 1 when a request failed or a server died or was OOM-killed, never for a missed target.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
@@ -88,6 +89,8 @@ function createCgroup(name, limitMb) {
   for (const group of candidates) {
     try {
       mkdirSync(group.dir);
+      // A v2 group without the memory controller enabled for it has no memory files: not usable.
+      if (!existsSync(join(group.dir, group.limit))) throw new Error('no memory controller');
       if (limitMb !== null) writeFileSync(join(group.dir, group.limit), String(limitMb * 1024 * 1024));
       return group;
     } catch {
@@ -105,21 +108,27 @@ function createCgroup(name, limitMb) {
 function cgroupFacts(group) {
   const read = (file) => readFileSync(join(group.dir, file), 'utf8');
   const peakBytes = existsSync(join(group.dir, group.peak)) ? Number(read(group.peak).trim()) : null;
-  const counters = group.events ? read(group.events) : read('memory.oom_control');
+  const countersFile = group.events ?? 'memory.oom_control';
+  const counters = existsSync(join(group.dir, countersFile)) ? read(countersFile) : '';
   const oomKills = Number(/oom_kill (\d+)/u.exec(counters)?.[1] ?? 0);
   return { peakMb: peakBytes === null ? null : peakBytes / 1024 / 1024, oomKills };
 }
 
-function removeCgroup(group) {
-  for (let i = 0; i < 20; i++) {
+async function removeCgroup(group) {
+  for (let i = 0; i < 50; i++) {
     try {
       rmdirSync(group.dir);
       return;
     } catch {
       // Still has a process for a moment after it exits.
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
+  console.warn(`bench:edge: could not remove the cgroup ${group.dir}; rmdir it by hand`);
 }
+
+/** How long a server may take to load its models and listen. */
+const START_TIMEOUT_MS = 120_000;
 
 /** Starts `voxmill serve` in `group` (when there is one); resolves with the process, its URL and a VmHWM poller. */
 function startServer(configPath, group) {
@@ -165,12 +174,24 @@ function startServer(configPath, group) {
   });
   return new Promise((resolve, reject) => {
     let out = '';
+    const fail = (error) => {
+      clearInterval(poller);
+      clearTimeout(timer);
+      proc.kill('SIGKILL');
+      reject(error);
+    };
+    const timer = setTimeout(
+      () => fail(new Error(`voxmill serve did not listen within ${START_TIMEOUT_MS} ms:\n${stderr.slice(-2000)}`)),
+      START_TIMEOUT_MS,
+    );
     const onData = (chunk) => {
       out += chunk;
       const line = out.split('\n').find((l) => l.includes('"listening"'));
       if (!line) return;
       proc.stdout.off('data', onData);
       proc.stdout.resume();
+      clearTimeout(timer);
+      proc.off('exit', onEarlyExit);
       resolve({
         proc,
         url: JSON.parse(line).url,
@@ -179,6 +200,13 @@ function startServer(configPath, group) {
           return peakKb / 1024;
         },
         peakPartsMb: () => ({ anon: parts.anonKb / 1024, file: parts.fileKb / 1024 }),
+        rssMb: () => {
+          try {
+            return field(readFileSync(`/proc/${proc.pid}/status`, 'utf8'), 'VmRSS') / 1024;
+          } catch {
+            return Number.NaN;
+          }
+        },
         stop: () => {
           clearInterval(poller);
           return new Promise((done) => {
@@ -191,9 +219,9 @@ function startServer(configPath, group) {
       });
     };
     proc.stdout.on('data', onData);
-    proc.once('exit', (code, signal) =>
-      reject(new Error(`voxmill serve exited (${code ?? signal}) before listening:\n${stderr.slice(-2000)}`)),
-    );
+    const onEarlyExit = (code, signal) =>
+      fail(new Error(`voxmill serve exited (${code ?? signal}) before listening:\n${stderr.slice(-2000)}`));
+    proc.once('exit', onEarlyExit);
   });
 }
 
@@ -245,7 +273,7 @@ async function measure(name, config, limitMb, scratch) {
   let server;
   try {
     server = await startServer(configPath, group);
-    const idleRssMb = server.peakRssMb();
+    const idleRssMb = server.rssMb();
     const clients = await Promise.all(
       Array.from({ length: settings.clients }, (_, i) => client(server.url, i, settings.rounds)),
     );
@@ -277,7 +305,7 @@ async function measure(name, config, limitMb, scratch) {
     };
   } finally {
     await server?.stop();
-    if (group) removeCgroup(group);
+    if (group) await removeCgroup(group);
   }
 }
 
@@ -345,13 +373,16 @@ async function main() {
   }
   const out = writeResults('edge', { settings, commit: gitCommit(), machine: machineFacts(), profiles });
   console.log(`raw results: ${out}`);
+  if (byName.edge) {
+    const under = byName.edge.peakRssMb < settings.targetMb;
+    console.log(
+      `edge peak RSS ${byName.edge.peakRssMb.toFixed(0)} MB: ${under ? 'under' : 'NOT under'} the ${settings.targetMb} MB target`,
+    );
+  }
   const problems = [
     ...profiles.flatMap((p) => p.failures.map((f) => `${p.name}: ${f}`)),
     ...profiles.filter((p) => !p.alive).map((p) => `${p.name}: the server died\n${p.stderrTail ?? ''}`),
     ...profiles.filter((p) => p.oomKills > 0).map((p) => `${p.name}: ${p.oomKills} OOM kill(s)`),
-    ...(!byName.edge || byName.edge.peakRssMb < settings.targetMb
-      ? []
-      : [`edge peak RSS ${byName.edge.peakRssMb.toFixed(0)} MB >= ${settings.targetMb} MB`]),
   ];
   if (problems.length > 0) throw new Error(problems.join('\n'));
 }

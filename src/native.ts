@@ -322,7 +322,9 @@ function prebuiltNeeds(path: string): string {
   return "FFmpeg's shared libraries";
 }
 
-const CUDA_WHEELS = 'pip install nvidia-cuda-runtime-cu12 nvidia-cublas-cu12';
+// CUDA 13's runtime and cuBLAS on PyPI (as scripts/gpu/cuda-from-wheels.sh installs them).
+const CUDA_WHEELS =
+  'pip install nvidia-cuda-runtime nvidia-cublas, whose libraries are in site-packages/nvidia/cu13/lib,';
 const FFMPEG_PACKAGES = 'on Debian 12: apt-get install libavformat59 libavcodec59 libswresample4 libavutil57';
 const BUILD_HELP =
   "build it with 'npm rebuild voxmill' (npm 11 runs it only after 'npm install-scripts approve voxmill'); it needs cmake, a " +
@@ -350,7 +352,7 @@ export function native(): NativeAddon {
       : /\blibopenblas\w*\.so/.test(message)
         ? `; it was built with OpenBLAS (on Debian 12: apt-get install libopenblas0), or rebuild it without: VOXMILL_BLAS=none npm run build:native`
         : /\blibcu(da|dart|blas|blasLt)\w*\.so/.test(message)
-          ? `; it was built with VOXMILL_GPU=cuda and needs the CUDA runtime and cuBLAS libraries (a CUDA toolkit, or ${CUDA_WHEELS} with their lib folders on LD_LIBRARY_PATH), or rebuild it for the CPU: npm run build:native`
+          ? `; it was built with VOXMILL_GPU=cuda and needs the CUDA runtime and cuBLAS libraries (a CUDA toolkit of the version it was built with, or ${CUDA_WHEELS} on LD_LIBRARY_PATH), or rebuild it for the CPU: npm run build:native`
           : /\blibvulkan\w*\.so/.test(message)
             ? '; it was built with VOXMILL_GPU=vulkan and needs the Vulkan loader (on Debian 12: apt-get install libvulkan1), or rebuild it for the CPU: npm run build:native'
             : '';

@@ -56,6 +56,11 @@ export function backends(): string[] {
   return native().versions().backends ?? ['CPU'];
 }
 
+/** The GPUs ggml found (discrete and integrated), in the order `gpuDevice` counts them. */
+export function gpuDevices(): ReturnType<typeof devices> {
+  return devices().filter((d) => d.type === 'gpu' || d.type === 'igpu');
+}
+
 /** The GPU backends compiled in: every backend but the CPU's own and BLAS (which runs on the CPU). */
 export function gpuBackends(): string[] {
   return backends().filter((name) => name !== 'CPU' && name !== 'BLAS');
@@ -72,7 +77,7 @@ export function warnGpuFallback(modelPath: string, gpuDevice: number): void {
   const built = gpuBackends();
   if (built.length === 0 || gpuFallbackWarned) return;
   gpuFallbackWarned = true;
-  const found = devices().filter((d) => d.type === 'gpu' || d.type === 'igpu');
+  const found = gpuDevices();
   const why =
     found.length === 0
       ? `${built.join(' and ')} found no device on this machine`

@@ -3,7 +3,8 @@
 #   - Debian's aarch64 cross compiler, qemu-user, and the arm64 FFmpeg and OpenBLAS development packages through
 #     multiarch (dpkg --add-architecture arm64), installed only when missing;
 #   - binfmt_misc set up to run arm64 programs through qemu-aarch64 (vitest's forked test processes are started by
-#     path), when the kernel allows it; without it scripts/arm64/test.sh runs vitest's files in threads instead;
+#     path), when the kernel allows it; without it scripts/arm64/test.sh starts the arm64 Node through qemu-aarch64
+#     itself and runs vitest's files in threads;
 #   - an arm64 Node.js of this machine's version and the arm64 builds of vitest's native parts, from the npm registry,
 #     into build-linux-arm64/ (scripts/arm64/fetch-runtime.mjs).
 set -euo pipefail
@@ -40,7 +41,7 @@ fi
 if [[ -e $binfmt/qemu-aarch64 ]]; then
   echo "binfmt_misc: arm64 programs run through qemu-aarch64"
 else
-  echo "binfmt_misc: not available here; arm64 programs are started through qemu-aarch64 explicitly"
+  echo "binfmt_misc: not available here; scripts/arm64/test.sh starts arm64 programs through qemu-aarch64 itself"
 fi
 
 node scripts/arm64/fetch-runtime.mjs

@@ -25,10 +25,18 @@ out=$PWD/build-linux-arm64
 export VOXMILL_ADDON_PATH=$out/Release/voxmill.node NODE_PATH=$out/node_modules
 sudo=()
 if [[ $(id -u) -ne 0 ]]; then sudo=(sudo --preserve-env); fi
+# arm64 programs start through binfmt_misc when setup.sh could register qemu there, else through qemu-aarch64 itself.
+qemu=()
+[[ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]] || qemu=(qemu-aarch64)
+if ! "${sudo[@]}" unshare --mount -- true 2>/dev/null; then
+  echo "scripts/arm64/test.sh: cannot make a private mount namespace (unshare --mount needs root or CAP_SYS_ADMIN)," \
+    "which the aarch64 /proc/cpuinfo that ONNX Runtime needs under qemu is mounted in" >&2
+  exit 1
+fi
 # Runs an arm64 program with the aarch64 /proc/cpuinfo (see above); `exec` keeps its exit status.
 arm64() {
   "${sudo[@]}" unshare --mount -- sh -c 'mount --bind "$0" /proc/cpuinfo && exec "$@"' \
-    "$PWD/scripts/arm64/cpuinfo" "$@"
+    "$PWD/scripts/arm64/cpuinfo" "${qemu[@]}" "$@"
 }
 
 step_started=$SECONDS
@@ -41,7 +49,7 @@ args=("$@")
 ((${#args[@]} > 0)) || args=(--project unit --project native)
 # Without binfmt_misc a forked test process cannot start the arm64 Node by path: run the files in threads instead.
 pool=()
-[[ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]] || pool=(--pool threads)
+((${#qemu[@]} == 0)) || pool=(--pool threads)
 arm64 "$out/node/bin/node" node_modules/vitest/vitest.mjs run "${pool[@]}" --testTimeout 1800000 \
   --hookTimeout 1800000 "${args[@]}"
 echo "arm64 tests took $((SECONDS - step_started)) s"

@@ -20,6 +20,11 @@ export VOXMILL_GPU=$backend VOXMILL_BUILD_DIR=build-$backend VOXMILL_CPU=${VOXMI
 case "$backend" in
   cuda)
     if [[ -z ${CUDAToolkit_ROOT:-} ]] && ! command -v nvcc >/dev/null; then
+      # cuda-from-wheels.sh makes a virtualenv.
+      if ! dpkg-query -W -f='${Status}' python3-venv 2>/dev/null | grep -q "install ok installed"; then
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+      fi
       CUDAToolkit_ROOT=$(bash scripts/gpu/cuda-from-wheels.sh | tail -1)
       export CUDAToolkit_ROOT
     fi

@@ -6,11 +6,12 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { resolveSpeechConfig, type SpeechOptions } from '../engine/config.js';
 import { addonPath } from '../native.js';
 import type { Speech } from '../speech.js';
 import { createSpeech } from '../speech.js';
-import { backends, cpuInfo, devices, gpuBackends, versions } from '../system.js';
-import { loadOnnxRuntime, type OnnxRuntimeChoice } from '../util/onnx-runtime.js';
+import { backends, cpuInfo, devices, gpuBackends, gpuDevices, versions } from '../system.js';
+import { loadOnnxRuntime } from '../util/onnx-runtime.js';
 import { loadServeConfig } from './serve-config.js';
 
 /** One configured speech-to-text id. */
@@ -76,7 +77,16 @@ export async function doctorReport(options: DoctorOptions = {}): Promise<DoctorR
     warnings: [],
     problems: [],
   };
-  const config = options.config ? (await loadServeConfig(options.config)).speech : {};
+  let speechOptions: SpeechOptions;
+  try {
+    speechOptions = {
+      ...(options.config ? (await loadServeConfig(options.config)).speech : {}),
+      ...(options.modelsDir ? { modelsDir: options.modelsDir } : {}),
+    };
+  } catch (error) {
+    report.problems.push((error as Error).message);
+    return report;
+  }
   try {
     const found = addonPath();
     const v = versions();
@@ -95,7 +105,14 @@ export async function doctorReport(options: DoctorOptions = {}): Promise<DoctorR
     report.problems.push(`the native addon does not load: ${(error as Error).message}`);
     return report;
   }
-  const gpus = report.addon.devices.filter((d) => d.type === 'gpu' || d.type === 'igpu');
+  let config: ReturnType<typeof resolveSpeechConfig>;
+  try {
+    config = resolveSpeechConfig(speechOptions);
+  } catch (error) {
+    report.problems.push(`the configuration: ${(error as Error).message}`);
+    return report;
+  }
+  const gpus = gpuDevices();
   const built = gpuBackends();
   if (built.length > 0 && gpus.length === 0) {
     report.warnings.push(
@@ -103,22 +120,15 @@ export async function doctorReport(options: DoctorOptions = {}): Promise<DoctorR
     );
   }
   try {
-    const choice = (config.onnxRuntime ?? 'auto') as OnnxRuntimeChoice;
-    report.onnxRuntime = { ok: true, backend: loadOnnxRuntime(choice, 1).backend };
+    report.onnxRuntime = { ok: true, backend: loadOnnxRuntime(config.onnxRuntime, 1).backend };
   } catch (error) {
     report.onnxRuntime = { ok: false, error: (error as Error).message };
     report.problems.push(`ONNX Runtime (voices, speaker models): ${(error as Error).message}`);
   }
-  let speech: Speech;
+  const speech: Speech = createSpeech(speechOptions);
   try {
-    speech = createSpeech({ ...config, ...(options.modelsDir ? { modelsDir: options.modelsDir } : {}) });
-  } catch (error) {
-    report.problems.push(`the configuration: ${(error as Error).message}`);
-    return report;
-  }
-  try {
-    const gpuWanted = config.gpu ?? true;
-    const predicted = (gpuWanted ? gpus[config.gpuDevice ?? 0]?.name : undefined) ?? 'CPU';
+    // Where whisper.cpp would put a model: the gpuDevice-th GPU found, else the CPU (as the addon reports once loaded).
+    const predicted = (config.gpu ? gpus[config.gpuDevice]?.name : undefined) ?? 'CPU';
     for (const status of speech.status()) {
       const model: DoctorModel = {
         id: status.id,
@@ -144,7 +154,11 @@ export async function doctorReport(options: DoctorOptions = {}): Promise<DoctorR
       }
       report.models.push(model);
     }
-    report.voices = (await speech.listVoices()).length;
+    try {
+      report.voices = (await speech.listVoices()).length;
+    } catch (error) {
+      report.problems.push(`the voices: ${(error as Error).message}`);
+    }
     if (!report.models.some((m) => m.installed) && report.voices === 0) {
       report.warnings.push(
         `nothing is installed in ${speech.modelsDir}: voxmill models pull svc-stt-1 svc-tts-1 fetches the defaults`,

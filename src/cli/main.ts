@@ -21,10 +21,10 @@ const { version } = JSON.parse(readFileSync(new URL('../../package.json', import
 
 async function versionText(): Promise<string> {
   try {
-    const { versions, devices, cpuInfo, backends } = await import('../system.js');
+    const { versions, gpuDevices, cpuInfo, backends } = await import('../system.js');
     const v = versions();
     const cpu = cpuInfo();
-    const gpus = devices().filter((d) => d.type !== 'cpu');
+    const gpus = gpuDevices();
     return [
       `voxmill ${version}`,
       `whisper.cpp ${v.whisper}, FFmpeg ${v.ffmpeg}`,

@@ -85,7 +85,7 @@ export interface SpeechOptions {
    * (`VOXMILL_GPU_FALLBACK`) and runs on the CPU. Default true.
    */
   gpu?: boolean;
-  /** Which GPU, counting from 0 in the order `devices()` lists them. Default 0. */
+  /** Which GPU, counting from 0 over the `gpu` and `igpu` entries of `devices()`. Default 0. */
   gpuDevice?: number;
   /**
    * The ONNX Runtime that runs Piper voices and speaker-embedding models: `'native'` (the optional peer

@@ -22,7 +22,7 @@ export interface WhisperLoadOptions {
    * `VOXMILL_GPU_FALLBACK` warning in a GPU build). `info.device` says which. Default true.
    */
   gpu?: boolean;
-  /** Which GPU, counting from 0 in the order `devices()` lists them. Default 0. */
+  /** Which GPU, counting from 0 over the `gpu` and `igpu` entries of `devices()`. Default 0. */
   gpuDevice?: number;
   /** Flash attention. Default true; turned off where DTW timestamps are on (whisper.cpp computes DTW only without it). */
   flashAttention?: boolean;

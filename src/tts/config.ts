@@ -18,7 +18,8 @@ export interface TtsOptions {
   /**
    * ONNX Runtime's CPU memory arena and memory-pattern planning for voice sessions. On (default true), repeated
    * syntheses reuse their buffers, and a session keeps the largest it has needed until it is released; off, each run
-   * allocates and returns its own: about 60-80 MB less held per worker after long inputs (BENCHMARKS.md, "Edge").
+   * allocates and returns its own (measured over four paragraphs: a 77 MB lower peak, 138 MB less held afterwards;
+   * BENCHMARKS.md, "The 512 MB edge profile"), at some speed.
    * The 512 MB edge profile turns it off.
    */
   memoryArena?: boolean;
