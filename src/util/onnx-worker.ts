@@ -12,7 +12,10 @@ import type { OnnxRuntimeChoice } from './onnx-runtime.js';
 
 /** What every ONNX worker receives in `workerData`, next to its own settings. */
 export interface OnnxWorkerData {
-  /** Int32Array over this: [0] counts the worker's ONNX Runtime calls in flight (session create, run, release). */
+  /**
+   * Int32Array over this: [0] counts the worker's ONNX Runtime calls in flight (session create, run, release); [1] is
+   * set while the worker is being terminated, and then it starts no new call (insideOnnxRuntime refuses).
+   */
   inOnnxRuntime: SharedArrayBuffer;
   /** Which ONNX Runtime to load (see loadOnnxRuntime). */
   onnxRuntime: OnnxRuntimeChoice;
@@ -32,7 +35,7 @@ export const CLOSE_TIMEOUT_MS = 30_000;
  * process. A `.ts` script (the library running from its sources, see workerScriptUrl) runs bundled by esbuild.
  */
 export function spawnOnnxWorker<T extends object>(url: URL, data: T): LiveWorker {
-  const inOnnxRuntime = new SharedArrayBuffer(4);
+  const inOnnxRuntime = new SharedArrayBuffer(8);
   const options = { workerData: { ...data, inOnnxRuntime }, stdout: false, stderr: false };
   const thread = new Worker(url.pathname.endsWith('.ts') ? fromSource(url) : url, options);
   thread.unref();
@@ -47,9 +50,16 @@ export function spawnOnnxWorker<T extends object>(url: URL, data: T): LiveWorker
  */
 export function stopWorker(live: LiveWorker, retiring?: Set<LiveWorker>): void {
   if (Atomics.load(live.inOnnxRuntime, 0) === 0) {
-    // After EXIT_SETTLE_MS, as a worker ending by itself would: it may have just run a job V8 is still compiling.
-    setTimeout(() => void live.thread.terminate(), EXIT_SETTLE_MS).unref();
-    return;
+    // Terminated after EXIT_SETTLE_MS, as a worker ending by itself would (it may have just run a job V8 is still
+    // compiling). Meanwhile it must not enter ONNX Runtime (an idle session's release, a job already posted to it):
+    // measured, a terminate landing in such a call aborted the process under CPU load. The flag closes that door; a
+    // call that got in between the two reads (its count seen) makes this worker exit after it instead.
+    Atomics.store(live.inOnnxRuntime, 1, 1);
+    if (Atomics.load(live.inOnnxRuntime, 0) === 0) {
+      setTimeout(() => void live.thread.terminate(), EXIT_SETTLE_MS).unref();
+      return;
+    }
+    Atomics.store(live.inOnnxRuntime, 1, 0);
   }
   live.thread.postMessage({ type: 'shutdown' });
   live.thread.ref();
@@ -78,8 +88,13 @@ export async function closeWorkers(lives: Iterable<LiveWorker>): Promise<void> {
 
 /** Worker side: runs an ONNX Runtime call with the shared count raised. */
 export async function insideOnnxRuntime<T>(count: Int32Array, call: () => Promise<T>): Promise<T> {
-  // A count, not a flag: an idle session may be released while another call is in flight.
+  // A count, not a flag: an idle session may be released while another call is in flight. Counted first, then the
+  // stop flag read: stopWorker sets the flag before it reads the count, so one of the two always sees the other.
   Atomics.add(count, 0, 1);
+  if (Atomics.load(count, 1) !== 0) {
+    Atomics.sub(count, 0, 1);
+    throw new Error('this worker is being stopped: no new ONNX Runtime call starts');
+  }
   try {
     return await call();
   } finally {
