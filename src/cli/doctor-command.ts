@@ -4,7 +4,6 @@
  * speech-to-text model: installed or not, and the device it runs on (predicted from the devices, or measured with
  * `--load`). Exit status 1 when something is broken (the addon does not load, a model fails to load).
  */
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { resolveSpeechConfig, type SpeechOptions } from '../engine/config.js';
 import { addonPath } from '../native.js';
@@ -12,6 +11,7 @@ import type { Speech } from '../speech.js';
 import { createSpeech } from '../speech.js';
 import { backends, cpuInfo, devices, gpuBackends, gpuDevices, versions } from '../system.js';
 import { loadOnnxRuntime } from '../util/onnx-runtime.js';
+import { packageVersion as version } from './package-version.js';
 import { loadServeConfig } from './serve-config.js';
 
 /** One configured speech-to-text id. */
@@ -59,10 +59,6 @@ export interface DoctorOptions {
   /** Load each installed model and report the device it really uses (takes the memory each model needs). */
   load?: boolean;
 }
-
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-  version: string;
-};
 
 /** Builds the report. Never throws for what it finds broken: that goes into `problems`. */
 export async function doctorReport(options: DoctorOptions = {}): Promise<DoctorReport> {

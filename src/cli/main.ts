@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 /** The `voxmill` command. */
-import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerDiarizeCommand } from './diarize-command.js';
 import { registerDoctorCommand } from './doctor-command.js';
 import { registerModelsCommand } from './models-command.js';
+import { packageVersion as version } from './package-version.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerSpeakCommands } from './speak-command.js';
 import { registerTranscribeCommand } from './transcribe-command.js';
@@ -14,10 +14,6 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   if (error.code === 'EPIPE') process.exit(0);
   throw error;
 });
-
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-  version: string;
-};
 
 async function versionText(): Promise<string> {
   try {
