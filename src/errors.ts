@@ -54,6 +54,13 @@ export class QueueFullError extends VoxmillError {
   }
 }
 
+/** No transcription job with this id for this owner (never was, or expired). */
+export class JobNotFoundError extends VoxmillError {
+  constructor(id: string) {
+    super('JOB_NOT_FOUND', `no job ${id}`);
+  }
+}
+
 /** whisper.cpp failed while transcribing. */
 export class TranscriptionError extends VoxmillError {
   constructor(message: string, options?: { cause?: unknown }) {

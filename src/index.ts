@@ -63,6 +63,7 @@ export {
   DownloadError,
   InvalidOptionTypeError,
   InvalidOptionValueError,
+  JobNotFoundError,
   ModelLoadError,
   ModelNotFoundError,
   NativeAddonError,
@@ -77,6 +78,12 @@ export type { AudioContainer } from './http/audio-sniff.js';
 export type { AuthorizeFunction } from './http/auth.js';
 export { createSpeechHandler, type NextFunction, type SpeechHandler } from './http/handler.js';
 export { HttpError, type HttpErrorBody, type HttpErrorType } from './http/http-error.js';
+export {
+  createOpsHandler,
+  type OpsHandler,
+  type OpsHandlerOptions,
+  type ReadinessEngine,
+} from './http/ops-handler.js';
 export type {
   SpeechEngine,
   SpeechHandlerLimits,
@@ -86,6 +93,27 @@ export type { RealtimeOptions } from './http/realtime/realtime-options.js';
 export type { UpgradeHandler } from './http/realtime/realtime-upgrade.js';
 export type { RequestLogEntry } from './http/request-log.js';
 export { createSpeechServer, type SpeechServer, type SpeechServerOptions } from './http/server.js';
+export { type JobCallbackBody, signCallback, verifyCallbackSignature } from './jobs/callback.js';
+export { createJobQueue } from './jobs/job-queue.js';
+export type { JobCallbackOptions, JobEngine, JobQueueOptions } from './jobs/options.js';
+export type {
+  JobCounts,
+  JobError,
+  JobQueue,
+  JobQueueEvents,
+  JobStatus,
+  JobTranscribeOptions,
+  ListJobsOptions,
+  TranscriptionJob,
+  TranscriptionJobRequest,
+} from './jobs/types.js';
+export {
+  createSpeechMetrics,
+  type MetricsEngine,
+  type ObservedRequest,
+  type SpeechMetrics,
+  type SpeechMetricsOptions,
+} from './metrics/speech-metrics.js';
 export {
   type CatalogEmbedding,
   type CatalogEntry,
@@ -101,7 +129,7 @@ export {
   type PullResult,
   pullModel,
 } from './models/store.js';
-export { createSpeech, Speech } from './speech.js';
+export { createSpeech, Speech, type TranscribedEvent } from './speech.js';
 export { whisperLanguages } from './stt/languages.js';
 export type { LiveDiarizeOptions, LiveTranscriberOptions } from './stt/live-options.js';
 export { LiveTranscriber, type LiveTranscriptionEvent } from './stt/live-transcriber.js';

@@ -20,6 +20,7 @@ import { type LiveTranscriberOptions, normalizeLiveTranscriberOptions } from './
 import { LiveTranscriber } from './stt/live-transcriber.js';
 import type { SpeechTranscribeOptions, Transcription } from './stt/types.js';
 import type { WhisperModelInfo } from './stt/whisper-model.js';
+import { DEFAULT_STT_MODEL } from './tiers.js';
 import type { LiveSpeech } from './tts/live-speech.js';
 import type {
   ListVoicesOptions,
@@ -34,6 +35,16 @@ import { VoiceDirectoryScanner, voicesOf } from './tts/voices.js';
 import { CpuBudget } from './util/cpu-budget.js';
 import { untilAborted } from './util/job.js';
 import { booleanOption, objectOption, rejectUnknownKeys } from './util/validate.js';
+
+/** One transcription that succeeded, for {@link Speech.onTranscribed}. */
+export interface TranscribedEvent {
+  /** The model id it ran on. */
+  model: string;
+  /** Seconds of audio transcribed. */
+  audioSeconds: number;
+  /** Wall seconds the call took, decoding and waiting for a slot included. */
+  seconds: number;
+}
 
 /**
  * The speech engine. Create one per process with {@link createSpeech} and share it: models load once
@@ -50,6 +61,7 @@ export class Speech {
   /** The threads every transcription, synthesis and diarization computes with, shared. */
   readonly #cpu: CpuBudget;
   #voiceScanner: VoiceDirectoryScanner | undefined;
+  readonly #transcribed = new Set<(event: TranscribedEvent) => void>();
   #tts: TtsService | undefined;
   #closed = false;
 
@@ -97,6 +109,15 @@ export class Speech {
     return this.#config.modelsDir;
   }
 
+  /**
+   * The CPU budget (`cpuThreads`) and the most threads one transcription takes (`threads`, the largest of the models'): how many transcriptions
+   * can compute at once, which a job worker's default concurrency follows.
+   */
+  get cpu(): { cpuThreads: number; threads: number } {
+    const { cpuThreads, models } = this.#config;
+    return { cpuThreads, threads: Math.max(1, ...models.map((model) => model.threads)) };
+  }
+
   /** The state of every configured model id. */
   status(): SttModelStatus[] {
     return this.#registry.status();
@@ -124,7 +145,32 @@ export class Speech {
    *   reason when aborted.
    */
   async transcribe(input: AudioInput, options: SpeechTranscribeOptions = {}): Promise<Transcription> {
-    return transcribeInput(this.#flowContext(), input, options);
+    const started = performance.now();
+    const transcription = await transcribeInput(this.#flowContext(), input, options);
+    if (this.#transcribed.size > 0) {
+      const event: TranscribedEvent = {
+        model: options.model ?? DEFAULT_STT_MODEL,
+        audioSeconds: transcription.duration,
+        seconds: (performance.now() - started) / 1000,
+      };
+      for (const listener of this.#transcribed) {
+        try {
+          listener(event);
+        } catch {
+          // An observer's failure is not the transcription's.
+        }
+      }
+    }
+    return transcription;
+  }
+
+  /**
+   * Calls `listener` after each transcription that succeeded, with its model, audio length and wall time (what
+   * metrics count). Returns the function that stops it.
+   */
+  onTranscribed(listener: (event: TranscribedEvent) => void): () => void {
+    this.#transcribed.add(listener);
+    return () => this.#transcribed.delete(listener);
   }
 
   /**

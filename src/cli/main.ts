@@ -8,6 +8,7 @@ import { packageVersion as version } from './package-version.js';
 import { registerServeCommand } from './serve-command.js';
 import { registerSpeakCommands } from './speak-command.js';
 import { registerTranscribeCommand } from './transcribe-command.js';
+import { registerWorkerCommand } from './worker-command.js';
 
 // `voxmill models list | head` closes stdout early: that is not an error.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -45,6 +46,7 @@ program
     process.stdout.write(`${await versionText()}\n`);
   });
 registerServeCommand(program);
+registerWorkerCommand(program);
 registerTranscribeCommand(program);
 registerDiarizeCommand(program);
 registerSpeakCommands(program);

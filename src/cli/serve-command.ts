@@ -3,7 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { type Command, InvalidArgumentError } from 'commander';
 import { API_KEY_CHARACTERS, isBearerToken } from '../http/auth.js';
 import { createSpeechServer } from '../http/server.js';
+import type { JobQueue } from '../jobs/types.js';
 import { createSpeech, type Speech } from '../speech.js';
+import { jobQueueFor } from './job-queue-setup.js';
+import { keepRunningWithoutStdout, logLine } from './json-log.js';
 import { apiKeysFromEnv, loadServeConfig, type ServeConfig } from './serve-config.js';
 
 interface ServeFlags {
@@ -16,22 +19,16 @@ interface ServeFlags {
   lazy?: boolean;
   quiet?: boolean;
   demo: boolean;
+  redis?: string;
+  work: boolean;
 }
 
-function port(value: string): number {
+export function port(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n > 65_535) {
     throw new InvalidArgumentError('--port must be an integer from 0 to 65535');
   }
   return n;
-}
-
-let stdoutBroken = false;
-
-/** One JSON object per line on stdout: what log collectors expect from a service. */
-function logLine(record: Record<string, unknown>): void {
-  if (stdoutBroken) return;
-  process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'info', ...record })}\n`);
 }
 
 /** The API keys to accept: `VOXMILL_API_KEYS` when it holds any, else the config's. Each must fit a Bearer header. */
@@ -61,7 +58,7 @@ function hostOf(flags: ServeFlags, config: ServeConfig): string {
  * --preload: every configured model loaded before the port opens. A model that is not installed fails start-up
  * (a server that would answer 503 for it is not ready), unless --lazy says to skip it and serve the others.
  */
-async function preloadModels(speech: Speech, lazy: boolean): Promise<void> {
+export async function preloadModels(speech: Speech, lazy: boolean): Promise<void> {
   for (const model of speech.status()) {
     if (!model.installed) {
       // The fix names the configured model: its catalog id to pull, else the file that is missing (or the spec that
@@ -83,11 +80,7 @@ async function preloadModels(speech: Speech, lazy: boolean): Promise<void> {
 }
 
 async function serve(flags: ServeFlags): Promise<void> {
-  // The other commands end quietly when stdout closes (`| head`); a server goes on serving without its logs.
-  process.stdout.removeAllListeners('error');
-  process.stdout.on('error', () => {
-    stdoutBroken = true;
-  });
+  keepRunningWithoutStdout();
   const config: ServeConfig = flags.config ? await loadServeConfig(flags.config) : { speech: {} };
   const keys = apiKeys(config, flags.config);
   if (flags.auth && keys.length === 0) {
@@ -109,13 +102,22 @@ async function serve(flags: ServeFlags): Promise<void> {
   } catch (error) {
     throw new Error(`${source}: ${(error as Error).message}`);
   }
-  const { shutdownTimeoutMs, ...http } = config.http ?? {};
+  const { shutdownTimeoutMs, metricsAuth, ...http } = config.http ?? {};
   let server: ReturnType<typeof createSpeechServer>;
+  let jobs: JobQueue;
+  try {
+    jobs = jobQueueFor(config, speech, { ...(flags.redis ? { redis: flags.redis } : {}), work: flags.work }, source);
+  } catch (error) {
+    await speech.close();
+    throw error;
+  }
   try {
     server = createSpeechServer({
       ...http,
       speech,
+      jobs,
       auth: flags.auth ? keys : false,
+      ...(metricsAuth && flags.auth ? { metricsAuth: keys } : {}),
       ...(shutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs }),
       ...(flags.demo ? {} : { demo: false }),
       // --quiet drops the per-request records only; errors and lifecycle events are always logged.
@@ -124,6 +126,7 @@ async function serve(flags: ServeFlags): Promise<void> {
       },
     });
   } catch (error) {
+    await jobs.close();
     await speech.close();
     throw new Error(`${source}: http.${(error as Error).message}`);
   }
@@ -170,6 +173,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     port: address.port,
     auth: flags.auth ? `${keys.length} API key(s)` : 'disabled',
     models: speech.status().map(({ id, installed }) => ({ id, installed })),
+    jobs: jobs.backend === 'redis' ? { backend: 'redis', work: flags.work } : { backend: 'memory' },
   });
   if (!flags.auth) logLine({ level: 'warn', event: 'auth_disabled', message: 'serving without authentication' });
 }
@@ -187,10 +191,15 @@ export function registerServeCommand(program: Command): Command {
     .option('--lazy', 'with --preload: skip models that are not installed instead of failing')
     .option('-q, --quiet', 'no request logs')
     .option('--no-demo', 'do not serve the browser demo page at /')
+    .option('--redis <url>', 'keep transcription jobs in Redis (redis://host:6379), shared with `voxmill worker`s')
+    .option('--no-work', 'with --redis: only accept jobs; leave running them to workers')
     .addHelpText(
       'after',
       '\nAPI keys: VOXMILL_API_KEYS=key1,key2 (replaces "apiKeys" from --config).\n' +
-        'Probes without authentication: GET /healthz (alive), GET /readyz (ready to serve).\n' +
+        'Probes without authentication: GET /healthz (alive), GET /readyz (ready to serve); GET /metrics\n' +
+        '(Prometheus; http.metricsAuth: true asks for an API key).\n' +
+        'Jobs: POST /v1/jobs/transcriptions; in this process unless --redis or VOXMILL_REDIS_URL names Redis.\n' +
+        'Signed callbacks need VOXMILL_CALLBACK_SECRET (or "jobs": {"callbacks": {"secret"}} in --config).\n' +
         'Browser demo (microphone captions, speech) without authentication: GET / (--no-demo or http.demo: false).\n' +
         'SIGTERM or SIGINT: stop accepting, finish in-flight requests, exit 0.',
     )

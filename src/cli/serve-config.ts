@@ -4,13 +4,16 @@ import { readFile } from 'node:fs/promises';
 import type { SpeechOptions } from '../engine/config.js';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 import { HANDLER_DATA_KEYS, type SpeechHandlerOptions } from '../http/options.js';
+import type { JobQueueOptions } from '../jobs/options.js';
 import { integerOption, isPlainObject, objectOption, rejectUnknownKeys, stringOption } from '../util/validate.js';
 
 /** The handler's options a config file may set (`speech` and `auth` come from elsewhere). */
-export type HttpConfig = Omit<SpeechHandlerOptions, 'speech' | 'auth' | 'onRequest'> & {
+export type HttpConfig = Omit<SpeechHandlerOptions, 'speech' | 'auth' | 'onRequest' | 'jobs' | 'metrics'> & {
   shutdownTimeoutMs?: number;
   headersTimeoutMs?: number;
   demo?: boolean;
+  /** `/metrics` needs one of the API keys (`Authorization: Bearer <key>`). Default false: anyone may read it. */
+  metricsAuth?: boolean;
 };
 
 /** `voxmill serve --config <file>`. */
@@ -24,11 +27,16 @@ export interface ServeConfig {
    * the browser demo (see `SpeechServerOptions`).
    */
   http?: HttpConfig;
+  /**
+   * Transcription jobs (see `createJobQueue`): `connection` (a redis:// URL; `--redis` or `VOXMILL_REDIS_URL`
+   * replaces it), retries, retention, limits and `callbacks` (`VOXMILL_CALLBACK_SECRET` replaces its secret).
+   */
+  jobs?: Omit<JobQueueOptions, 'speech' | 'work'>;
   /** Everything else is `createSpeech()`'s options: models, vadModel, voiceDirs, threads, tts, ... */
   speech: SpeechOptions;
 }
 
-const HTTP_KEYS = [...HANDLER_DATA_KEYS, 'shutdownTimeoutMs', 'headersTimeoutMs', 'demo'] as const;
+const HTTP_KEYS = [...HANDLER_DATA_KEYS, 'shutdownTimeoutMs', 'headersTimeoutMs', 'demo', 'metricsAuth'] as const;
 
 function apiKeysOption(param: string, value: unknown): string[] | undefined {
   if (value === undefined) return undefined;
@@ -41,7 +49,7 @@ function apiKeysOption(param: string, value: unknown): string[] | undefined {
 /** Splits and checks a parsed config object. Errors name the key (`port`, `http.limits.maxFileBytes`, ...). */
 export function parseServeConfig(raw: unknown): ServeConfig {
   if (!isPlainObject(raw)) throw new InvalidOptionTypeError('config', 'a JSON object', raw);
-  const { apiKeys, host, port, http, ...speech } = raw;
+  const { apiKeys, host, port, http, jobs, ...speech } = raw;
   const httpConfig = objectOption('http', http);
   rejectUnknownKeys('http', httpConfig, HTTP_KEYS);
   const config: ServeConfig = { speech: speech as SpeechOptions };
@@ -55,6 +63,8 @@ export function parseServeConfig(raw: unknown): ServeConfig {
   const portValue = integerOption('port', port, 0, 65_535);
   if (portValue !== undefined) config.port = portValue;
   if (http !== undefined) config.http = httpConfig as HttpConfig;
+  // The queue checks its own options when it is made, naming them `jobs.<key>` there.
+  if (jobs !== undefined) config.jobs = objectOption('jobs', jobs) as ServeConfig['jobs'];
   return config;
 }
 

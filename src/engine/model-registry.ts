@@ -45,6 +45,8 @@ export interface SttModelStatus {
   active: number;
   pending: number;
   info: WhisperModelInfo | undefined;
+  /** Seconds the last load of the model took (file read and backend set-up); undefined until it loaded once. */
+  loadSeconds: number | undefined;
 }
 
 /** One configured id: its settings, its queue, and its model while loaded. */
@@ -52,6 +54,7 @@ export class ModelSlot {
   readonly queue: WorkQueue;
   model: SttModel | undefined;
   loading: Promise<SttModel> | undefined;
+  loadSeconds: number | undefined;
   idleTimer: NodeJS.Timeout | undefined;
 
   constructor(readonly config: ResolvedSttModel) {
@@ -115,7 +118,10 @@ export class ModelRegistry {
       const { locator, load, gpu, gpuDevice } = this.#options;
       slot.loading = (async () => {
         const path = locator.requireInstalled(slot.id, slot.config.spec);
-        return load(path, { gpu, gpuDevice, dtw: slot.config.dtw });
+        const started = performance.now();
+        const model = await load(path, { gpu, gpuDevice, dtw: slot.config.dtw });
+        slot.loadSeconds = (performance.now() - started) / 1000;
+        return model;
       })().then(
         (model) => {
           slot.loading = undefined;
@@ -183,6 +189,7 @@ export class ModelRegistry {
         active: slot.queue.active,
         pending: slot.queue.pending,
         info: slot.model?.info,
+        loadSeconds: slot.loadSeconds,
       };
     });
   }

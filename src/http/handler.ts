@@ -2,16 +2,17 @@
 // http server. It owns four paths; everything else goes to `next()` untouched (its body unread).
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { JobQueue } from '../jobs/types.js';
 import { requestSlots } from './admission.js';
 import { authenticator } from './auth.js';
 import { bodyStillArriving } from './body-watch.js';
 import type { HttpError } from './http-error.js';
 import { InFlightRequests } from './in-flight.js';
-import { resolveHandlerOptions, type SpeechHandlerOptions } from './options.js';
+import { type ResolvedHandlerOptions, resolveHandlerOptions, type SpeechHandlerOptions } from './options.js';
 import { handleOwnedRequest, type OwnedRequestScope, type OwnedWork } from './owned-request.js';
 import { realtimeEndpoint, type UpgradeHandler } from './realtime/realtime-upgrade.js';
 import type { Route } from './routes/context.js';
-import { matchRoute, notFound } from './routes/table.js';
+import { matchRoute, notFound, routeTemplate } from './routes/table.js';
 
 /** Express's `next`: called with nothing to pass the request on, or with an error. */
 export type NextFunction = (error?: unknown) => void;
@@ -66,12 +67,18 @@ export interface SpeechHandlerControl {
   readonly realtimeSessions: number;
   /** Ends every realtime session (`shutting_down`, close 1001). */
   closeRealtime(): void;
+  /** The queue behind /v1/jobs, when the handler serves jobs. */
+  readonly jobs: JobQueue | undefined;
 }
 
 /** @internal createSpeechHandler(), with the controls createSpeechServer() uses. */
 export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandlerControl {
-  const resolved = resolveHandlerOptions(options);
+  const resolved = withMetrics(resolveHandlerOptions(options));
   const inFlight = new InFlightRequests();
+  if (resolved.metrics) {
+    resolved.metrics.watchInFlight(() => inFlight.size);
+    if (resolved.jobs) resolved.metrics.watchJobs(resolved.jobs);
+  }
   const scope: OwnedRequestScope = {
     options: resolved,
     inFlight,
@@ -127,7 +134,26 @@ export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandler
       return realtime.sessions;
     },
     closeRealtime: () => realtime.closeAll(),
+    jobs: resolved.jobs,
     idle: (timeoutMs) => inFlight.idle(timeoutMs),
+  };
+}
+
+/** The options with the host's `onRequest` and the metrics' request count both fed by each request's record. */
+function withMetrics(resolved: ResolvedHandlerOptions): ResolvedHandlerOptions {
+  const { metrics, onRequest } = resolved;
+  if (!metrics) return resolved;
+  return {
+    ...resolved,
+    onRequest: (entry) => {
+      metrics.observeRequest({
+        route: routeTemplate(entry.path),
+        method: entry.method,
+        status: entry.status,
+        seconds: entry.duration_ms / 1000,
+      });
+      onRequest?.(entry);
+    },
   };
 }
 
@@ -151,6 +177,7 @@ function guardedRoute(
     const client = await authenticate(ctx.req);
     // A request answered meanwhile (timeout, client gone) takes no slot and runs no route.
     ctx.signal.throwIfAborted();
+    ctx.client = client;
     onEnd(takeSlot(client));
     if (method === 'POST') {
       watchBody();

@@ -2,6 +2,9 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
+import { createJobQueue } from '../jobs/job-queue.js';
+import type { JobQueue } from '../jobs/types.js';
+import type { SpeechMetrics } from '../metrics/speech-metrics.js';
 import type { Speech } from '../speech.js';
 import {
   enumOption,
@@ -121,6 +124,13 @@ export interface SpeechHandlerOptions {
   realtime?: RealtimeOptions;
   /** Called once per request the handler owns, when its response ends or its connection closes. */
   onRequest?: (entry: RequestLogEntry) => void;
+  /**
+   * The queue behind `/v1/jobs`: a {@link JobQueue} from `createJobQueue()` (on Redis, shared by many processes), or
+   * false to serve no job routes. Default: an in-process queue on `speech` (jobs held in memory, lost on restart).
+   */
+  jobs?: JobQueue | false;
+  /** Counts requests (by route template, method and status), their latency and those in progress into these. */
+  metrics?: SpeechMetrics;
 }
 
 export interface ResolvedHandlerOptions extends ResolvedAuth {
@@ -143,6 +153,8 @@ export interface ResolvedHandlerOptions extends ResolvedAuth {
   openai: ResolvedOpenAiOptions;
   realtime: ResolvedRealtimeOptions;
   onRequest: ((entry: RequestLogEntry) => void) | undefined;
+  jobs: JobQueue | undefined;
+  metrics: SpeechMetrics | undefined;
 }
 
 export const DEFAULT_MAX_FILE_BYTES = 25 * 1024 * 1024;
@@ -162,7 +174,7 @@ export function defaultPerClientRequests(maxConcurrentRequests: number): number 
 
 /** The handler options that are plain data, so a config file can set them. */
 export const HANDLER_DATA_KEYS = ['errors', 'audioFormats', 'uploadDir', 'limits', 'openai', 'realtime'] as const;
-const HANDLER_KEYS = ['speech', 'auth', ...HANDLER_DATA_KEYS, 'onRequest'] as const;
+const HANDLER_KEYS = ['speech', 'auth', ...HANDLER_DATA_KEYS, 'onRequest', 'jobs', 'metrics'] as const;
 export const LIMIT_KEYS = [
   'maxFileBytes',
   'maxJsonBytes',
@@ -279,5 +291,26 @@ export function resolveHandlerOptions(options: unknown): ResolvedHandlerOptions 
     openai: resolveOpenAiOptions(options.openai),
     realtime: resolveRealtimeOptions(options.realtime),
     onRequest: functionOption<(entry: RequestLogEntry) => void>('onRequest', options.onRequest),
+    jobs: jobsOption(options.jobs, speech as SpeechEngine),
+    metrics: metricsOption(options.metrics),
   };
+}
+
+function jobsOption(value: unknown, speech: SpeechEngine): JobQueue | undefined {
+  if (value === false) return undefined;
+  if (value === undefined) return createJobQueue({ speech });
+  const queue = value as Partial<JobQueue>;
+  if (typeof queue !== 'object' || queue === null || typeof queue.enqueue !== 'function') {
+    throw new InvalidOptionTypeError('jobs', 'a queue from createJobQueue(), or false', value);
+  }
+  return value as JobQueue;
+}
+
+function metricsOption(value: unknown): SpeechMetrics | undefined {
+  if (value === undefined) return undefined;
+  const metrics = value as Partial<SpeechMetrics>;
+  if (typeof metrics !== 'object' || metrics === null || typeof metrics.observeRequest !== 'function') {
+    throw new InvalidOptionTypeError('metrics', 'metrics from createSpeechMetrics()', value);
+  }
+  return value as SpeechMetrics;
 }

@@ -120,8 +120,9 @@ class OwnedRequest {
     const { signal } = this.#controller;
     const { aborted, stop } = rejectionOnAbort(signal);
     this.#cleanups.push(stop);
+    // `client` is filled in by authentication, before any route runs.
     const done = work(
-      { req: this.#req, res: this.#res, options: this.#scope.options, requestId: this.#requestId, signal },
+      { req: this.#req, res: this.#res, options: this.#scope.options, requestId: this.#requestId, signal, client: '' },
       { onEnd: (cleanup) => this.#onEnd(cleanup), watchBody: () => this.#watchBody() },
     );
     // Whichever loses the race settles unobserved.

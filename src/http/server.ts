@@ -5,18 +5,19 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
+import { createSpeechMetrics, type SpeechMetrics } from '../metrics/speech-metrics.js';
 import type { Speech } from '../speech.js';
 import { booleanOption, integerOption } from '../util/validate.js';
-import { bodyStillArriving } from './body-watch.js';
 import { buildSpeechHandler } from './handler.js';
 import { HttpError } from './http-error.js';
+import { createOpsHandler, getOrHead, type OpsHandlerOptions, pathOf } from './ops-handler.js';
 import type { SpeechHandlerOptions } from './options.js';
 import type { RequestLogEntry } from './request-log.js';
 import { callLogger, requestIdOf } from './request-log.js';
-import { sendError, sendJson } from './respond.js';
+import { sendError } from './respond.js';
 
 /** Options of {@link createSpeechServer}: the handler's, with the full engine, plus the server's own. */
-export interface SpeechServerOptions extends Omit<SpeechHandlerOptions, 'speech' | 'onRequest'> {
+export interface SpeechServerOptions extends Omit<SpeechHandlerOptions, 'speech' | 'onRequest' | 'metrics'> {
   speech: Speech;
   /** Receives one JSON-serialisable record per event (`listening`, `request`, `shutdown`, ...). Default: none. */
   log?: (record: Record<string, unknown>) => void;
@@ -31,6 +32,13 @@ export interface SpeechServerOptions extends Omit<SpeechHandlerOptions, 'speech'
   headersTimeoutMs?: number;
   /** Serves the browser demo (demo/index.html) at `GET /` and `/demo`, without authentication. Default true. */
   demo?: boolean;
+  /**
+   * `GET /metrics` in Prometheus' format: the metrics to serve and count requests into (`createSpeechMetrics()`),
+   * or false for none. Default: metrics of this server and its engine.
+   */
+  metrics?: SpeechMetrics | false;
+  /** Who may read `/metrics` (see {@link OpsHandlerOptions.metricsAuth}). Default false: anyone. */
+  metricsAuth?: OpsHandlerOptions['metricsAuth'];
 }
 
 /** A running (or ready to run) standalone server. */
@@ -54,6 +62,8 @@ export interface SpeechServer {
    */
   forceStop(): Promise<void>;
 }
+
+const OPS_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** How long answers to cancelled requests get to go out before their connections are closed. */
 const CANCEL_GRACE_MS = 1000;
@@ -88,50 +98,56 @@ function receiveDeadlines(headersTimeoutMs: number, bodyTimeoutMs: number) {
   return { headersTimeout: headersTimeoutMs, requestTimeout, connectionsCheckingInterval };
 }
 
-async function readiness(speech: Speech, draining: boolean): Promise<{ ready: boolean; body: object }> {
-  if (draining) return { ready: false, body: { status: 'draining' } };
-  const stt = speech.status().map(({ id, installed, loaded, active, pending, info }) => ({
-    id,
-    installed,
-    loaded,
-    // The device a loaded model runs on (`CPU`, `CUDA0`, ...): a GPU build that found no GPU shows `CPU` here.
-    device: loaded ? (info?.device ?? null) : null,
-    active,
-    pending,
-  }));
-  const voices = (await speech.listVoices()).length;
-  // Ready when at least one of the API's operations can be served.
-  const ready = stt.some((model) => model.installed) || voices > 0;
-  return { ready, body: { status: ready ? 'ready' : 'no_models', stt, voices, tts: speech.ttsStatus() } };
-}
-
 /**
- * Creates the standalone server: `/healthz` (liveness) and `/readyz` (readiness: 503 while nothing is installed or
- * while shutting down) and the browser demo at `/` (unless `demo: false`) without authentication, the /v1 API behind
+ * Creates the standalone server: `/healthz` (liveness), `/readyz` (readiness: 503 while nothing is installed, while
+ * the job queue's Redis does not answer or while shutting down), `/metrics` (Prometheus) and the browser demo at `/` (unless `demo: false`) without authentication, the /v1 API behind
  * it, and JSON 404s for everything else.
  */
 export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
-  const { speech, log, shutdownTimeoutMs: rawTimeout, headersTimeoutMs: rawHeaders, demo, ...handlerOptions } = options;
+  const {
+    speech,
+    log,
+    shutdownTimeoutMs: rawTimeout,
+    headersTimeoutMs: rawHeaders,
+    demo,
+    metrics: rawMetrics,
+    metricsAuth,
+    ...handlerOptions
+  } = options;
   const serveDemo = booleanOption('demo', demo) ?? true;
   const shutdownTimeoutMs = integerOption('shutdownTimeoutMs', rawTimeout, 0, 2 ** 31 - 1) ?? 30_000;
   const headersTimeoutMs = integerOption('headersTimeoutMs', rawHeaders, 0, 2 ** 31 - 1) ?? DEFAULT_HEADERS_TIMEOUT_MS;
   const safeLog = (record: Record<string, unknown>) => callLogger(log, record);
+  let metrics: SpeechMetrics | undefined;
+  if (rawMetrics === undefined) {
+    metrics = createSpeechMetrics();
+    metrics.watchEngine(speech);
+  } else if (rawMetrics !== false) {
+    metrics = rawMetrics;
+  }
   const control = buildSpeechHandler({
     ...handlerOptions,
     speech,
+    ...(metrics ? { metrics } : {}),
     ...(log ? { onRequest: (entry: RequestLogEntry) => safeLog({ event: 'request', ...entry }) } : {}),
   });
   const { handler } = control;
   let draining = false;
+  const ops = createOpsHandler({
+    speech,
+    ...(control.jobs ? { jobs: control.jobs } : {}),
+    ...(metrics ? { metrics } : {}),
+    ...(metricsAuth === undefined ? {} : { metricsAuth }),
+    draining: () => draining,
+  });
   let shutdownPromise: Promise<boolean> | undefined;
 
   const server = createServer(receiveDeadlines(headersTimeoutMs, control.bodyTimeoutMs), (req, res) => {
     // While draining, every response tells its client to reconnect elsewhere.
     if (draining) res.setHeader('Connection', 'close');
-    const url = (req.url ?? '/').split('?', 1)[0] as string;
-    const path = url.length > 1 && url.endsWith('/') ? url.slice(0, -1) : url;
-    if (path === '/healthz' || path === '/readyz') {
-      probe(req, res, path);
+    const path = pathOf(req);
+    if (OPS_PATHS.has(path)) {
+      ops(req, res);
       return;
     }
     if (serveDemo && (path === '/' || path === '/demo')) {
@@ -150,25 +166,6 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
     );
   });
 
-  /** Whether the request is a GET or HEAD; else it is answered 405. Probes and the page read no body. */
-  function getOrHead(req: IncomingMessage, res: ServerResponse, path: string, requestId: string): boolean {
-    res.setHeader('X-Request-Id', requestId);
-    // Node would read a body to its end after the answer to keep the connection.
-    if (bodyStillArriving(req)) res.setHeader('Connection', 'close');
-    if (req.method === 'GET' || req.method === 'HEAD') return true;
-    const error = new HttpError(
-      405,
-      'method_not_allowed',
-      `${req.method} is not allowed on ${path}; allowed: GET, HEAD`,
-      {
-        headers: { Allow: 'GET, HEAD' },
-      },
-    );
-    error.requestId = requestId;
-    sendError(res, error);
-    return false;
-  }
-
   /** The browser demo: a static page with no secret in it (it asks for the key), so without authentication. */
   function page(req: IncomingMessage, res: ServerResponse, path: string): void {
     const requestId = requestIdOf(req);
@@ -181,23 +178,6 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
       },
       (cause: unknown) => {
         const error = new HttpError(500, 'demo_unavailable', `the demo page: ${(cause as Error).message}`, { cause });
-        error.requestId = requestId;
-        sendError(res, error);
-      },
-    );
-  }
-
-  function probe(req: IncomingMessage, res: ServerResponse, path: string): void {
-    const requestId = requestIdOf(req);
-    if (!getOrHead(req, res, path, requestId)) return;
-    if (path === '/healthz') {
-      sendJson(res, 200, { status: 'ok' });
-      return;
-    }
-    readiness(speech, draining).then(
-      ({ ready, body }) => sendJson(res, ready ? 200 : 503, body),
-      (cause: unknown) => {
-        const error = new HttpError(503, 'not_ready', `readiness check failed: ${(cause as Error).message}`, { cause });
         error.requestId = requestId;
         sendError(res, error);
       },
@@ -246,6 +226,8 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
         clearInterval(sweeper);
         // Every request has ended (its work cancelled or done, its record logged) before the engine goes.
         await control.idle(SETTLE_MS);
+        // Jobs running here finish (or are handed back) within the queue's drainTimeoutMs.
+        await control.jobs?.close();
         await speech.close();
         return inTime;
       })();

@@ -41,7 +41,14 @@ interface ResponseObject {
 /** The documented response for a method, path (below the mount point) and status. */
 function documentedResponse(method: string, path: string, status: number): ResponseObject {
   const paths = openApiDocument.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>;
-  const operation = paths[path]?.[method.toLowerCase() === 'head' ? 'get' : method.toLowerCase()];
+  // A concrete path (`/v1/jobs/job_...`) is documented under its template (`/v1/jobs/{id}`).
+  const template =
+    path in paths
+      ? path
+      : Object.keys(paths).find((candidate) => new RegExp(`^${candidate.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path));
+  const operation = template
+    ? paths[template]?.[method.toLowerCase() === 'head' ? 'get' : method.toLowerCase()]
+    : undefined;
   const components = (openApiDocument.components as Json).responses as Record<string, ResponseObject>;
   if (!operation) {
     // Methods and paths the API does not serve answer with the generic error responses.

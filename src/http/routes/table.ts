@@ -5,6 +5,7 @@ import { HttpError } from '../http-error.js';
 import { audioSpeechRoute } from './audio-speech.js';
 import { audioTranscriptionsRoute, audioTranslationsRoute } from './audio-transcriptions.js';
 import type { Route } from './context.js';
+import { cancelJobRoute, createTranscriptionJobRoute, getJobRoute, listJobsRoute } from './jobs.js';
 import { listModelsRoute, retrieveModelRoute } from './models.js';
 import { openApiRoute } from './openapi.js';
 import { realtimeRoute } from './realtime.js';
@@ -24,17 +25,31 @@ const ROUTES: Record<string, Record<string, Route>> = {
   '/v1/models': { GET: listModelsRoute },
   // The realtime endpoint is a WebSocket (handler.upgrade): a plain request learns how to reach it.
   '/v1/realtime': { GET: realtimeRoute },
+  // Asynchronous transcription jobs (the handler's `jobs` queue).
+  '/v1/jobs/transcriptions': { POST: createTranscriptionJobRoute },
+  '/v1/jobs': { GET: listJobsRoute },
 };
 
 /** Paths with a parameter: everything one level below the prefix (`/v1/models/{id}`). */
 const PREFIX_ROUTES: Record<string, Record<string, Route>> = {
   '/v1/models/': { GET: retrieveModelRoute },
+  '/v1/jobs/': { GET: getJobRoute, DELETE: cancelJobRoute },
 };
 
 function routesOf(path: string): Record<string, Route> | undefined {
   if (Object.hasOwn(ROUTES, path)) return ROUTES[path];
   const prefix = Object.keys(PREFIX_ROUTES).find((p) => path.startsWith(p) && !path.slice(p.length).includes('/'));
   return prefix === undefined ? undefined : PREFIX_ROUTES[prefix];
+}
+
+/**
+ * The route a path belongs to, as metrics label it: the table's path, `{id}` for a parameter, `other` for a path the
+ * API does not serve (never the raw path: label values must stay few).
+ */
+export function routeTemplate(path: string): string {
+  if (Object.hasOwn(ROUTES, path)) return path;
+  const prefix = Object.keys(PREFIX_ROUTES).find((p) => path.startsWith(p) && !path.slice(p.length).includes('/'));
+  return prefix === undefined ? 'other' : `${prefix}{id}`;
 }
 
 /** Where a request goes: a route (HEAD is a GET's), a method the path does not answer, or a path not of the API. */

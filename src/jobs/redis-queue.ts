@@ -1,0 +1,508 @@
+// The job queue on Redis, through BullMQ: any number of processes add jobs and any number work them. BullMQ gives
+// the retries with backoff, the locks that make a job complete once, and the recovery of jobs whose worker died
+// (stalled jobs run again elsewhere). voxmill adds, under its own keys (`voxmill:<name>:...`): the audio (with a TTL,
+// or in a shared directory), each owner's list of jobs, cancel markers and a cancel channel that reaches the worker
+// running a job, and a second queue that delivers signed callbacks with retries.
+import { EventEmitter } from 'node:events';
+import { type Job, type JobState, Queue, QueueEvents, UnrecoverableError, WaitingError, Worker } from 'bullmq';
+import { Redis, type RedisOptions } from 'ioredis';
+import { ClosedError, JobNotFoundError, QueueFullError } from '../errors.js';
+import type { Transcription } from '../stt/types.js';
+import { type AudioStore, directoryAudioStore, redisAudioStore } from './audio-store.js';
+import { callbackBody, deliverCallback } from './callback.js';
+import {
+  checkJobRequest,
+  DEFAULT_LIST_LIMIT,
+  DEFAULT_OWNER,
+  isEnded,
+  isJobId,
+  MAX_LIST_LIMIT,
+  newJobId,
+  queuedJob,
+  unixSeconds,
+} from './job-request.js';
+import type { JobEngine, ResolvedJobQueueOptions } from './options.js';
+import { CANCELLED, isRetriable, jobErrorOf, runTranscriptionJob } from './run-job.js';
+import type {
+  JobCounts,
+  JobError,
+  JobQueue,
+  JobQueueEvents,
+  JobTranscribeOptions,
+  ListJobsOptions,
+  TranscriptionJob,
+  TranscriptionJobRequest,
+} from './types.js';
+
+/** What a BullMQ job carries; the audio itself is in the audio store. */
+interface StoredJob {
+  owner: string;
+  options: JobTranscribeOptions;
+  callbackUrl?: string;
+  filename?: string;
+  createdMs: number;
+}
+
+/** A callback to deliver: the job as it ended. */
+interface StoredCallback {
+  url: string;
+  job: TranscriptionJob;
+}
+
+const QUEUED_STATES = ['waiting', 'delayed', 'prioritized', 'waiting-children'] as const;
+/** How long `cancel` waits for a running job to stop before answering with it as it is. */
+const CANCEL_WAIT_MS = 2000;
+/** How many of an owner's newest jobs `list` looks through for ones with the wanted status. */
+const LIST_SCAN = 1000;
+
+/** Job errors travel through BullMQ as the failure's message. */
+function encodeError(error: JobError): string {
+  return JSON.stringify(error);
+}
+
+function decodeError(reason: string | undefined): JobError {
+  try {
+    const parsed = JSON.parse(reason ?? '') as JobError;
+    if (typeof parsed?.code === 'string' && typeof parsed.message === 'string') return parsed;
+  } catch {
+    // BullMQ's own reasons are plain text
+  }
+  const stalled = /stalled/i.test(reason ?? '');
+  return { code: stalled ? 'job_stalled' : 'internal_error', message: reason ?? 'unknown failure' };
+}
+
+function redisOptions(connection: string | Record<string, unknown>, forWorker: boolean): RedisOptions {
+  const base = typeof connection === 'string' ? {} : (connection as RedisOptions);
+  // Workers block on Redis and must wait out a restart instead of failing each command (BullMQ requires it).
+  return { ...base, ...(forWorker ? { maxRetriesPerRequest: null } : {}) };
+}
+
+function newClient(connection: string | Record<string, unknown>, forWorker: boolean): Redis {
+  const options = redisOptions(connection, forWorker);
+  return typeof connection === 'string' ? new Redis(connection, options) : new Redis(options);
+}
+
+export class RedisJobQueue extends EventEmitter implements JobQueue {
+  readonly backend = 'redis' as const;
+  readonly #options: ResolvedJobQueueOptions;
+  readonly #prefix: string;
+  readonly #client: Redis;
+  readonly #queue: Queue<StoredJob, Transcription>;
+  readonly #callbacks: Queue<StoredCallback>;
+  readonly #events: QueueEvents;
+  readonly #audio: AudioStore;
+  readonly #working: Working | undefined;
+  #closed: Promise<void> | undefined;
+
+  constructor(options: ResolvedJobQueueOptions) {
+    super();
+    const connection = options.connection as string | Record<string, unknown>;
+    this.#options = options;
+    this.#prefix = `voxmill:${options.name}`;
+    this.#client = newClient(connection, false);
+    this.#client.on('error', (error: Error) => this.emit('connectionError', error));
+    // BullMQ duplicates this client for each of its own connections.
+    const bull = { connection: this.#client };
+    this.#queue = new Queue(options.name, bull);
+    this.#callbacks = new Queue(`${options.name}-callbacks`, bull);
+    this.#events = new QueueEvents(options.name, { connection: newClient(connection, true) });
+    const report = (error: Error) => this.emit('connectionError', error);
+    this.#queue.on('error', report);
+    this.#callbacks.on('error', report);
+    this.#events.on('error', report);
+    this.#events.on('progress', ({ jobId, data }) => {
+      if (typeof data === 'number') this.emit('progress', jobId, data);
+    });
+    this.#events.on('completed', ({ jobId }) => this.emit('completed', jobId));
+    this.#events.on('failed', ({ jobId, failedReason }) => {
+      const error = decodeError(failedReason);
+      if (error.code === CANCELLED.code) this.emit('cancelled', jobId);
+      else this.emit('failed', jobId, error);
+    });
+    this.#audio = options.audioDir
+      ? directoryAudioStore(options.audioDir)
+      : redisAudioStore(this.#client, this.#prefix, options.audioTtlSeconds);
+    this.#working = options.work ? new Working(this, connection) : undefined;
+  }
+
+  /** @internal For the worker half. */
+  get internals() {
+    return {
+      options: this.#options,
+      prefix: this.#prefix,
+      client: this.#client,
+      audio: this.#audio,
+      callbacks: this.#callbacks,
+    };
+  }
+
+  #cancelKey(id: string): string {
+    return `${this.#prefix}:cancel:${id}`;
+  }
+
+  #ownerKey(owner: string): string {
+    return `${this.#prefix}:owner:${owner}`;
+  }
+
+  async enqueue(raw: TranscriptionJobRequest): Promise<TranscriptionJob> {
+    if (this.#closed) throw new ClosedError('the job queue is closed');
+    // A queue that only adds jobs cannot know its workers' models; they refuse an unknown one when they run it.
+    const request = checkJobRequest(raw, this.#options.speech?.modelIds, this.#options.callbacks);
+    const waiting = await this.#queue.getJobCountByTypes(...QUEUED_STATES);
+    const { maxQueuedJobs, resultTtlSeconds } = this.#options;
+    if (waiting >= maxQueuedJobs) {
+      throw new QueueFullError(`${waiting} jobs are waiting (maxQueuedJobs ${maxQueuedJobs})`);
+    }
+    const id = newJobId();
+    const createdMs = Date.now();
+    await this.#audio.put(id, request.audio);
+    const data: StoredJob = {
+      owner: request.owner,
+      options: request.options,
+      createdMs,
+      ...(request.callbackUrl === undefined ? {} : { callbackUrl: request.callbackUrl }),
+      ...(request.filename === undefined ? {} : { filename: request.filename }),
+    };
+    const ownerKey = this.#ownerKey(request.owner);
+    await this.#client
+      .multi()
+      .zadd(ownerKey, createdMs, id)
+      .zremrangebyscore(ownerKey, '-inf', createdMs - resultTtlSeconds * 1000)
+      .expire(ownerKey, resultTtlSeconds)
+      .exec();
+    await this.#queue.add('transcription', data, {
+      jobId: id,
+      attempts: this.#options.attempts,
+      backoff: { type: 'exponential', delay: this.#options.backoffMs },
+      removeOnComplete: { age: resultTtlSeconds },
+      removeOnFail: { age: resultTtlSeconds },
+    });
+    return queuedJob(id, request, createdMs);
+  }
+
+  async #job(id: string, owner: string | undefined): Promise<Job<StoredJob, Transcription> | undefined> {
+    if (!isJobId(id)) return undefined;
+    const job = await this.#queue.getJob(id);
+    return job && job.data.owner === (owner ?? DEFAULT_OWNER) ? job : undefined;
+  }
+
+  /** A job as the API shows it. */
+  async #view(job: Job<StoredJob, Transcription>): Promise<TranscriptionJob> {
+    const state: JobState | 'unknown' = await job.getState();
+    const data = job.data;
+    const failure = job.failedReason ? decodeError(job.failedReason) : null;
+    let status: TranscriptionJob['status'];
+    if (state === 'active') status = 'running';
+    else if (state === 'completed') status = 'completed';
+    else if (state === 'failed') status = failure?.code === CANCELLED.code ? 'cancelled' : 'failed';
+    else status = 'queued';
+    const progress = typeof job.progress === 'number' ? job.progress : 0;
+    return {
+      id: job.id as string,
+      object: 'transcription.job',
+      status,
+      progress: status === 'completed' ? 1 : progress,
+      model: data.options.model,
+      created_at: unixSeconds(data.createdMs),
+      started_at: job.processedOn ? unixSeconds(job.processedOn) : null,
+      finished_at: isEnded(status) && job.finishedOn ? unixSeconds(job.finishedOn) : null,
+      attempts: job.attemptsStarted ?? job.attemptsMade,
+      filename: data.filename ?? null,
+      callback_url: data.callbackUrl ?? null,
+      result: status === 'completed' ? job.returnvalue : null,
+      // A failed run waiting for its retry still says why the last run failed.
+      error: status === 'completed' ? null : failure,
+    };
+  }
+
+  /** A queued job cancelled before any worker took it is removed from BullMQ; its record is kept here. */
+  async #tombstone(id: string, owner: string | undefined): Promise<TranscriptionJob | undefined> {
+    const stored = await this.#client.get(this.#cancelKey(id));
+    if (!stored || stored === '1') return undefined;
+    const { owner: of, job } = JSON.parse(stored) as { owner: string; job: TranscriptionJob };
+    return of === (owner ?? DEFAULT_OWNER) ? job : undefined;
+  }
+
+  async get(id: string, owner?: string): Promise<TranscriptionJob | undefined> {
+    if (!isJobId(id)) return undefined;
+    const job = await this.#job(id, owner);
+    return job ? this.#view(job) : this.#tombstone(id, owner);
+  }
+
+  async cancel(id: string, owner?: string): Promise<TranscriptionJob | undefined> {
+    const job = await this.#job(id, owner);
+    if (!job) return this.#tombstone(id, owner);
+    const view = await this.#view(job);
+    if (isEnded(view.status)) return view;
+    const ttl = this.#options.resultTtlSeconds;
+    // The marker first: a worker taking the job from now on sees it and does not run it.
+    await this.#client.set(this.#cancelKey(id), '1', 'EX', ttl);
+    if (view.status === 'queued') {
+      const removed = await job.remove().then(
+        () => true,
+        () => false, // taken by a worker meanwhile: cancelled as a running job below
+      );
+      if (removed) {
+        const cancelled: TranscriptionJob = {
+          ...view,
+          status: 'cancelled',
+          finished_at: unixSeconds(Date.now()),
+          error: CANCELLED,
+        };
+        await this.#client.set(
+          this.#cancelKey(id),
+          JSON.stringify({ owner: job.data.owner, job: cancelled }),
+          'EX',
+          ttl,
+        );
+        await this.#audio.remove(id);
+        if (job.data.callbackUrl) await this.addCallback(job.data.callbackUrl, cancelled);
+        this.emit('cancelled', id);
+        return cancelled;
+      }
+    }
+    await this.#client.publish(`${this.#prefix}:cancel`, id);
+    const signal = AbortSignal.timeout(CANCEL_WAIT_MS);
+    return this.wait(id, { ...(owner === undefined ? {} : { owner }), signal }).catch(() => this.get(id, owner));
+  }
+
+  /** Queues the delivery of a job's callback; once per job, however many times this is called. */
+  async addCallback(url: string, job: TranscriptionJob): Promise<void> {
+    const { attempts, backoffMs } = this.#options.callbacks;
+    await this.#callbacks.add(
+      'callback',
+      { url, job },
+      {
+        jobId: `callback_${job.id}`,
+        attempts,
+        backoff: { type: 'exponential', delay: backoffMs },
+        removeOnComplete: { age: this.#options.resultTtlSeconds },
+        removeOnFail: { age: this.#options.resultTtlSeconds },
+      },
+    );
+  }
+
+  async list(options: ListJobsOptions = {}): Promise<TranscriptionJob[]> {
+    const owner = options.owner ?? DEFAULT_OWNER;
+    const limit = Math.min(options.limit ?? DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT);
+    const since = Date.now() - this.#options.resultTtlSeconds * 1000;
+    const ids = await this.#client.zrevrangebyscore(this.#ownerKey(owner), '+inf', since, 'LIMIT', 0, LIST_SCAN);
+    const jobs: TranscriptionJob[] = [];
+    for (let at = 0; at < ids.length && jobs.length < limit; at += limit) {
+      const batch = await Promise.all(ids.slice(at, at + limit).map((id) => this.get(id, owner)));
+      for (const job of batch) {
+        if (job && (options.status === undefined || job.status === options.status) && jobs.length < limit) {
+          jobs.push(job);
+        }
+      }
+    }
+    return jobs;
+  }
+
+  async wait(id: string, options: { owner?: string; signal?: AbortSignal } = {}): Promise<TranscriptionJob> {
+    const { signal } = options;
+    for (;;) {
+      signal?.throwIfAborted();
+      const job = await this.get(id, options.owner);
+      if (!job) throw new JobNotFoundError(id);
+      if (isEnded(job.status)) return job;
+      await this.#nextEventOf(id, signal);
+    }
+  }
+
+  /** Resolves on the job's next end event, or after pollIntervalMs (events can be missed across reconnects). */
+  #nextEventOf(id: string, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.off('completed', onEvent).off('failed', onEvent).off('cancelled', onEvent);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const onEvent = (eventId: string) => {
+        if (eventId === id) done();
+      };
+      const timer = setTimeout(done, this.#options.pollIntervalMs);
+      this.on('completed', onEvent).on('failed', onEvent).on('cancelled', onEvent);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  async counts(): Promise<JobCounts> {
+    const counts = await this.#queue.getJobCounts(...QUEUED_STATES, 'active', 'completed', 'failed');
+    const queued = QUEUED_STATES.reduce((sum, state) => sum + (counts[state] ?? 0), 0);
+    // Cancelled running jobs are failed jobs to BullMQ; telling them apart would mean reading each one.
+    return {
+      queued,
+      running: counts.active ?? 0,
+      completed: counts.completed ?? 0,
+      failed: counts.failed ?? 0,
+      cancelled: 0,
+    };
+  }
+
+  async ping(): Promise<void> {
+    const answer = await Promise.race([
+      this.#client.ping(),
+      new Promise<never>((_resolve, reject) => {
+        setTimeout(() => reject(new Error('Redis did not answer PING within 1 s')), 1000).unref();
+      }),
+    ]);
+    if (answer !== 'PONG') throw new Error(`Redis answered PING with ${answer}`);
+  }
+
+  /** Whether a job has been cancelled (its marker), for the worker half. */
+  async isCancelled(id: string): Promise<boolean> {
+    return (await this.#client.exists(this.#cancelKey(id))) === 1;
+  }
+
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      await this.#working?.close();
+      await Promise.allSettled([this.#events.close(), this.#queue.close(), this.#callbacks.close()]);
+      this.#client.disconnect();
+    })();
+    return this.#closed;
+  }
+
+  override on<E extends keyof JobQueueEvents>(event: E, listener: (...args: JobQueueEvents[E]) => void): this;
+  override on(event: 'connectionError', listener: (error: Error) => void): this;
+  override on(event: string, listener: (...args: never[]) => void): this {
+    return super.on(event, listener as (...args: unknown[]) => void);
+  }
+
+  override off<E extends keyof JobQueueEvents>(event: E, listener: (...args: JobQueueEvents[E]) => void): this;
+  override off(event: 'connectionError', listener: (error: Error) => void): this;
+  override off(event: string, listener: (...args: never[]) => void): this {
+    return super.off(event, listener as (...args: unknown[]) => void);
+  }
+}
+
+/** The worker half: runs jobs and delivers callbacks, in a process that has the engine. */
+class Working {
+  readonly #queue: RedisJobQueue;
+  readonly #engine: JobEngine;
+  readonly #worker: Worker<StoredJob, Transcription>;
+  readonly #callbackWorker: Worker<StoredCallback>;
+  readonly #subscriber: Redis;
+  /** Set when close() ran past its deadline: running jobs are being handed back, not failed. */
+  #handingBack = false;
+
+  constructor(queue: RedisJobQueue, connection: string | Record<string, unknown>) {
+    this.#queue = queue;
+    const { options, prefix } = queue.internals;
+    this.#engine = options.speech as JobEngine;
+    const report = (error: Error) => queue.emit('connectionError', error);
+    this.#worker = new Worker<StoredJob, Transcription>(
+      options.name,
+      (job, token, signal) => this.#process(job, token, signal),
+      {
+        connection: newClient(connection, true),
+        concurrency: options.concurrency,
+        lockDuration: options.lockDurationMs,
+        stalledInterval: options.stalledIntervalMs,
+        maxStalledCount: options.maxStalledCount,
+      },
+    );
+    this.#worker.on('error', report);
+    this.#worker.on('completed', (job) => void this.#afterEnd(job.id as string));
+    this.#worker.on('failed', (job) => {
+      if (job?.finishedOn) void this.#afterEnd(job.id as string);
+    });
+    this.#callbackWorker = new Worker<StoredCallback>(
+      `${options.name}-callbacks`,
+      async (job) => deliverCallback(job.data.url, callbackBody(job.data.job), options.callbacks, job.attemptsMade + 1),
+      { connection: newClient(connection, true), concurrency: 8 },
+    );
+    this.#callbackWorker.on('error', report);
+    this.#subscriber = newClient(connection, true);
+    this.#subscriber.on('error', report);
+    this.#subscriber.on('message', (_channel: string, id: string) => {
+      this.#worker.cancelJob(id, CANCELLED.code);
+    });
+    void this.#subscriber.subscribe(`${prefix}:cancel`).catch(report);
+  }
+
+  /** The audio is not needed once the job has ended for good. */
+  async #afterEnd(id: string): Promise<void> {
+    await this.#queue.internals.audio.remove(id).catch(() => undefined);
+  }
+
+  async #process(
+    job: Job<StoredJob, Transcription>,
+    token: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<Transcription> {
+    const id = job.id as string;
+    const { options, audio } = this.#queue.internals;
+    const final = (error: JobError) => !isRetriable(error) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    const fail = async (error: JobError): Promise<never> => {
+      if (final(error) && job.data.callbackUrl) await this.#callback(job, error);
+      throw isRetriable(error) ? new Error(encodeError(error)) : new UnrecoverableError(encodeError(error));
+    };
+    if (await this.#queue.isCancelled(id)) return fail(CANCELLED);
+    const bytes = await audio.get(id);
+    if (!bytes) return fail({ code: 'audio_expired', message: 'the job waited longer than audioTtlSeconds' });
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const result = await runTranscriptionJob(this.#engine, bytes, job.data.options, {
+        signal: controller.signal,
+        progressIntervalMs: options.progressIntervalMs,
+        onProgress: (fraction) => void job.updateProgress(fraction).catch(() => undefined),
+      });
+      if (job.data.callbackUrl) await this.#callback(job, null, result);
+      return result;
+    } catch (cause) {
+      if (controller.signal.aborted && this.#handingBack && !(await this.#queue.isCancelled(id))) {
+        // Shutting down past the drain deadline: back to the queue for another worker, no attempt spent.
+        await job.moveToWait(token);
+        throw new WaitingError();
+      }
+      const cancelled = controller.signal.aborted && (await this.#queue.isCancelled(id));
+      return fail(cancelled ? CANCELLED : jobErrorOf(cause));
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async #callback(job: Job<StoredJob, Transcription>, error: JobError | null, result?: Transcription): Promise<void> {
+    const status = error === null ? 'completed' : error.code === CANCELLED.code ? 'cancelled' : 'failed';
+    const view: TranscriptionJob = {
+      id: job.id as string,
+      object: 'transcription.job',
+      status,
+      progress: status === 'completed' ? 1 : typeof job.progress === 'number' ? job.progress : 0,
+      model: job.data.options.model,
+      created_at: unixSeconds(job.data.createdMs),
+      started_at: job.processedOn ? unixSeconds(job.processedOn) : null,
+      finished_at: unixSeconds(Date.now()),
+      attempts: job.attemptsStarted ?? job.attemptsMade + 1,
+      filename: job.data.filename ?? null,
+      callback_url: job.data.callbackUrl ?? null,
+      result: result ?? null,
+      error,
+    };
+    await this.#queue.addCallback(job.data.callbackUrl as string, view);
+  }
+
+  async close(): Promise<void> {
+    const { drainTimeoutMs } = this.#queue.internals.options;
+    const closing = this.#worker.close();
+    let timer: NodeJS.Timeout | undefined;
+    const late = await Promise.race([
+      closing.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), drainTimeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (late) {
+      this.#handingBack = true;
+      this.#worker.cancelAllJobs('shutting_down');
+      await closing;
+    }
+    await Promise.allSettled([this.#callbackWorker.close(), this.#subscriber.quit()]);
+  }
+}
