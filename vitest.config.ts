@@ -62,6 +62,19 @@ export default defineConfig({
         },
       },
       {
+        // Jobs across processes on a real Redis (redis-server): workers killed and Redis restarted mid-run, cancels
+        // (`npm run test:scale`); not part of `npm test`, CI runs it.
+        test: {
+          name: 'scale',
+          include: ['test/scale/**/*.test.ts'],
+          pool: 'forks',
+          fileParallelism: false,
+          testTimeout: 900_000,
+          hookTimeout: 120_000,
+          setupFiles: [noPrints],
+        },
+      },
+      {
         // Memory (RSS over hundreds of calls), long audio, 1,000-cycle loops, output parity with whisper-cli and
         // thousands of requests against `voxmill serve` (`npm run test:soak`); not part of `npm test`, CI runs it.
         test: {

@@ -3,7 +3,7 @@
 //   node scripts/ci-summary.mjs <folder> [step]
 //
 // With a step (a report's name without .json, e.g. "test"): that report's tests, then one line per tier (unit,
-// native, http, e2e, accuracy, soak) with its files, counts and time. Without: one line per report, then the plain
+// native, http, e2e, accuracy, soak, scale) with its files, counts and time. Without: one line per report, then the plain
 // closing line "ci: N passed, N failed" over every report, which .ci/run prints last. CI's log readers take a run's
 // last closing line as its verdict, so this one line must close the log (schemathesis's pytest-like banner, which
 // read as "no test ran", is filtered out by scripts/api-fuzz/schemathesis.sh).
@@ -41,7 +41,7 @@ const countsLine = ({ passed, failed, skipped }) =>
 /** One line per tier found in a vitest report: files, counts and the time its files took. */
 function tierLines(report) {
   const lines = [];
-  for (const tier of ['unit', 'native', 'http', 'e2e', 'accuracy', 'soak']) {
+  for (const tier of ['unit', 'native', 'http', 'e2e', 'accuracy', 'soak', 'scale']) {
     const files = report.testResults.filter((f) => f.name.includes(`/test/${tier}/`));
     if (files.length === 0) continue;
     const tests = files.flatMap((f) => f.assertionResults);

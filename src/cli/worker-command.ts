@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Command, InvalidArgumentError } from 'commander';
 import { createOpsHandler } from '../http/ops-handler.js';
+import type { RedisJobQueue } from '../jobs/redis-queue.js';
 import type { JobQueue } from '../jobs/types.js';
 import { createSpeechMetrics } from '../metrics/speech-metrics.js';
 import { createSpeech, type Speech } from '../speech.js';
@@ -20,6 +21,7 @@ interface WorkerFlags {
   host?: string;
   preload?: boolean;
   lazy?: boolean;
+  quiet?: boolean;
 }
 
 function positiveInteger(value: string): number {
@@ -58,6 +60,12 @@ async function work(flags: WorkerFlags): Promise<void> {
   } catch (error) {
     await speech.close();
     throw error;
+  }
+
+  if (!flags.quiet) {
+    (queue as RedisJobQueue).on('worked', (run) => {
+      logLine({ ...(run.status === 'completed' ? {} : { level: 'warn' }), event: 'job_run', ...run });
+    });
   }
 
   // Probes and metrics for the orchestrator, when asked for a port.
@@ -130,6 +138,7 @@ export function registerWorkerCommand(program: Command): Command {
     .option('--host <host>', 'interface for --port (default 127.0.0.1; 0.0.0.0 for all)')
     .option('--preload', 'load every configured speech-to-text model before taking jobs')
     .option('--lazy', 'with --preload: skip models that are not installed instead of failing')
+    .option('-q, --quiet', 'no log line per job run')
     .addHelpText(
       'after',
       '\nSIGTERM or SIGINT: take no new jobs, let running ones finish within jobs.drainTimeoutMs (default 30 s),\n' +

@@ -187,8 +187,13 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
   }
 
   /** A job as the API shows it. */
-  async #view(job: Job<StoredJob, Transcription>): Promise<TranscriptionJob> {
+  async #view(fetched: Job<StoredJob, Transcription>): Promise<TranscriptionJob> {
+    let job = fetched;
     const state: JobState | 'unknown' = await job.getState();
+    // It ended between reading the job and its state: read it again for its result or failure.
+    if ((state === 'completed' || state === 'failed') && !job.finishedOn) {
+      job = (await this.#queue.getJob(job.id as string)) ?? job;
+    }
     const data = job.data;
     const failure = job.failedReason ? decodeError(job.failedReason) : null;
     let status: TranscriptionJob['status'];
@@ -367,6 +372,7 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
 
   override on<E extends keyof JobQueueEvents>(event: E, listener: (...args: JobQueueEvents[E]) => void): this;
   override on(event: 'connectionError', listener: (error: Error) => void): this;
+  override on(event: 'worked', listener: (run: WorkedRun) => void): this;
   override on(event: string, listener: (...args: never[]) => void): this {
     return super.on(event, listener as (...args: unknown[]) => void);
   }
@@ -405,9 +411,15 @@ class Working {
       },
     );
     this.#worker.on('error', report);
-    this.#worker.on('completed', (job) => void this.#afterEnd(job.id as string));
-    this.#worker.on('failed', (job) => {
-      if (job?.finishedOn) void this.#afterEnd(job.id as string);
+    // `worked`: each run this process finished, for its logs (`voxmill worker`); the queue-wide events are others'.
+    this.#worker.on('completed', (job) => {
+      void this.#afterEnd(job.id as string);
+      queue.emit('worked', workedRun(job, 'completed'));
+    });
+    this.#worker.on('failed', (job, error) => {
+      if (!job) return;
+      if (job.finishedOn) void this.#afterEnd(job.id as string);
+      queue.emit('worked', workedRun(job, job.finishedOn ? 'failed' : 'retrying', decodeError(error.message)));
     });
     this.#callbackWorker = new Worker<StoredCallback>(
       `${options.name}-callbacks`,
@@ -505,4 +517,25 @@ class Working {
     }
     await Promise.allSettled([this.#callbackWorker.close(), this.#subscriber.quit()]);
   }
+}
+
+/** One run a worker finished, as `worked` reports it. */
+export interface WorkedRun {
+  id: string;
+  status: 'completed' | 'failed' | 'retrying';
+  /** Which run of the job this was (1 for the first). */
+  attempt: number;
+  /** Wall time of the run, in ms. */
+  ms: number;
+  error?: JobError;
+}
+
+function workedRun(job: Job, status: WorkedRun['status'], error?: JobError): WorkedRun {
+  return {
+    id: job.id as string,
+    status,
+    attempt: job.attemptsStarted ?? job.attemptsMade,
+    ms: job.finishedOn && job.processedOn ? job.finishedOn - job.processedOn : 0,
+    ...(error && status !== 'completed' ? { error } : {}),
+  };
 }
