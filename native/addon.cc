@@ -91,6 +91,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("VadStream", VadStreamWrap::Init(env));
   exports.Set("versions", Napi::Function::New(env, Versions, "versions"));
   exports.Set("devices", Napi::Function::New(env, Devices, "devices"));
+  exports.Set("markProcessExiting",
+              Napi::Function::New(
+                  env, [](const Napi::CallbackInfo&) { MarkProcessExiting(); }, "markProcessExiting"));
   return exports;
 }
 

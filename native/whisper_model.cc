@@ -4,6 +4,8 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -61,9 +63,15 @@ struct JobEvent {
   double t0, t1;
   std::string text;
   std::vector<SpeechSpan> spans;
-  // kFlush: set once every earlier event was delivered (or dropped at shutdown).
-  std::promise<void>* delivered = nullptr;
+  // kFlush: set once every earlier event was delivered (or dropped at shutdown). Shared: a worker that stops waiting
+  // (the process is exiting) must not leave the main thread a dangling promise.
+  std::shared_ptr<std::promise<void>> delivered;
 };
+
+// Set by markProcessExiting() (src/native.ts, on the main thread's `exit` event). process.exit() joins the libuv
+// pool threads without running the event loop again, so a pool thread waiting for the main thread would wait forever
+// and the process would never end.
+std::atomic<bool> g_processExiting{false};
 
 Napi::Array SpansToJs(Napi::Env env, const std::vector<SpeechSpan>& spans) {
   Napi::Array out = Napi::Array::New(env, spans.size());
@@ -216,14 +224,17 @@ class WhisperModelTranscribeWorker final : public PromiseWorker {
   // handles, so without this a promise could settle before its last segment event is delivered.
   void FlushEvents() {
     if (!hasEvents_) return;
-    std::promise<void> delivered;
-    std::future<void> done = delivered.get_future();
-    auto* marker = new JobEvent{JobEvent::kFlush, 0, 0, 0, 0, {}, {}, &delivered};
-    if (events_.BlockingCall(marker) != napi_ok) {
+    auto delivered = std::make_shared<std::promise<void>>();
+    std::future<void> done = delivered->get_future();
+    auto* marker = new JobEvent{JobEvent::kFlush, 0, 0, 0, 0, {}, {}, delivered};
+    if (events_.NonBlockingCall(marker) != napi_ok) {
       delete marker;
       return;
     }
-    done.wait();
+    // Waits in steps so that a process that is exiting (and will never deliver the marker) lets this thread end.
+    while (done.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
+      if (g_processExiting.load()) return;
+    }
   }
 
   WhisperContextPtr context_;
@@ -300,6 +311,8 @@ TranscribeRequest ReadTranscribeRequest(Napi::Env env, const JsObject& o) {
 }
 
 }  // namespace
+
+void MarkProcessExiting() { g_processExiting.store(true); }
 
 // ---------------------------------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isMainThread } from 'node:worker_threads';
 import type { VadSettings } from './audio/vad-settings.js';
 import { NativeAddonError } from './errors.js';
 
@@ -277,6 +278,11 @@ export interface NativeAddon {
     backends?: string[];
   };
   devices(): NativeDevice[];
+  /**
+   * The process is exiting (the main thread's `exit` event): a transcription that ends from now on does not wait for
+   * its last events to reach JavaScript, which will not run again. Absent from an addon built before it.
+   */
+  markProcessExiting?(): void;
 }
 
 /**
@@ -342,6 +348,9 @@ export function native(): NativeAddon {
   }
   try {
     cached = createRequire(import.meta.url)(found.path) as NativeAddon;
+    // process.exit() waits for the addon's pool threads; one waiting for this thread would hang the exit for ever.
+    const addon = cached;
+    if (isMainThread) process.once('exit', () => addon.markProcessExiting?.());
   } catch (cause) {
     const message = (cause as Error).message;
     // The addon links the system's FFmpeg libraries (and OpenBLAS when it was built with it); without them dlopen
