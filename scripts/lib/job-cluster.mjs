@@ -176,8 +176,9 @@ export async function startCluster({ workers = 3, model, jobs = {}, keys = ['key
   const apiUrl = api.lines.find((r) => r.event === 'listening').url;
   const workerList = [];
   const addWorker = async () => {
+    // Each worker serves its probes and metrics on a port of its own (the `worker_started` line's url).
     const worker = startProcess(
-      ['worker', '--config', config, '--concurrency', String(concurrency)],
+      ['worker', '--config', config, '--concurrency', String(concurrency), '--port', '0'],
       env,
       (r) => r.event === 'worker_started',
     );
