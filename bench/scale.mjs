@@ -14,9 +14,9 @@
 //    the first submission to the last callback; the machine's cores bound it (each worker computes on one thread).
 // 4. A /metrics sample: the API's and one worker's, after a run (the lines of voxmill's own metrics).
 // 5. Drain: a standalone `voxmill serve` (in-process jobs) with 5 POST /v1/transcriptions in flight gets SIGTERM:
-//    the timeline of /readyz, each response and the exit. Then a worker running 5 jobs of gb0.wav (127 s; concurrency
-//    5, one thread: they take turns) gets SIGTERM with jobs.drainTimeoutMs 7000: which finished, which were handed
-//    back, and the exit; a new worker then finishes those.
+//    the timeline of /readyz, each response and the exit. Then a worker running 5 jobs (concurrency 5 on one thread:
+//    they take turns) gets SIGTERM with jobs.drainTimeoutMs 2000: which finished, which were handed back, and the
+//    exit; a new worker then finishes those.
 // Raw results go to bench/out/scale-<timestamp>.json.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -39,8 +39,8 @@ import {
 
 const model = join(root, 'test', 'fixtures', 'models', 'ggml-tiny.en-random.bin');
 const fastStalls = { lockDurationMs: 5000, stalledIntervalMs: 1000, backoffMs: 500 };
-/** The worker drain's deadline: the first job (about 5 s) finishes within it, the others are handed back. */
-const DRAIN_MS = 7000;
+/** The worker drain's deadline: the first job or two (about 1 s each, taking turns on one thread) finish within it. */
+const DRAIN_MS = 2000;
 const log = (line) => process.stdout.write(`${line}\n`);
 
 async function exactlyOnce(cluster, ids, started) {
@@ -175,8 +175,7 @@ async function workerDrain() {
     jobs: { ...fastStalls, drainTimeoutMs: DRAIN_MS },
   });
   try {
-    // 127 s of audio: about 5 s of work each, so that some are still running at the deadline.
-    const ids = await cluster.submit(5, { audioPath: sharedAudio('gb0.wav') });
+    const ids = await cluster.submit(5, { audioPath: sharedAudio('jfk.wav') });
     const t0 = performance.now();
     const at = () => Number(((performance.now() - t0) / 1000).toFixed(2));
     const worker = cluster.workers[0];

@@ -14,6 +14,14 @@
 #include "whisper_log.h"
 
 namespace voxmill {
+
+namespace {
+std::atomic<bool> g_processExiting{false};
+}  // namespace
+
+void MarkProcessExiting() { g_processExiting.store(true); }
+bool ProcessExiting() { return g_processExiting.load(std::memory_order_relaxed); }
+
 namespace {
 
 // ---------------------------------------------------------------------------------------------------
@@ -243,7 +251,7 @@ class Transcription {
     return false;
   }
 
-  bool Cancelled() const { return IsSet(cancel_); }
+  bool Cancelled() const { return IsSet(cancel_) || ProcessExiting(); }
 
   whisper_full_params FullParams() {
     whisper_full_params wp =

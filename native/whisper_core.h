@@ -125,6 +125,12 @@ struct TranscribeCallbacks {
 // Transcribes 16 kHz mono `samples` (read in place) with a whisper_state of its own, so calls on one context may
 // run at once. `cancel` (may be null) is honoured between whisper.cpp's graph passes and during VAD. Returns false
 // with `failure` set; `out` is then incomplete.
+// The process is exiting (set from the main thread's `exit` event, src/native.ts): process.exit() joins the libuv
+// pool threads without running the event loop again, so running transcriptions stop at their next checkpoint as if
+// aborted, and none waits for the main thread any more.
+void MarkProcessExiting();
+bool ProcessExiting();
+
 bool TranscribeWhisper(whisper_context* context, const float* samples, size_t count, const TranscribeParams& params,
                        const std::atomic<bool>* cancel, const TranscribeCallbacks& callbacks, TranscriptionOut& out,
                        WhisperFailure& failure);

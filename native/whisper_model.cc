@@ -4,7 +4,6 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -67,11 +66,6 @@ struct JobEvent {
   // (the process is exiting) must not leave the main thread a dangling promise.
   std::shared_ptr<std::promise<void>> delivered;
 };
-
-// Set by markProcessExiting() (src/native.ts, on the main thread's `exit` event). process.exit() joins the libuv
-// pool threads without running the event loop again, so a pool thread waiting for the main thread would wait forever
-// and the process would never end.
-std::atomic<bool> g_processExiting{false};
 
 Napi::Array SpansToJs(Napi::Env env, const std::vector<SpeechSpan>& spans) {
   Napi::Array out = Napi::Array::New(env, spans.size());
@@ -233,7 +227,7 @@ class WhisperModelTranscribeWorker final : public PromiseWorker {
     }
     // Waits in steps so that a process that is exiting (and will never deliver the marker) lets this thread end.
     while (done.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready) {
-      if (g_processExiting.load()) return;
+      if (ProcessExiting()) return;
     }
   }
 
@@ -311,8 +305,6 @@ TranscribeRequest ReadTranscribeRequest(Napi::Env env, const JsObject& o) {
 }
 
 }  // namespace
-
-void MarkProcessExiting() { g_processExiting.store(true); }
 
 // ---------------------------------------------------------------------------------------------------
 

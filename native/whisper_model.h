@@ -9,10 +9,6 @@
 
 namespace voxmill {
 
-// Tells running transcriptions that the process is exiting: none may wait for the main thread any more (it will not
-// run JavaScript again, and process.exit() waits for every pool thread to end).
-void MarkProcessExiting();
-
 class WhisperModel : public Napi::ObjectWrap<WhisperModel> {
  public:
   static Napi::Function Init(Napi::Env env);

@@ -61,6 +61,13 @@ export class JobNotFoundError extends VoxmillError {
   }
 }
 
+/** The job queue's store (Redis) failed or cannot be reached; the call may succeed later (HTTP 503). */
+export class JobStoreError extends VoxmillError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('JOB_STORE_UNAVAILABLE', message, options);
+  }
+}
+
 /** whisper.cpp failed while transcribing. */
 export class TranscriptionError extends VoxmillError {
   constructor(message: string, options?: { cause?: unknown }) {

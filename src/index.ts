@@ -64,6 +64,7 @@ export {
   InvalidOptionTypeError,
   InvalidOptionValueError,
   JobNotFoundError,
+  JobStoreError,
   ModelLoadError,
   ModelNotFoundError,
   NativeAddonError,

@@ -89,6 +89,11 @@ async function serve(flags: ServeFlags): Promise<void> {
         'without authentication',
     );
   }
+  if (!flags.work && !flags.redis && !process.env.VOXMILL_REDIS_URL && config.jobs?.connection === undefined) {
+    throw new Error(
+      '--no-work needs Redis (--redis, VOXMILL_REDIS_URL or "jobs.connection"): in-process jobs run here',
+    );
+  }
   const host = hostOf(flags, config);
   const source = flags.config ? `the config file ${flags.config}` : 'the options';
   let speech: Speech;

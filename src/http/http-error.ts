@@ -5,6 +5,7 @@ import {
   ClosedError,
   InvalidOptionTypeError,
   InvalidOptionValueError,
+  JobStoreError,
   ModelNotFoundError,
   QueueFullError,
   SynthesisError,
@@ -172,6 +173,12 @@ export function toHttpError(error: unknown, retryAfterSeconds: number): HttpErro
   if (error instanceof ModelNotFoundError) {
     // Ids are checked before the library is called, so this is a configured model whose file is missing.
     return new HttpError(503, 'model_not_installed', error.message, { cause: error });
+  }
+  if (error instanceof JobStoreError) {
+    return new HttpError(503, 'job_store_unavailable', error.message, {
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+      cause: error,
+    });
   }
   if (error instanceof ClosedError) {
     return new HttpError(503, 'shutting_down', 'the server is shutting down', {

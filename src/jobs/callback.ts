@@ -84,6 +84,7 @@ export async function deliverCallback(
   body: string,
   options: Pick<ResolvedCallbackOptions, 'secret' | 'timeoutMs'>,
   attempt: number,
+  signal?: AbortSignal,
 ): Promise<void> {
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -96,7 +97,9 @@ export async function deliverCallback(
     headers,
     body,
     redirect: 'manual',
-    signal: AbortSignal.timeout(options.timeoutMs),
+    signal: signal
+      ? AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs)])
+      : AbortSignal.timeout(options.timeoutMs),
   });
   // The answer's body is not needed; dropping it frees the connection.
   await response.body?.cancel().catch(() => undefined);
@@ -117,7 +120,7 @@ export async function deliverWithRetries(
 ): Promise<boolean> {
   for (let attempt = 1; attempt <= options.attempts && !signal.aborted; attempt++) {
     try {
-      await deliverCallback(url, body, options, attempt);
+      await deliverCallback(url, body, options, attempt, signal);
       return true;
     } catch {
       if (attempt === options.attempts) break;

@@ -1,10 +1,10 @@
 // Checks a job before either queue takes it, so that a job that could never run is refused at once, with the field
 // named, instead of failing later on a worker; and the public shape of a job, built the same way by both queues.
 import { randomUUID } from 'node:crypto';
-import { InvalidOptionTypeError, InvalidOptionValueError, ModelNotFoundError } from '../errors.js';
+import { AudioDecodeError, InvalidOptionTypeError, InvalidOptionValueError, ModelNotFoundError } from '../errors.js';
 import { isPlainObject, stringOption } from '../util/validate.js';
 import { checkCallbackUrl } from './callback.js';
-import type { ResolvedCallbackOptions } from './options.js';
+import type { ResolvedJobQueueOptions } from './options.js';
 import type { JobStatus, TranscriptionJob, TranscriptionJobRequest } from './types.js';
 
 /** Owners are opaque strings: a digest of an API key, a user id. */
@@ -22,11 +22,17 @@ export interface CheckedJobRequest extends TranscriptionJobRequest {
 export function checkJobRequest(
   raw: TranscriptionJobRequest,
   modelIds: readonly string[] | undefined,
-  callbacks: ResolvedCallbackOptions,
+  options: Pick<ResolvedJobQueueOptions, 'callbacks' | 'maxAudioBytes'>,
 ): CheckedJobRequest {
+  const { callbacks, maxAudioBytes } = options;
   if (!isPlainObject(raw)) throw new InvalidOptionTypeError('request', 'an object', raw);
   if (!Buffer.isBuffer(raw.audio)) throw new InvalidOptionTypeError('audio', 'a Buffer of audio bytes', raw.audio);
   if (raw.audio.length === 0) throw new InvalidOptionValueError('audio', 'audio bytes', '0 bytes');
+  if (raw.audio.length > maxAudioBytes) {
+    throw new AudioDecodeError(`the audio is ${raw.audio.length} bytes, more than maxAudioBytes ${maxAudioBytes}`, {
+      code: 'AUDIO_TOO_LARGE',
+    });
+  }
   if (!isPlainObject(raw.options)) throw new InvalidOptionTypeError('options', 'an object', raw.options);
   const model = stringOption('options.model', raw.options.model);
   if (model === undefined) throw new InvalidOptionValueError('options.model', 'a model id', model);

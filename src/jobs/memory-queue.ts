@@ -37,6 +37,8 @@ interface Entry {
 }
 
 const SHUTTING_DOWN = { code: 'shutting_down', message: 'the process stopped before the job ended' };
+/** How long `cancel` waits for a running job to stop before answering with it as it is. */
+const CANCEL_WAIT_MS = 2000;
 
 export class MemoryJobQueue extends EventEmitter implements JobQueue {
   readonly backend = 'memory' as const;
@@ -44,6 +46,8 @@ export class MemoryJobQueue extends EventEmitter implements JobQueue {
   readonly #engine: JobEngine;
   readonly #entries = new Map<string, Entry>();
   readonly #waiting: string[] = [];
+  /** Ended jobs still kept, oldest first. */
+  readonly #ended: string[] = [];
   #queuedBytes = 0;
   #running = 0;
   #closed = false;
@@ -53,6 +57,8 @@ export class MemoryJobQueue extends EventEmitter implements JobQueue {
 
   constructor(options: ResolvedJobQueueOptions) {
     super();
+    // Every waiter adds its listeners; many at once are normal here, not a leak.
+    this.setMaxListeners(0);
     if (!options.speech) throw new TypeError('the in-process queue needs speech');
     this.#options = options;
     this.#engine = options.speech;
@@ -60,7 +66,7 @@ export class MemoryJobQueue extends EventEmitter implements JobQueue {
 
   async enqueue(raw: TranscriptionJobRequest): Promise<TranscriptionJob> {
     if (this.#closed) throw new ClosedError('the job queue is closed');
-    const request = checkJobRequest(raw, this.#engine.modelIds, this.#options.callbacks);
+    const request = checkJobRequest(raw, this.#engine.modelIds, this.#options);
     const { maxQueuedJobs, maxQueuedBytes } = this.#options;
     if (this.#waiting.length >= maxQueuedJobs) {
       throw new QueueFullError(`${this.#waiting.length} jobs are waiting (maxQueuedJobs ${maxQueuedJobs})`);
@@ -102,10 +108,14 @@ export class MemoryJobQueue extends EventEmitter implements JobQueue {
     const entry = this.#entry(id, owner);
     if (!entry) return undefined;
     if (entry.controller) {
-      // It ends as cancelled when the transcription stops (at whisper's next checkpoint).
+      // It ends as cancelled when the transcription stops (at whisper's next checkpoint): the answer waits for that,
+      // up to CANCEL_WAIT_MS, as the Redis queue's does.
       entry.cancelRequested = true;
       entry.controller.abort(new DOMException(CANCELLED.message, 'AbortError'));
-    } else if (!isEnded(entry.job.status)) {
+      const signal = AbortSignal.timeout(CANCEL_WAIT_MS);
+      return this.wait(id, { ...(owner === undefined ? {} : { owner }), signal }).catch(() => ({ ...entry.job }));
+    }
+    if (!isEnded(entry.job.status)) {
       this.#unqueue(entry);
       this.#end(entry, 'cancelled');
     }
@@ -165,9 +175,10 @@ export class MemoryJobQueue extends EventEmitter implements JobQueue {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const id of this.#waiting.splice(0)) {
-      const entry = this.#entries.get(id) as Entry;
-      this.#queuedBytes -= entry.request.audio.length;
+    // Every job that is not running ends now: those waiting in line and those waiting for a retry.
+    for (const entry of this.#entries.values()) {
+      if (entry.controller || isEnded(entry.job.status)) continue;
+      this.#unqueue(entry);
       this.#end(entry, 'failed', SHUTTING_DOWN);
     }
     const running = [...this.#entries.values()].filter((entry) => entry.controller);
@@ -185,6 +196,14 @@ export class MemoryJobQueue extends EventEmitter implements JobQueue {
     await Promise.all(this.#deliveries);
     for (const entry of this.#entries.values()) clearTimeout(entry.timer);
     this.#entries.clear();
+  }
+
+  #forget(id: string): void {
+    const entry = this.#entries.get(id);
+    if (entry) clearTimeout(entry.timer);
+    this.#entries.delete(id);
+    const at = this.#ended.indexOf(id);
+    if (at >= 0) this.#ended.splice(at, 1);
   }
 
   #unqueue(entry: Entry): void {
@@ -260,8 +279,11 @@ export class MemoryJobQueue extends EventEmitter implements JobQueue {
     else job.error = error;
     // The audio is not needed any more; the job record stays for resultTtlSeconds.
     entry.request.audio = Buffer.alloc(0);
-    entry.timer = setTimeout(() => this.#entries.delete(job.id), this.#options.resultTtlSeconds * 1000);
+    entry.timer = setTimeout(() => this.#forget(job.id), this.#options.resultTtlSeconds * 1000);
     entry.timer.unref();
+    this.#ended.push(job.id);
+    // Past maxKeptJobs the oldest ended job goes first, whatever its age.
+    while (this.#ended.length > this.#options.maxKeptJobs) this.#forget(this.#ended[0] as string);
     if (status === 'completed') this.emit('completed', job.id);
     else if (status === 'cancelled') this.emit('cancelled', job.id);
     else this.emit('failed', job.id, error);

@@ -53,6 +53,11 @@ export interface JobQueueOptions {
   /** How long ended jobs (results, errors) are kept, in seconds. Default 86400 (a day). */
   resultTtlSeconds?: number;
   /**
+   * Most ended jobs kept at once (each with its result); past it the oldest go first, whatever their age. Bounds the
+   * memory (in-process) or the Redis space results take. Default 10000.
+   */
+  maxKeptJobs?: number;
+  /**
    * Redis: how long uploaded audio waits for a worker, in seconds; a job whose audio expired fails with
    * `audio_expired`. Default 86400 (a day).
    */
@@ -62,6 +67,12 @@ export interface JobQueueOptions {
    * is kept in Redis.
    */
   audioDir?: string;
+  /**
+   * Largest audio one job may carry, in bytes; larger is refused with AudioDecodeError `AUDIO_TOO_LARGE` (HTTP 413).
+   * The HTTP route's `limits.maxFileBytes` (25 MiB) applies first. Default 256 MiB; at most 512 MiB (Redis' largest
+   * value).
+   */
+  maxAudioBytes?: number;
   /** Jobs waiting at once; more are refused with QueueFullError (HTTP 429 `queue_full`). Default 10000. */
   maxQueuedJobs?: number;
   /** In-process: audio bytes held by waiting jobs at once; more are refused with QueueFullError. Default 1 GiB. */
@@ -104,8 +115,10 @@ export interface ResolvedJobQueueOptions {
   attempts: number;
   backoffMs: number;
   resultTtlSeconds: number;
+  maxKeptJobs: number;
   audioTtlSeconds: number;
   audioDir: string | undefined;
+  maxAudioBytes: number;
   maxQueuedJobs: number;
   maxQueuedBytes: number;
   lockDurationMs: number;
@@ -126,8 +139,10 @@ export const JOB_QUEUE_KEYS = [
   'attempts',
   'backoffMs',
   'resultTtlSeconds',
+  'maxKeptJobs',
   'audioTtlSeconds',
   'audioDir',
+  'maxAudioBytes',
   'maxQueuedJobs',
   'maxQueuedBytes',
   'lockDurationMs',
@@ -203,8 +218,10 @@ export function resolveJobQueueOptions(raw: JobQueueOptions = {}): ResolvedJobQu
     attempts: integerOption('attempts', options.attempts, 1, 100) ?? 3,
     backoffMs: integerOption('backoffMs', options.backoffMs, 0, 3_600_000) ?? 5000,
     resultTtlSeconds: integerOption('resultTtlSeconds', options.resultTtlSeconds, 1, 365 * DAY_SECONDS) ?? DAY_SECONDS,
+    maxKeptJobs: integerOption('maxKeptJobs', options.maxKeptJobs, 1, 10_000_000) ?? 10_000,
     audioTtlSeconds: integerOption('audioTtlSeconds', options.audioTtlSeconds, 1, 30 * DAY_SECONDS) ?? DAY_SECONDS,
     audioDir,
+    maxAudioBytes: integerOption('maxAudioBytes', options.maxAudioBytes, 1, 512 * 1024 ** 2) ?? 256 * 1024 ** 2,
     maxQueuedJobs: integerOption('maxQueuedJobs', options.maxQueuedJobs, 1, 10_000_000) ?? 10_000,
     maxQueuedBytes: integerOption('maxQueuedBytes', options.maxQueuedBytes, 1, 2 ** 50) ?? 1024 ** 3,
     lockDurationMs: integerOption('lockDurationMs', options.lockDurationMs, 1000, 3_600_000) ?? 30_000,

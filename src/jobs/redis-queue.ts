@@ -4,13 +4,15 @@
 // or in a shared directory), each owner's list of jobs, cancel markers and a cancel channel that reaches the worker
 // running a job, and a second queue that delivers signed callbacks with retries.
 import { EventEmitter } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
 import { type Job, type JobState, Queue, QueueEvents, UnrecoverableError, WaitingError, Worker } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
-import { ClosedError, JobNotFoundError, QueueFullError } from '../errors.js';
+import { ClosedError, JobNotFoundError, JobStoreError, QueueFullError, VoxmillError } from '../errors.js';
 import type { Transcription } from '../stt/types.js';
 import { type AudioStore, directoryAudioStore, redisAudioStore } from './audio-store.js';
 import { callbackBody, deliverCallback } from './callback.js';
 import {
+  type CheckedJobRequest,
   checkJobRequest,
   DEFAULT_LIST_LIMIT,
   DEFAULT_OWNER,
@@ -52,6 +54,10 @@ interface StoredCallback {
 const QUEUED_STATES = ['waiting', 'delayed', 'prioritized', 'waiting-children'] as const;
 /** How long `cancel` waits for a running job to stop before answering with it as it is. */
 const CANCEL_WAIT_MS = 2000;
+/** Longest wait of a callback for its job to be marked ended. */
+const CALLBACK_SETTLE_MS = 2000;
+/** How long a worker past its drain deadline waits for its jobs to be handed back before it closes anyway. */
+const HAND_BACK_MS = 5000;
 /** How many of an owner's newest jobs `list` looks through for ones with the wanted status. */
 const LIST_SCAN = 1000;
 
@@ -93,19 +99,23 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
   readonly #audio: AudioStore;
   readonly #working: Working | undefined;
   #closed: Promise<void> | undefined;
+  /** Every Redis client made here: BullMQ closes none it was given, so close() does. */
+  readonly #connections: Redis[] = [];
+  readonly #connection: string | Record<string, unknown>;
 
   constructor(options: ResolvedJobQueueOptions) {
     super();
+    // Every waiter adds its listeners; many at once are normal here, not a leak.
+    this.setMaxListeners(0);
     const connection = options.connection as string | Record<string, unknown>;
+    this.#connection = connection;
     this.#options = options;
     this.#prefix = `voxmill:${options.name}`;
-    this.#client = newClient(connection, false);
-    this.#client.on('error', (error: Error) => this.emit('connectionError', error));
-    // BullMQ duplicates this client for each of its own connections.
+    this.#client = this.connect(false);
     const bull = { connection: this.#client };
     this.#queue = new Queue(options.name, bull);
     this.#callbacks = new Queue(`${options.name}-callbacks`, bull);
-    this.#events = new QueueEvents(options.name, { connection: newClient(connection, true) });
+    this.#events = new QueueEvents(options.name, { connection: this.connect(true) });
     const report = (error: Error) => this.emit('connectionError', error);
     this.#queue.on('error', report);
     this.#callbacks.on('error', report);
@@ -118,11 +128,37 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
       const error = decodeError(failedReason);
       if (error.code === CANCELLED.code) this.emit('cancelled', jobId);
       else this.emit('failed', jobId, error);
+      // A job failed by BullMQ's stall check never reached a processor's end: its callback and audio are seen to here.
+      if (error.code === 'job_stalled' && options.work) void this.#afterStalled(jobId).catch(report);
     });
     this.#audio = options.audioDir
       ? directoryAudioStore(options.audioDir)
       : redisAudioStore(this.#client, this.#prefix, options.audioTtlSeconds);
-    this.#working = options.work ? new Working(this, connection) : undefined;
+    this.#working = options.work ? new Working(this) : undefined;
+  }
+
+  /** @internal A Redis client that reports its errors and is closed with the queue. */
+  connect(forWorker: boolean): Redis {
+    const client = newClient(this.#connection, forWorker);
+    client.on('error', (error: Error) => this.emit('connectionError', error));
+    this.#connections.push(client);
+    return client;
+  }
+
+  async #afterStalled(id: string): Promise<void> {
+    const job = await this.#queue.getJob(id);
+    if (job?.data.callbackUrl) await this.addCallback(job.data.callbackUrl, await this.#view(job));
+    await this.#audio.remove(id);
+  }
+
+  /** Redis failures (down, out of memory) as the typed error callers answer 503 to. */
+  async #store<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof VoxmillError || error instanceof TypeError || error instanceof RangeError) throw error;
+      throw new JobStoreError(`the job store (Redis) failed: ${(error as Error).message}`, { cause: error });
+    }
   }
 
   /** @internal For the worker half. */
@@ -133,11 +169,17 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
       client: this.#client,
       audio: this.#audio,
       callbacks: this.#callbacks,
+      jobs: this.#queue,
     };
   }
 
   #cancelKey(id: string): string {
     return `${this.#prefix}:cancel:${id}`;
+  }
+
+  /** The record of a queued job cancelled before any worker took it (BullMQ no longer has it). */
+  #cancelledKey(id: string): string {
+    return `${this.#prefix}:cancelled:${id}`;
   }
 
   #ownerKey(owner: string): string {
@@ -147,7 +189,11 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
   async enqueue(raw: TranscriptionJobRequest): Promise<TranscriptionJob> {
     if (this.#closed) throw new ClosedError('the job queue is closed');
     // A queue that only adds jobs cannot know its workers' models; they refuse an unknown one when they run it.
-    const request = checkJobRequest(raw, this.#options.speech?.modelIds, this.#options.callbacks);
+    const request = checkJobRequest(raw, this.#options.speech?.modelIds, this.#options);
+    return this.#store(() => this.#enqueue(request));
+  }
+
+  async #enqueue(request: CheckedJobRequest): Promise<TranscriptionJob> {
     const waiting = await this.#queue.getJobCountByTypes(...QUEUED_STATES);
     const { maxQueuedJobs, resultTtlSeconds } = this.#options;
     if (waiting >= maxQueuedJobs) {
@@ -174,8 +220,8 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
       jobId: id,
       attempts: this.#options.attempts,
       backoff: { type: 'exponential', delay: this.#options.backoffMs },
-      removeOnComplete: { age: resultTtlSeconds },
-      removeOnFail: { age: resultTtlSeconds },
+      removeOnComplete: { age: resultTtlSeconds, count: this.#options.maxKeptJobs },
+      removeOnFail: { age: resultTtlSeconds, count: this.#options.maxKeptJobs },
     });
     return queuedJob(id, request, createdMs);
   }
@@ -222,19 +268,31 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
 
   /** A queued job cancelled before any worker took it is removed from BullMQ; its record is kept here. */
   async #tombstone(id: string, owner: string | undefined): Promise<TranscriptionJob | undefined> {
-    const stored = await this.#client.get(this.#cancelKey(id));
-    if (!stored || stored === '1') return undefined;
-    const { owner: of, job } = JSON.parse(stored) as { owner: string; job: TranscriptionJob };
-    return of === (owner ?? DEFAULT_OWNER) ? job : undefined;
+    if (!isJobId(id)) return undefined;
+    const stored = await this.#client.get(this.#cancelledKey(id));
+    if (!stored) return undefined;
+    try {
+      const { owner: of, job } = JSON.parse(stored) as { owner: string; job: TranscriptionJob };
+      return of === (owner ?? DEFAULT_OWNER) ? job : undefined;
+    } catch {
+      return undefined; // not a record of ours
+    }
   }
 
   async get(id: string, owner?: string): Promise<TranscriptionJob | undefined> {
     if (!isJobId(id)) return undefined;
-    const job = await this.#job(id, owner);
-    return job ? this.#view(job) : this.#tombstone(id, owner);
+    return this.#store(async () => {
+      const job = await this.#job(id, owner);
+      return job ? this.#view(job) : this.#tombstone(id, owner);
+    });
   }
 
-  async cancel(id: string, owner?: string): Promise<TranscriptionJob | undefined> {
+  cancel(id: string, owner?: string): Promise<TranscriptionJob | undefined> {
+    return this.#store(() => this.#cancel(id, owner));
+  }
+
+  async #cancel(id: string, owner: string | undefined): Promise<TranscriptionJob | undefined> {
+    if (!isJobId(id)) return undefined;
     const job = await this.#job(id, owner);
     if (!job) return this.#tombstone(id, owner);
     const view = await this.#view(job);
@@ -254,12 +312,8 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
           finished_at: unixSeconds(Date.now()),
           error: CANCELLED,
         };
-        await this.#client.set(
-          this.#cancelKey(id),
-          JSON.stringify({ owner: job.data.owner, job: cancelled }),
-          'EX',
-          ttl,
-        );
+        const record = JSON.stringify({ owner: job.data.owner, job: cancelled });
+        await this.#client.set(this.#cancelledKey(id), record, 'EX', ttl);
         await this.#audio.remove(id);
         if (job.data.callbackUrl) await this.addCallback(job.data.callbackUrl, cancelled);
         this.emit('cancelled', id);
@@ -287,7 +341,11 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
     );
   }
 
-  async list(options: ListJobsOptions = {}): Promise<TranscriptionJob[]> {
+  list(options: ListJobsOptions = {}): Promise<TranscriptionJob[]> {
+    return this.#store(() => this.#list(options));
+  }
+
+  async #list(options: ListJobsOptions): Promise<TranscriptionJob[]> {
     const owner = options.owner ?? DEFAULT_OWNER;
     const limit = Math.min(options.limit ?? DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT);
     const since = Date.now() - this.#options.resultTtlSeconds * 1000;
@@ -365,7 +423,7 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
     this.#closed ??= (async () => {
       await this.#working?.close();
       await Promise.allSettled([this.#events.close(), this.#queue.close(), this.#callbacks.close()]);
-      this.#client.disconnect();
+      for (const client of this.#connections) client.disconnect();
     })();
     return this.#closed;
   }
@@ -394,7 +452,7 @@ class Working {
   /** Set when close() ran past its deadline: running jobs are being handed back, not failed. */
   #handingBack = false;
 
-  constructor(queue: RedisJobQueue, connection: string | Record<string, unknown>) {
+  constructor(queue: RedisJobQueue) {
     this.#queue = queue;
     const { options, prefix } = queue.internals;
     this.#engine = options.speech as JobEngine;
@@ -403,7 +461,7 @@ class Working {
       options.name,
       (job, token, signal) => this.#process(job, token, signal),
       {
-        connection: newClient(connection, true),
+        connection: queue.connect(true),
         concurrency: options.concurrency,
         lockDuration: options.lockDurationMs,
         stalledInterval: options.stalledIntervalMs,
@@ -423,16 +481,30 @@ class Working {
     });
     this.#callbackWorker = new Worker<StoredCallback>(
       `${options.name}-callbacks`,
-      async (job) => deliverCallback(job.data.url, callbackBody(job.data.job), options.callbacks, job.attemptsMade + 1),
-      { connection: newClient(connection, true), concurrency: 8 },
+      async (job) => {
+        await this.#ended(job.data.job.id);
+        await deliverCallback(job.data.url, callbackBody(job.data.job), options.callbacks, job.attemptsMade + 1);
+      },
+      { connection: queue.connect(true), concurrency: 8 },
     );
     this.#callbackWorker.on('error', report);
-    this.#subscriber = newClient(connection, true);
-    this.#subscriber.on('error', report);
+    this.#subscriber = queue.connect(true);
     this.#subscriber.on('message', (_channel: string, id: string) => {
       this.#worker.cancelJob(id, CANCELLED.code);
     });
     void this.#subscriber.subscribe(`${prefix}:cancel`).catch(report);
+  }
+
+  /**
+   * Waits (up to CALLBACK_SETTLE_MS) for the job to leave `active`: its callback is queued just before BullMQ marks it
+   * completed, and a receiver that asks for the job at once should find it ended.
+   */
+  async #ended(id: string): Promise<void> {
+    const { jobs } = this.#queue.internals;
+    for (let waited = 0; waited < CALLBACK_SETTLE_MS; waited += 100) {
+      if ((await jobs.getJobState(id)) !== 'active') return;
+      await delay(100);
+    }
   }
 
   /** The audio is not needed once the job has ended for good. */
@@ -445,8 +517,27 @@ class Working {
     token: string | undefined,
     signal: AbortSignal | undefined,
   ): Promise<Transcription> {
-    const id = job.id as string;
     const { options, audio } = this.#queue.internals;
+    // Listening first: a cancel or the drain deadline may come while the checks below wait on Redis.
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
+    try {
+      return await this.#run(job, token, controller, options, audio);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async #run(
+    job: Job<StoredJob, Transcription>,
+    token: string | undefined,
+    controller: AbortController,
+    options: ResolvedJobQueueOptions,
+    audio: AudioStore,
+  ): Promise<Transcription> {
+    const id = job.id as string;
     const final = (error: JobError) => !isRetriable(error) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     const fail = async (error: JobError): Promise<never> => {
       if (final(error) && job.data.callbackUrl) await this.#callback(job, error);
@@ -455,9 +546,6 @@ class Working {
     if (await this.#queue.isCancelled(id)) return fail(CANCELLED);
     const bytes = await audio.get(id);
     if (!bytes) return fail({ code: 'audio_expired', message: 'the job waited longer than audioTtlSeconds' });
-    const controller = new AbortController();
-    const onAbort = () => controller.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const result = await runTranscriptionJob(this.#engine, bytes, job.data.options, {
         signal: controller.signal,
@@ -474,8 +562,6 @@ class Working {
       }
       const cancelled = controller.signal.aborted && (await this.#queue.isCancelled(id));
       return fail(cancelled ? CANCELLED : jobErrorOf(cause));
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
     }
   }
 
@@ -513,7 +599,16 @@ class Working {
     if (late) {
       this.#handingBack = true;
       this.#worker.cancelAllJobs('shutting_down');
-      await closing;
+      // Handing back needs Redis; without it, the locks expire and the stall check hands the jobs on instead.
+      let forced: NodeJS.Timeout | undefined;
+      await Promise.race([
+        closing,
+        new Promise<void>((resolve) => {
+          forced = setTimeout(resolve, HAND_BACK_MS);
+        }),
+      ]);
+      clearTimeout(forced);
+      await this.#worker.close(true).catch(() => undefined);
     }
     await Promise.allSettled([this.#callbackWorker.close(), this.#subscriber.quit()]);
   }

@@ -82,6 +82,29 @@ describe('jobs on Redis across processes', () => {
     expect(((await ready.json()) as { jobs: unknown }).jobs).toEqual({ backend: 'redis', ok: true });
   });
 
+  it('hands running jobs back on SIGTERM past the drain deadline, and another worker finishes them', async () => {
+    // A drain deadline of 0: whatever runs at SIGTERM is handed back (three jobs taking turns on one thread).
+    cluster = await startCluster({ workers: 1, model, jobs: { ...jobs, drainTimeoutMs: 0 }, concurrency: 3 });
+    const c = cluster;
+    const ids = await c.submit(3, { audioPath: sharedAudio('jfk.wav') });
+    const statuses = async () => {
+      const all: string[] = [];
+      for (const id of ids) all.push((await c.get(id)).body.status);
+      return all;
+    };
+    await expect.poll(statuses, { timeout: 30_000, interval: 50 }).toEqual(['running', 'running', 'running']);
+    const worker = c.workers[0];
+    const started = performance.now();
+    worker?.child.kill('SIGTERM');
+    expect(await worker?.exited).toBe(0);
+    // The hand-back and the engine's close: well under the 3 s the jobs would take.
+    expect(performance.now() - started).toBeLessThan(2500);
+    expect(await statuses()).toEqual(['queued', 'queued', 'queued']);
+    await c.addWorker();
+    await c.allCalledBack(ids, 300_000);
+    for (const id of ids) expect((await c.get(id)).body).toMatchObject({ status: 'completed' });
+  });
+
   it('stops 10 running jobs within a second of their cancel', async () => {
     cluster = await startCluster({ workers: 3, model, jobs, concurrency: 4 });
     const c = cluster;

@@ -148,6 +148,10 @@ describe('in-process job queue', () => {
       ModelNotFoundError,
     );
     await expect(queue.enqueue({ audio: Buffer.alloc(0), options: { model: 'tiny' } })).rejects.toThrow(/audio/);
+    const small = queueWith({ speech: fakeEngine(1), maxAudioBytes: 10 });
+    await expect(small.enqueue({ audio: audio(11), options: { model: 'tiny' } })).rejects.toMatchObject({
+      code: 'AUDIO_TOO_LARGE',
+    });
     await expect(
       queue.enqueue({ audio: audio(), options: { model: 'tiny' }, callbackUrl: 'https://example.com/hook' }),
     ).rejects.toThrow(/callbacks\.secret/);
@@ -218,6 +222,29 @@ describe('in-process job queue', () => {
     expect(await waiting).toMatchObject({ status: 'failed', error: { code: 'shutting_down' } });
     expect(await ended).toMatchObject({ status: 'failed', error: { code: 'shutting_down' } });
     await expect(queue.enqueue({ audio: audio(), options: { model: 'tiny' } })).rejects.toThrow(/closed/);
+  });
+
+  it('ends a job waiting for its retry when the queue closes', async () => {
+    const engine = fakeEngine(1);
+    engine.failures.push(new TranscriptionError('whisper failed'));
+    const queue = createJobQueue({ speech: engine, attempts: 3, backoffMs: 60_000 });
+    const job = await queue.enqueue({ audio: audio(), options: { model: 'tiny' } });
+    await expect.poll(async () => (await queue.get(job.id))?.attempts).toBe(1);
+    const ended = queue.wait(job.id);
+    await queue.close();
+    expect(await ended).toMatchObject({ status: 'failed', error: { code: 'shutting_down' } });
+  });
+
+  it('keeps at most maxKeptJobs ended jobs, forgetting the oldest', async () => {
+    const queue = queueWith({ speech: fakeEngine(1), maxKeptJobs: 2 });
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const job = await queue.enqueue({ audio: audio(), options: { model: 'tiny' } });
+      await queue.wait(job.id);
+      ids.push(job.id);
+    }
+    expect((await queue.list()).map((job) => job.id)).toEqual([ids[3], ids[2]]);
+    expect(await queue.get(ids[0] as string)).toBeUndefined();
   });
 
   it('names the option when one is wrong', () => {

@@ -70,7 +70,8 @@ export async function createTranscriptionJobRoute(ctx: RouteContext): Promise<vo
         }
         throw error;
       });
-    res.setHeader('Location', `jobs/${job.id}`);
+    // Relative to this route's URL (whatever the mount point): /v1/jobs/{id}.
+    res.setHeader('Location', `./${job.id}`);
     sendJson(res, 202, job);
   } finally {
     await form.file?.dispose().catch(() => undefined);
