@@ -138,6 +138,21 @@ export function createSpeechMetrics(options: SpeechMetricsOptions = {}): SpeechM
     },
   });
   new Gauge({
+    name: `${prefix}transcriptions_in_progress`,
+    help: 'Transcriptions running (state="active") and waiting for a slot (state="waiting"), by model',
+    labelNames: ['model', 'state'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const engine of engines) {
+        for (const model of engine.status?.() ?? []) {
+          this.set({ model: model.id, state: 'active' }, model.active);
+          this.set({ model: model.id, state: 'waiting' }, model.pending);
+        }
+      }
+    },
+  });
+  new Gauge({
     name: `${prefix}model_loaded`,
     help: '1 while a speech-to-text model is loaded, else 0',
     labelNames: ['model'] as const,
