@@ -5,7 +5,7 @@ import { API_KEY_CHARACTERS, isBearerToken } from '../http/auth.js';
 import { createSpeechServer } from '../http/server.js';
 import type { JobQueue } from '../jobs/types.js';
 import { createSpeech, type Speech } from '../speech.js';
-import { jobQueueFor } from './job-queue-setup.js';
+import { jobQueueFor, redisConnection } from './job-queue-setup.js';
 import { keepRunningWithoutStdout, logLine } from './json-log.js';
 import { apiKeysFromEnv, loadServeConfig, type ServeConfig } from './serve-config.js';
 
@@ -58,6 +58,26 @@ function hostOf(flags: ServeFlags, config: ServeConfig): string {
  * --preload: every configured model loaded before the port opens. A model that is not installed fails start-up
  * (a server that would answer 503 for it is not ready), unless --lazy says to skip it and serve the others.
  */
+/**
+ * The engine of `serve` and `worker`: the config's createSpeech options, `--models-dir`, and with `--preload` models
+ * that stay loaded unless the config says when to unload them. Errors name where the options came from.
+ */
+export function engineFromConfig(
+  config: ServeConfig,
+  flags: { preload?: boolean; modelsDir?: string },
+  source: string,
+): Speech {
+  try {
+    return createSpeech({
+      ...(flags.preload ? { idleUnloadMs: 0 } : {}),
+      ...config.speech,
+      ...(flags.modelsDir ? { modelsDir: flags.modelsDir } : {}),
+    });
+  } catch (error) {
+    throw new Error(`${source}: ${(error as Error).message}`);
+  }
+}
+
 export async function preloadModels(speech: Speech, lazy: boolean): Promise<void> {
   for (const model of speech.status()) {
     if (!model.installed) {
@@ -89,29 +109,20 @@ async function serve(flags: ServeFlags): Promise<void> {
         'without authentication',
     );
   }
-  if (!flags.work && !flags.redis && !process.env.VOXMILL_REDIS_URL && config.jobs?.connection === undefined) {
+  const queueFlags = { ...(flags.redis ? { redis: flags.redis } : {}), work: flags.work };
+  if (!flags.work && redisConnection(queueFlags, config) === undefined) {
     throw new Error(
       '--no-work needs Redis (--redis, VOXMILL_REDIS_URL or "jobs.connection"): in-process jobs run here',
     );
   }
   const host = hostOf(flags, config);
   const source = flags.config ? `the config file ${flags.config}` : 'the options';
-  let speech: Speech;
-  try {
-    speech = createSpeech({
-      // Preloaded models stay loaded unless the config says when to unload them.
-      ...(flags.preload ? { idleUnloadMs: 0 } : {}),
-      ...config.speech,
-      ...(flags.modelsDir ? { modelsDir: flags.modelsDir } : {}),
-    });
-  } catch (error) {
-    throw new Error(`${source}: ${(error as Error).message}`);
-  }
+  const speech = engineFromConfig(config, flags, source);
   const { shutdownTimeoutMs, metricsAuth, ...http } = config.http ?? {};
   let server: ReturnType<typeof createSpeechServer>;
   let jobs: JobQueue;
   try {
-    jobs = jobQueueFor(config, speech, { ...(flags.redis ? { redis: flags.redis } : {}), work: flags.work }, source);
+    jobs = jobQueueFor(config, speech, queueFlags, source);
   } catch (error) {
     await speech.close();
     throw error;

@@ -6,10 +6,9 @@ import { createOpsHandler } from '../http/ops-handler.js';
 import type { RedisJobQueue } from '../jobs/redis-queue.js';
 import type { JobQueue } from '../jobs/types.js';
 import { createSpeechMetrics } from '../metrics/speech-metrics.js';
-import { createSpeech, type Speech } from '../speech.js';
 import { jobQueueFor, redisConnection } from './job-queue-setup.js';
 import { keepRunningWithoutStdout, logLine } from './json-log.js';
-import { port, preloadModels } from './serve-command.js';
+import { engineFromConfig, port, preloadModels } from './serve-command.js';
 import { loadServeConfig, type ServeConfig } from './serve-config.js';
 
 interface WorkerFlags {
@@ -38,16 +37,7 @@ async function work(flags: WorkerFlags): Promise<void> {
     throw new Error('a worker needs Redis: --redis redis://host:6379, VOXMILL_REDIS_URL, or "jobs.connection"');
   }
   const source = flags.config ? `the config file ${flags.config}` : 'the options';
-  let speech: Speech;
-  try {
-    speech = createSpeech({
-      ...(flags.preload ? { idleUnloadMs: 0 } : {}),
-      ...config.speech,
-      ...(flags.modelsDir ? { modelsDir: flags.modelsDir } : {}),
-    });
-  } catch (error) {
-    throw new Error(`${source}: ${(error as Error).message}`);
-  }
+  const speech = engineFromConfig(config, flags, source);
   const jobsConfig = { ...config.jobs, ...(flags.concurrency ? { concurrency: flags.concurrency } : {}) };
   let queue: JobQueue;
   try {
