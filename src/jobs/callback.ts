@@ -110,7 +110,7 @@ export async function deliverCallback(
 
 /**
  * Delivers with retries and a doubling backoff, in this process (the in-process queue's way; on Redis each try is a
- * BullMQ job). Resolves true when delivered, false when every try failed or `signal` aborted.
+ * BullMQ job). Resolves true when delivered, false when every try failed or `signal` stopped the retries.
  */
 export async function deliverWithRetries(
   url: string,
@@ -120,7 +120,8 @@ export async function deliverWithRetries(
 ): Promise<boolean> {
   for (let attempt = 1; attempt <= options.attempts && !signal.aborted; attempt++) {
     try {
-      await deliverCallback(url, body, options, attempt, signal);
+      // A delivery under way finishes (within timeoutMs); `signal` only stops the retries.
+      await deliverCallback(url, body, options, attempt);
       return true;
     } catch {
       if (attempt === options.attempts) break;

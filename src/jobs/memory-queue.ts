@@ -287,7 +287,8 @@ export class MemoryJobQueue extends EventEmitter implements JobQueue {
     if (status === 'completed') this.emit('completed', job.id);
     else if (status === 'cancelled') this.emit('cancelled', job.id);
     else this.emit('failed', job.id, error);
-    if (entry.request.callbackUrl && !this.#closed) this.#deliver(entry.request.callbackUrl, job);
+    // Also while closing: a job that ends then still tells its receiver (once; closing stops the retries).
+    if (entry.request.callbackUrl) this.#deliver(entry.request.callbackUrl, job);
   }
 
   #deliver(url: string, job: TranscriptionJob): void {

@@ -56,10 +56,31 @@ const QUEUED_STATES = ['waiting', 'delayed', 'prioritized', 'waiting-children'] 
 const CANCEL_WAIT_MS = 2000;
 /** Longest wait of a callback for its job to be marked ended. */
 const CALLBACK_SETTLE_MS = 2000;
-/** How long a worker past its drain deadline waits for its jobs to be handed back before it closes anyway. */
+/**
+ * How long a worker past its drain deadline waits for its jobs to be handed back before it cuts its connection, and
+ * how long any closing step that needs Redis may take.
+ */
 const HAND_BACK_MS = 5000;
+/** How long a closing step waits on a Redis that is not connected. */
+const UNREACHABLE_MS = 1000;
 /** How many of an owner's newest jobs `list` looks through for ones with the wanted status. */
 const LIST_SCAN = 1000;
+
+/** Whether `promise` settles within `ms` (its outcome is not wanted, only whether to go on waiting). */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = await Promise.race([
+    promise.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    }),
+  ]);
+  clearTimeout(timer);
+  return settled;
+}
 
 /** Job errors travel through BullMQ as the failure's message. */
 function encodeError(error: JobError): string {
@@ -301,24 +322,28 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
     // The marker first: a worker taking the job from now on sees it and does not run it.
     await this.#client.set(this.#cancelKey(id), '1', 'EX', ttl);
     if (view.status === 'queued') {
+      const cancelled: TranscriptionJob = {
+        ...view,
+        status: 'cancelled',
+        finished_at: unixSeconds(Date.now()),
+        error: CANCELLED,
+      };
+      // The record first: once BullMQ has removed the job, a concurrent cancel or get must find it here.
+      const record = JSON.stringify({ owner: job.data.owner, job: cancelled });
+      await this.#client.set(this.#cancelledKey(id), record, 'EX', ttl);
       const removed = await job.remove().then(
         () => true,
-        () => false, // taken by a worker meanwhile: cancelled as a running job below
+        () => false,
       );
       if (removed) {
-        const cancelled: TranscriptionJob = {
-          ...view,
-          status: 'cancelled',
-          finished_at: unixSeconds(Date.now()),
-          error: CANCELLED,
-        };
-        const record = JSON.stringify({ owner: job.data.owner, job: cancelled });
-        await this.#client.set(this.#cancelledKey(id), record, 'EX', ttl);
         await this.#audio.remove(id);
         if (job.data.callbackUrl) await this.addCallback(job.data.callbackUrl, cancelled);
         this.emit('cancelled', id);
         return cancelled;
       }
+      // Not removed: another cancel removed it (the record stands), or a worker took it (cancelled running, below).
+      if (!(await this.#queue.getJob(id))) return (await this.#tombstone(id, owner)) ?? cancelled;
+      await this.#client.del(this.#cancelledKey(id));
     }
     await this.#client.publish(`${this.#prefix}:cancel`, id);
     const signal = AbortSignal.timeout(CANCEL_WAIT_MS);
@@ -422,7 +447,15 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
   close(): Promise<void> {
     this.#closed ??= (async () => {
       await this.#working?.close();
-      await Promise.allSettled([this.#events.close(), this.#queue.close(), this.#callbacks.close()]);
+      // Closing talks to Redis: it gets HAND_BACK_MS, or UNREACHABLE_MS when Redis is away; then connections are cut.
+      await settlesWithin(
+        Promise.allSettled([this.#events.close(), this.#queue.close(), this.#callbacks.close()]),
+        this.#client.status === 'ready' ? HAND_BACK_MS : UNREACHABLE_MS,
+      );
+      await settlesWithin(
+        Promise.allSettled([this.#events.disconnect(), this.#queue.disconnect(), this.#callbacks.disconnect()]),
+        1000,
+      );
       for (const client of this.#connections) client.disconnect();
     })();
     return this.#closed;
@@ -449,6 +482,7 @@ class Working {
   readonly #worker: Worker<StoredJob, Transcription>;
   readonly #callbackWorker: Worker<StoredCallback>;
   readonly #subscriber: Redis;
+  readonly #workerClient: Redis;
   /** Set when close() ran past its deadline: running jobs are being handed back, not failed. */
   #handingBack = false;
 
@@ -457,11 +491,12 @@ class Working {
     const { options, prefix } = queue.internals;
     this.#engine = options.speech as JobEngine;
     const report = (error: Error) => queue.emit('connectionError', error);
+    this.#workerClient = queue.connect(true);
     this.#worker = new Worker<StoredJob, Transcription>(
       options.name,
       (job, token, signal) => this.#process(job, token, signal),
       {
-        connection: queue.connect(true),
+        connection: this.#workerClient,
         concurrency: options.concurrency,
         lockDuration: options.lockDurationMs,
         stalledInterval: options.stalledIntervalMs,
@@ -587,6 +622,8 @@ class Working {
 
   async close(): Promise<void> {
     const { drainTimeoutMs } = this.#queue.internals.options;
+    // Callback deliveries and the cancel channel stop alongside the drain, not after it.
+    const sideClosing = Promise.allSettled([this.#callbackWorker.close(), this.#subscriber.quit()]);
     const closing = this.#worker.close();
     let timer: NodeJS.Timeout | undefined;
     const late = await Promise.race([
@@ -599,18 +636,17 @@ class Working {
     if (late) {
       this.#handingBack = true;
       this.#worker.cancelAllJobs('shutting_down');
-      // Handing back needs Redis; without it, the locks expire and the stall check hands the jobs on instead.
-      let forced: NodeJS.Timeout | undefined;
-      await Promise.race([
-        closing,
-        new Promise<void>((resolve) => {
-          forced = setTimeout(resolve, HAND_BACK_MS);
-        }),
-      ]);
-      clearTimeout(forced);
-      await this.#worker.close(true).catch(() => undefined);
+      // Handing back needs Redis. Without it the commands would wait for ever (a worker's client retries them): the
+      // connection is cut, they fail, and the jobs' locks expire, so that the stall check hands them on instead.
+      if (!(await settlesWithin(closing, HAND_BACK_MS))) {
+        this.#workerClient.disconnect();
+        await settlesWithin(this.#worker.disconnect(), UNREACHABLE_MS);
+      }
     }
-    await Promise.allSettled([this.#callbackWorker.close(), this.#subscriber.quit()]);
+    await settlesWithin(sideClosing, this.#queue.internals.client.status === 'ready' ? HAND_BACK_MS : UNREACHABLE_MS);
+    // BullMQ's own connections (a worker's blocking one) reconnect for ever unless cut: after a close that could not
+    // reach Redis, they are.
+    await settlesWithin(Promise.allSettled([this.#worker.disconnect(), this.#callbackWorker.disconnect()]), 1000);
   }
 }
 
