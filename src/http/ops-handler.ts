@@ -12,6 +12,7 @@ import type { NextFunction } from './handler.js';
 import { HttpError, toHttpError } from './http-error.js';
 import { requestIdOf } from './request-log.js';
 import { sendError, sendJson } from './respond.js';
+import { routePath } from './routes/table.js';
 
 /** What readiness reads of the engine. */
 export type ReadinessEngine = Pick<Speech, 'status' | 'listVoices' | 'ttsStatus'>;
@@ -35,7 +36,8 @@ export interface OpsHandlerOptions {
 /** The probes' and metrics' handler: `(req, res, next)`, answering `/healthz`, `/readyz` and `/metrics` only. */
 export type OpsHandler = (req: IncomingMessage, res: ServerResponse, next?: NextFunction) => void;
 
-const PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+/** The paths this handler answers. */
+export const OPS_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 async function readiness(options: OpsHandlerOptions): Promise<{ ready: boolean; body: object }> {
   if (options.draining?.()) return { ready: false, body: { status: 'draining' } };
@@ -64,12 +66,6 @@ async function readiness(options: OpsHandlerOptions): Promise<{ ready: boolean; 
   const ready = servable && queue?.ok !== false;
   const status = ready ? 'ready' : !servable ? 'no_models' : 'queue_unavailable';
   return { ready, body: { status, stt, voices, tts: speech.ttsStatus(), ...(queue ? { jobs: queue } : {}) } };
-}
-
-/** The request path without its query, one trailing slash ignored. */
-export function pathOf(req: IncomingMessage): string {
-  const url = (req.url ?? '/').split('?', 1)[0] as string;
-  return url.length > 1 && url.endsWith('/') ? url.slice(0, -1) : url;
 }
 
 /** Whether the request is a GET or HEAD; else it is answered 405. Probes read no body. */
@@ -123,8 +119,8 @@ export function createOpsHandler(options: OpsHandlerOptions): OpsHandler {
     sendError(res, error);
   };
   return (req, res, next) => {
-    const path = pathOf(req);
-    if (!PATHS.has(path) || (path === '/metrics' && !options.metrics)) {
+    const path = routePath(req.url);
+    if (!OPS_PATHS.has(path) || (path === '/metrics' && !options.metrics)) {
       if (next) next();
       else sendError(res, new HttpError(404, 'not_found', `no route ${path}`));
       return;

@@ -10,11 +10,12 @@ import type { Speech } from '../speech.js';
 import { booleanOption, integerOption } from '../util/validate.js';
 import { buildSpeechHandler } from './handler.js';
 import { HttpError } from './http-error.js';
-import { createOpsHandler, getOrHead, type OpsHandlerOptions, pathOf } from './ops-handler.js';
+import { createOpsHandler, getOrHead, OPS_PATHS, type OpsHandlerOptions } from './ops-handler.js';
 import type { SpeechHandlerOptions } from './options.js';
 import type { RequestLogEntry } from './request-log.js';
 import { callLogger, requestIdOf } from './request-log.js';
 import { sendError } from './respond.js';
+import { routePath } from './routes/table.js';
 
 /** Options of {@link createSpeechServer}: the handler's, with the full engine, plus the server's own. */
 export interface SpeechServerOptions extends Omit<SpeechHandlerOptions, 'speech' | 'onRequest' | 'metrics'> {
@@ -62,8 +63,6 @@ export interface SpeechServer {
    */
   forceStop(): Promise<void>;
 }
-
-const OPS_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** How long answers to cancelled requests get to go out before their connections are closed. */
 const CANCEL_GRACE_MS = 1000;
@@ -145,7 +144,7 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
   const server = createServer(receiveDeadlines(headersTimeoutMs, control.bodyTimeoutMs), (req, res) => {
     // While draining, every response tells its client to reconnect elsewhere.
     if (draining) res.setHeader('Connection', 'close');
-    const path = pathOf(req);
+    const path = routePath(req.url);
     if (OPS_PATHS.has(path)) {
       ops(req, res);
       return;

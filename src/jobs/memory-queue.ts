@@ -3,6 +3,7 @@
 // resultTtlSeconds. Same behaviour as the Redis queue otherwise: retries with backoff, cancelling, callbacks.
 import { EventEmitter } from 'node:events';
 import { ClosedError, JobNotFoundError, QueueFullError } from '../errors.js';
+import { settlesWithin } from '../util/job.js';
 import { callbackBody, deliverWithRetries } from './callback.js';
 import {
   type CheckedJobRequest,
@@ -184,12 +185,7 @@ export class MemoryJobQueue extends EventEmitter implements JobQueue {
     const running = [...this.#entries.values()].filter((entry) => entry.controller);
     const deadline = this.#options.drainTimeoutMs;
     const ended = Promise.all(running.map((entry) => this.wait(entry.job.id, { owner: entry.request.owner })));
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, deadline);
-    });
-    await Promise.race([ended, timedOut]);
-    clearTimeout(timer);
+    await settlesWithin(ended, deadline);
     for (const entry of running) entry.controller?.abort(new DOMException(SHUTTING_DOWN.message, 'AbortError'));
     await ended.catch(() => undefined);
     this.#closing.abort();

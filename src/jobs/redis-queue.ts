@@ -9,6 +9,7 @@ import { type Job, type JobState, Queue, QueueEvents, UnrecoverableError, Waitin
 import { Redis, type RedisOptions } from 'ioredis';
 import { ClosedError, JobNotFoundError, JobStoreError, QueueFullError, VoxmillError } from '../errors.js';
 import type { Transcription } from '../stt/types.js';
+import { settlesWithin } from '../util/job.js';
 import { type AudioStore, directoryAudioStore, redisAudioStore } from './audio-store.js';
 import { callbackBody, deliverCallback } from './callback.js';
 import {
@@ -65,22 +66,6 @@ const HAND_BACK_MS = 5000;
 const UNREACHABLE_MS = 1000;
 /** How many of an owner's newest jobs `list` looks through for ones with the wanted status. */
 const LIST_SCAN = 1000;
-
-/** Whether `promise` settles within `ms` (its outcome is not wanted, only whether to go on waiting). */
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const settled = await Promise.race([
-    promise.then(
-      () => true,
-      () => true,
-    ),
-    new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), ms);
-    }),
-  ]);
-  clearTimeout(timer);
-  return settled;
-}
 
 /** Job errors travel through BullMQ as the failure's message. */
 function encodeError(error: JobError): string {
@@ -625,15 +610,7 @@ class Working {
     // Callback deliveries and the cancel channel stop alongside the drain, not after it.
     const sideClosing = Promise.allSettled([this.#callbackWorker.close(), this.#subscriber.quit()]);
     const closing = this.#worker.close();
-    let timer: NodeJS.Timeout | undefined;
-    const late = await Promise.race([
-      closing.then(() => false),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(true), drainTimeoutMs);
-      }),
-    ]);
-    clearTimeout(timer);
-    if (late) {
+    if (!(await settlesWithin(closing, drainTimeoutMs))) {
       this.#handingBack = true;
       this.#worker.cancelAllJobs('shutting_down');
       // Handing back needs Redis. Without it the commands would wait for ever (a worker's client retries them): the

@@ -28,6 +28,22 @@ export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undef
   });
 }
 
+/** Whether `promise` settles within `ms` (its outcome is not wanted, only whether to go on waiting). */
+export async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = await Promise.race([
+    promise.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    }),
+  ]);
+  clearTimeout(timer);
+  return settled;
+}
+
 export function toTypedError(error: unknown, maxDurationSeconds?: number): unknown {
   if (!isNativeError(error)) return error;
   switch (error.code) {

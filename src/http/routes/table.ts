@@ -36,9 +36,14 @@ const PREFIX_ROUTES: Record<string, Record<string, Route>> = {
   '/v1/jobs/': { GET: getJobRoute, DELETE: cancelJobRoute },
 };
 
+/** The prefix route a path is one level below, if any. */
+function prefixOf(path: string): string | undefined {
+  return Object.keys(PREFIX_ROUTES).find((p) => path.startsWith(p) && !path.slice(p.length).includes('/'));
+}
+
 function routesOf(path: string): Record<string, Route> | undefined {
   if (Object.hasOwn(ROUTES, path)) return ROUTES[path];
-  const prefix = Object.keys(PREFIX_ROUTES).find((p) => path.startsWith(p) && !path.slice(p.length).includes('/'));
+  const prefix = prefixOf(path);
   return prefix === undefined ? undefined : PREFIX_ROUTES[prefix];
 }
 
@@ -48,7 +53,7 @@ function routesOf(path: string): Record<string, Route> | undefined {
  */
 export function routeTemplate(path: string): string {
   if (Object.hasOwn(ROUTES, path)) return path;
-  const prefix = Object.keys(PREFIX_ROUTES).find((p) => path.startsWith(p) && !path.slice(p.length).includes('/'));
+  const prefix = prefixOf(path);
   return prefix === undefined ? 'other' : `${prefix}{id}`;
 }
 
@@ -64,8 +69,8 @@ function allowedMethods(methods: Record<string, Route>): string[] {
   return names.includes('GET') ? [...names, 'HEAD'] : names;
 }
 
-/** The route path of a request URL relative to the mount point: no query, one trailing slash ignored. */
-function routePath(url: string | undefined): string {
+/** The path of a request URL (relative to the mount point): no query, one trailing slash ignored. */
+export function routePath(url: string | undefined): string {
   const path = (url ?? '/').split('?', 1)[0] as string;
   return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
 }
