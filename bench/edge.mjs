@@ -9,8 +9,10 @@
 //    voice measured here, as a file path):
 //    - edge:    tiny.en q5_1 (whisper.cpp's whisper-quantize on the real tiny.en, bench/build-whisper-cli.mjs),
 //               the Silero VAD, the real voice en_US-joe-medium, no DTW alignment and no previous text in
-//               the prompt, cpuThreads 2, one synthesis worker with ONNX Runtime's memory arena off, one
-//               transcription at a time, maxDecodedBytes 64 MiB, uploads up to 25 MB (--edge-override changes it);
+//               the prompt, cpuThreads 2, one synthesis worker with ONNX Runtime's memory arena off and its
+//               voice session released as soon as it is idle, one transcription at a time, one run of any kind
+//               at a time (maxConcurrentRuns 1), maxDecodedBytes 64 MiB, uploads up to 25 MB (--edge-override
+//               changes it);
 //    - default: tiny.en f16 and the same voice and VAD, every other setting the library's default.
 // 2. Each profile's server runs in its own memory cgroup (v1 memory.limit_in_bytes, or v2 memory.max) limited to
 //    --limit-mb (512) for the edge profile and unlimited for the default one, entered before Node starts, so every
@@ -329,8 +331,12 @@ async function main() {
     vadModel,
     voiceDirs,
     cpuThreads: 2,
+    // One run at a time: a transcription and a synthesis each hold their working memory while they compute, and
+    // the voice's session (about 130 MB for a medium voice) is let go between requests, at the price of loading it
+    // again for each (BENCHMARKS.md, "The 512 MB edge profile").
+    maxConcurrentRuns: 1,
     maxDecodedBytes: 64 * 1024 * 1024,
-    tts: { workers: 1, memoryArena: false },
+    tts: { workers: 1, memoryArena: false, sessionIdleMs: 1 },
     http: { limits: { maxFileBytes: 25 * 1024 * 1024 } },
     ...settings.edgeOverride,
   };

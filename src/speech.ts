@@ -74,7 +74,7 @@ export class Speech {
     const deps = { ...defaultDependencies, ...dependencies };
     this.#config = config;
     this.#dependencies = deps;
-    this.#cpu = new CpuBudget(config.cpuThreads);
+    this.#cpu = new CpuBudget(config.cpuThreads, config.maxConcurrentRuns);
     this.#locator = new ModelLocator(config.modelsDir, deps.fileExists);
     this.#registry = new ModelRegistry({
       models: config.models,

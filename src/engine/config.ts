@@ -64,6 +64,14 @@ export interface SpeechOptions {
    * file. Default: the number of cores less one (the event loop's), at least 1.
    */
   cpuThreads?: number;
+  /**
+   * The most model runs (a transcription, a synthesis, a diarization) computing at once across the
+   * engine, whatever threads are free. Each run holds its own working memory while it computes, so on a device short
+   * of memory 1 makes the peak the largest single run's rather than the sum of the runs at once; work of every kind
+   * then takes turns, first come, first served. Default: no cap (the `cpuThreads` budget and each queue's
+   * `concurrency` decide).
+   */
+  maxConcurrentRuns?: number;
   /** Longest audio accepted, in seconds; enforced while decoding. Default 10800 (3 hours). */
   maxDurationSeconds?: number;
   /** Largest stream input read before decoding, in bytes. Default 1 GiB. */
@@ -133,6 +141,8 @@ export interface ResolvedSpeechConfig {
   maxDecodedBytes: number;
   /** Threads all work may compute with at once. */
   cpuThreads: number;
+  /** Runs computing at once across the engine, or null for no cap. */
+  maxConcurrentRuns: number | null;
   gpu: boolean;
   gpuDevice: number;
   onnxRuntime: OnnxRuntimeChoice;
@@ -154,6 +164,7 @@ const SPEECH_KEYS = [
   'idleUnloadMs',
   'threads',
   'cpuThreads',
+  'maxConcurrentRuns',
   'maxDurationSeconds',
   'maxInputBytes',
   'minSampleRate',
@@ -212,6 +223,7 @@ export function resolveSpeechConfig(options: unknown): ResolvedSpeechConfig {
       integerOption('maxDecodedBytes', raw.maxDecodedBytes, 1024 * 1024, Number.MAX_SAFE_INTEGER) ??
       DEFAULT_MAX_DECODED_BYTES,
     cpuThreads,
+    maxConcurrentRuns: integerOption('maxConcurrentRuns', raw.maxConcurrentRuns, 1, 1024) ?? null,
     gpu: booleanOption('gpu', raw.gpu) ?? true,
     gpuDevice: integerOption('gpuDevice', raw.gpuDevice, 0, MAX_GPU_DEVICE) ?? 0,
     onnxRuntime: enumOption('onnxRuntime', raw.onnxRuntime, ONNX_RUNTIME_CHOICES) ?? 'auto',

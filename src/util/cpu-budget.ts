@@ -9,6 +9,10 @@
 // one whisper window, a sentence) may therefore borrow one thread beyond the budget when none is free; one such
 // thread at a time, so the threads computing never exceed the budget + 1, which is the core count with the default
 // budget.
+//
+// A budget may also cap the runs computing at once, whatever their threads (`maxRuns`). Memory, not cores, is then
+// the limit: on a small device a transcription and a synthesis each hold their own working memory while they run,
+// so with a cap of 1 the peak is the larger of the two instead of their sum. The borrowed thread counts as a run.
 import { availableParallelism } from 'node:os';
 import { abortReason } from './job.js';
 
@@ -53,6 +57,10 @@ export interface CpuBudgetStatus {
   inUse: number;
   /** Work waiting for threads. */
   waiting: number;
+  /** Runs holding threads now, the borrowed one included. */
+  runs: number;
+  /** The most runs at once, or null for no cap beyond the threads. */
+  maxRuns: number | null;
 }
 
 interface Waiter {
@@ -63,14 +71,33 @@ interface Waiter {
 export class CpuBudget {
   #inUse = 0;
   #borrowed = false;
+  #runs = 0;
   readonly #waiting: Waiter[] = [];
 
-  constructor(readonly threads: number) {
+  constructor(
+    readonly threads: number,
+    /** The most runs computing at once (grants outstanding), or null for no cap beyond the threads. */
+    readonly maxRuns: number | null = null,
+  ) {
     if (!Number.isInteger(threads) || threads < 1) throw new RangeError(`CPU budget must be >= 1 thread: ${threads}`);
+    if (maxRuns !== null && (!Number.isInteger(maxRuns) || maxRuns < 1)) {
+      throw new RangeError(`CPU budget runs must be >= 1: ${maxRuns}`);
+    }
   }
 
   status(): CpuBudgetStatus {
-    return { threads: this.threads, inUse: this.#inUse + (this.#borrowed ? 1 : 0), waiting: this.#waiting.length };
+    return {
+      threads: this.threads,
+      inUse: this.#inUse + (this.#borrowed ? 1 : 0),
+      waiting: this.#waiting.length,
+      runs: this.#runs,
+      maxRuns: this.maxRuns,
+    };
+  }
+
+  /** Whether one more run may start under `maxRuns`. */
+  #runFree(): boolean {
+    return this.maxRuns === null || this.#runs < this.maxRuns;
   }
 
   /** Resolves with threads once it is this work's turn; rejects with the signal's reason if aborted while waiting. */
@@ -106,7 +133,7 @@ export class CpuBudget {
   #dispatch(): void {
     // First come, first served on the budget's own threads: the first in line runs once its least is free, and no
     // later work passes it.
-    while (this.#waiting.length > 0) {
+    while (this.#waiting.length > 0 && this.#runFree()) {
       const { request } = this.#waiting[0]!;
       const free = this.threads - this.#inUse;
       if (free < this.#least(request)) break;
@@ -116,7 +143,7 @@ export class CpuBudget {
       waiter.grant(this.#grant(threads, false));
     }
     // The first short work waiting that can run on one thread may borrow the extra one.
-    if (!this.#borrowed) {
+    if (!this.#borrowed && this.#runFree()) {
       const index = this.#waiting.findIndex(
         (waiter) => waiter.request.short === true && this.#least(waiter.request) === 1,
       );
@@ -130,12 +157,14 @@ export class CpuBudget {
 
   #grant(threads: number, borrowed: boolean): CpuGrant {
     let released = false;
+    this.#runs++;
     return {
       threads,
       borrowed,
       release: () => {
         if (released) return;
         released = true;
+        this.#runs--;
         if (borrowed) this.#borrowed = false;
         else this.#inUse -= threads;
         this.#dispatch();

@@ -13,7 +13,7 @@ describe('CpuBudget', () => {
     expect(first.threads).toBe(4);
     const second = await budget.acquire({ threads: 4 });
     expect(second.threads).toBe(3);
-    expect(budget.status()).toEqual({ threads: 7, inUse: 7, waiting: 0 });
+    expect(budget.status()).toMatchObject({ threads: 7, inUse: 7, waiting: 0, runs: 2, maxRuns: null });
     first.release();
     second.release();
     expect(budget.status().inUse).toBe(0);
@@ -31,7 +31,7 @@ describe('CpuBudget', () => {
     const grantA = (await a) as CpuGrant;
     const grantB = (await b) as CpuGrant;
     expect([grantA.threads, grantB.threads]).toEqual([1, 1]);
-    expect(budget.status()).toEqual({ threads: 2, inUse: 2, waiting: 0 });
+    expect(budget.status()).toMatchObject({ threads: 2, inUse: 2, waiting: 0 });
   });
 
   it('lends one thread beyond the budget to short work, one at a time', async () => {
@@ -42,7 +42,7 @@ describe('CpuBudget', () => {
     const borrowed = (await settled(short1)) as CpuGrant;
     expect(borrowed).toMatchObject({ threads: 1, borrowed: true });
     expect(await settled(short2)).toBe('pending');
-    expect(budget.status()).toEqual({ threads: 1, inUse: 2, waiting: 1 });
+    expect(budget.status()).toMatchObject({ threads: 1, inUse: 2, waiting: 1, runs: 2 });
     borrowed.release();
     expect(await settled(short2)).toMatchObject({ threads: 1, borrowed: true });
     long.release();
@@ -89,7 +89,29 @@ describe('CpuBudget', () => {
     );
   });
 
-  it('refuses a budget below one thread', () => {
+  it('caps the runs at once with maxRuns, free threads and the borrowed one included', async () => {
+    const budget = new CpuBudget(4, 1);
+    const transcription = await budget.acquire({ threads: 2 });
+    // Two threads are free and a short synthesis could borrow, but one run is already computing.
+    const synthesis = budget.acquire({ threads: 1, exact: true, short: true });
+    const diarization = budget.acquire({ threads: 1 });
+    expect(await settled(synthesis)).toBe('pending');
+    expect(await settled(diarization)).toBe('pending');
+    expect(budget.status()).toMatchObject({ inUse: 2, runs: 1, maxRuns: 1, waiting: 2 });
+    transcription.release();
+    // First come, first served: the synthesis runs next, alone, on the budget's own thread.
+    const granted = (await settled(synthesis)) as CpuGrant;
+    expect(granted).toMatchObject({ threads: 1, borrowed: false });
+    expect(await settled(diarization)).toBe('pending');
+    granted.release();
+    const last = (await settled(diarization)) as CpuGrant;
+    expect(last.threads).toBe(1);
+    last.release();
+    expect(budget.status()).toMatchObject({ inUse: 0, runs: 0, waiting: 0 });
+  });
+
+  it('refuses a budget below one thread or one run', () => {
     expect(() => new CpuBudget(0)).toThrow(RangeError);
+    expect(() => new CpuBudget(2, 0)).toThrow(RangeError);
   });
 });

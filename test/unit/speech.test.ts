@@ -257,6 +257,29 @@ describe('Speech (fakes)', () => {
     expect(second.calls[0]?.params.threads).toBe(runningAtOnce ? 1 : 2);
   });
 
+  it('runs one call at a time with maxConcurrentRuns 1, even short work that could borrow a thread', async () => {
+    const h = harness({ cpuThreads: 2, threads: 1, concurrency: 1, maxConcurrentRuns: 1 }, {}, 3);
+    await h.speech.loadModel('svc-stt-1');
+    await h.speech.loadModel('svc-stt-1-flash');
+    const [first, second] = h.models as [FakeModel, FakeModel];
+    first.hold();
+    const running = h.speech.transcribe(new Float32Array(SECOND));
+    await vi.waitFor(() => expect(first.calls).toHaveLength(1));
+    const waiting = h.speech.transcribe(new Float32Array(SECOND), { model: 'svc-stt-1-flash' });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // A thread is free and the call is short, but one run is computing.
+    expect(second.calls).toHaveLength(0);
+    first.release();
+    await Promise.all([running, waiting]);
+    expect(second.calls).toHaveLength(1);
+  });
+
+  it('diarizes with maxConcurrentRuns 1: the speaker worker and whisper take turns', async () => {
+    const h = harness({ cpuThreads: 2, maxConcurrentRuns: 1 }, {}, 60);
+    const result = await h.speech.transcribe(new Float32Array(SECOND), { diarize: true });
+    expect(result.segments?.[0]?.speaker).toBe('speaker_1');
+  });
+
   it('unloads a model after idleUnloadMs without work, and loads it again when used', async () => {
     vi.useFakeTimers();
     const h = harness({ idleUnloadMs: 1000 });
@@ -381,5 +404,6 @@ describe('Speech (fakes)', () => {
     );
     expect(() => harness({ nope: 1 } as SpeechOptions)).toThrow(/nope/);
     expect(() => harness({ cpuThreads: 0 })).toThrow(/cpuThreads/);
+    expect(() => harness({ maxConcurrentRuns: 0 })).toThrow(/maxConcurrentRuns/);
   });
 });
