@@ -12,7 +12,8 @@
 // - x realtime: audio seconds / warm call;
 // - WER against ../shared/audio/transcripts.tsv where the clip has a reference, and the word edits between the GPU's
 //   and the CPU's text (the two back ends add in different orders, so a word may differ; the number says how much).
-// Audio is decoded once and passed as samples, so decoding is not in any figure. The long clip is gb0.wav repeated
+// Models load as whisper-cli runs them by default: flash attention on, no DTW alignment (--dtw turns it on, which
+// turns flash attention off). Audio is decoded once and passed as samples, so decoding is not in any figure. The long clip is gb0.wav repeated
 // to --long-minutes (one recording, so WER is not scored for it).
 //
 // This imports dist/stt/whisper-model.js, dist/audio/decode.js and dist/system.js rather than dist/index.js: those
@@ -42,6 +43,8 @@ import {
   writeResults,
 } from './lib.mjs';
 
+const DEFAULT_CLIPS = 'jfk.wav,gb0.wav';
+
 const FLAGS = {
   models: flag.string(
     'name=path pairs, comma-separated (ggml files); default the real tiny.en and base of npm run models:test',
@@ -49,7 +52,7 @@ const FLAGS = {
   ),
   clips: flag.string('shared audio files to transcribe, comma-separated', {
     value: 'LIST',
-    defaultText: 'jfk.wav,gb0.wav',
+    defaultText: DEFAULT_CLIPS,
   }),
   'long-minutes': flag.integer('minutes of the long clip (gb0.wav repeated); 0 leaves it out', 5, { min: 0 }),
   repeats: flag.integer('warm calls per clip and side', 3),
@@ -58,6 +61,7 @@ const FLAGS = {
     defaultText: 'the cores, at most 8',
   }),
   'gpu-threads': flag.integer('threads of the GPU side (the mel spectrogram and the sampling run on the CPU)', 4),
+  dtw: flag.boolean('load with DTW word alignment on (the library default; it turns flash attention off)'),
   'no-cpu': flag.boolean('time only the GPU side'),
   'allow-cpu': flag.boolean('do not fail when the GPU side runs on the CPU'),
 };
@@ -86,7 +90,7 @@ async function timeCall(fn) {
 /** One side (GPU or CPU) of one model: load, then each clip's first and warm calls. */
 async function runSide(WhisperModel, model, side, clips, settings) {
   const gpu = side === 'gpu';
-  const load = await timeCall(() => WhisperModel.load(model.path, { gpu }));
+  const load = await timeCall(() => WhisperModel.load(model.path, { gpu, dtw: settings.dtw }));
   const loaded = load.value;
   const options = {
     language: 'en',
@@ -135,7 +139,7 @@ async function main() {
   const references = readReferences();
 
   const clips = [];
-  for (const name of settings.clips.split(',')) {
+  for (const name of (settings.clips ?? DEFAULT_CLIPS).split(',')) {
     const { samples } = await decodeAudio(sharedAudio(name));
     clips.push({ name, samples, seconds: samples.length / 16_000, reference: references.get(name) });
   }

@@ -110,12 +110,13 @@ export class Speech {
   }
 
   /**
-   * The CPU budget (`cpuThreads`) and the most threads one transcription takes (`threads`, the largest of the models'): how many transcriptions
-   * can compute at once, which a job worker's default concurrency follows.
+   * The CPU budget (`cpuThreads`), the most threads one transcription takes (`threads`, the largest of the models')
+   * and the cap on runs at once (`maxConcurrentRuns`, null for none): how many transcriptions can compute at once,
+   * which a job worker's default concurrency follows.
    */
-  get cpu(): { cpuThreads: number; threads: number } {
-    const { cpuThreads, models } = this.#config;
-    return { cpuThreads, threads: Math.max(1, ...models.map((model) => model.threads)) };
+  get cpu(): { cpuThreads: number; threads: number; maxConcurrentRuns: number | null } {
+    const { cpuThreads, models, maxConcurrentRuns } = this.#config;
+    return { cpuThreads, threads: Math.max(1, ...models.map((model) => model.threads)), maxConcurrentRuns };
   }
 
   /** The state of every configured model id. */

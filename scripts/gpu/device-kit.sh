@@ -11,9 +11,11 @@
 #                                           unpacked kit between steps
 #
 # Pieces: libs.tar.xz (every shared library the CUDA addon loads, but glibc, libstdc++, libgcc and the CUDA libraries:
-# FFmpeg's and OpenBLAS's closure, about 130 files, 53 MB packed), node.tar.xz (this machine's node binary, 24 MB),
+# FFmpeg's and OpenBLAS's closure, about 130 files, 51 MB packed), node.tar.xz (this machine's node binary, 24 MB),
 # addon.tar.xz (build-cuda's addon, stripped, 21 MB), dist/ and the shared audio bench/gpu.mjs reads, and the models
 # quantized to q5_1 (tiny.en 32 MB, base 60 MB: f16 files do not fit one upload).
+# The addon runs only on the GPU architectures build-cuda was built for: build-gpu.sh's default VOXMILL_CUDA_ARCHS is
+# 90-real, Hopper (H100, H200); build again with the target's (86-real for an RTX 30xx, 89-real for an L4) otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 addon=build-cuda/Release/voxmill.node
@@ -57,13 +59,13 @@ cat >"$kit/steps.txt" <<'STEPS'
 rm -rf /tmp/vm; mkdir -p /tmp/vm/lib /tmp/vm/repo && python3 -c "import tarfile; tarfile.open('.gpu/libs.tar.xz').extractall('/tmp/vm/lib')" && cp -r bench package.json /tmp/vm/repo/ && nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv; nproc; lscpu | grep -m1 'Model name'; find /usr /opt -xdev -name 'libcublas.so.13*' 2>/dev/null | head -3
 
 2 carry .gpu/node.tar.xz .gpu/addon.tar.xz .gpu/dist .gpu/shared
-python3 -c "import tarfile; tarfile.open('.gpu/node.tar.xz').extractall('/tmp/vm/bin'); tarfile.open('.gpu/addon.tar.xz').extractall('/tmp/vm')" && cp -r .gpu/dist /tmp/vm/repo/dist && cp -r .gpu/shared /tmp/vm/shared && CB=$(dirname "$(find /usr /opt -xdev -name 'libcublas.so.13' 2>/dev/null | head -1)") && CR=$(dirname "$(find /usr /opt -xdev -name 'libcudart.so.13' 2>/dev/null | head -1)") && echo "export PATH=/tmp/vm/bin:\$PATH LD_LIBRARY_PATH=/tmp/vm/lib:$CB:$CR VOXMILL_ADDON_PATH=/tmp/vm/voxmill.node VOXMILL_TEST_DATA=/tmp/vm/shared" >/tmp/vm/env && . /tmp/vm/env && ldd /tmp/vm/voxmill.node | grep -E 'not found|cublas'; cd /tmp/vm/repo && node --input-type=module -e "const s = await import('./dist/system.js'); console.log(s.backends(), s.devices(), s.versions().system)"
+python3 -c "import tarfile; tarfile.open('.gpu/node.tar.xz').extractall('/tmp/vm/bin'); tarfile.open('.gpu/addon.tar.xz').extractall('/tmp/vm')" && rm -rf /tmp/vm/repo/dist /tmp/vm/shared && cp -r .gpu/dist /tmp/vm/repo/dist && cp -r .gpu/shared /tmp/vm/shared && B=$(find /usr /opt -xdev -name 'libcublas.so.13' 2>/dev/null | head -1) && R=$(find /usr /opt -xdev -name 'libcudart.so.13' 2>/dev/null | head -1) && [ -n "$B" ] && [ -n "$R" ] || { echo 'no CUDA 13 libcublas.so.13 / libcudart.so.13 under /usr or /opt'; exit 1; }; CB=$(dirname "$B") && CR=$(dirname "$R") && echo "export PATH=/tmp/vm/bin:\$PATH LD_LIBRARY_PATH=/tmp/vm/lib:$CB:$CR VOXMILL_ADDON_PATH=/tmp/vm/voxmill.node VOXMILL_TEST_DATA=/tmp/vm/shared" >/tmp/vm/env && . /tmp/vm/env && ldd /tmp/vm/voxmill.node | grep -E 'not found|cublas'; cd /tmp/vm/repo && node --input-type=module -e "const s = await import('./dist/system.js'); console.log(s.backends(), s.devices(), s.versions().system)"
 
 3 carry .gpu/m1
-R=$PWD; . /tmp/vm/env && cd /tmp/vm/repo && rm -rf bench/out && (nvidia-smi --query-gpu=memory.used --format=csv,noheader -lms 200 >$OUT/gpu-mem-tiny.txt 2>&1 &); node bench/gpu.mjs --models tiny.en=$R/.gpu/m1/model.bin 2>&1; cp bench/out/gpu-*.json $OUT/; sort -n $OUT/gpu-mem-tiny.txt | tail -1
+R=$PWD; . /tmp/vm/env && cd /tmp/vm/repo && rm -rf bench/out && { nvidia-smi --query-gpu=memory.used --format=csv,noheader -lms 200 >$OUT/gpu-mem-tiny.txt 2>&1 & S=$!; }; node bench/gpu.mjs --models tiny.en=$R/.gpu/m1/model.bin 2>&1; kill $S; cp bench/out/gpu-*.json $OUT/; sort -n $OUT/gpu-mem-tiny.txt | tail -1
 
 4 carry .gpu/m2
-R=$PWD; . /tmp/vm/env && cd /tmp/vm/repo && rm -rf bench/out && (nvidia-smi --query-gpu=memory.used --format=csv,noheader -lms 200 >$OUT/gpu-mem-base.txt 2>&1 &); node bench/gpu.mjs --models base=$R/.gpu/m2/model.bin 2>&1; cp bench/out/gpu-*.json $OUT/; sort -n $OUT/gpu-mem-base.txt | tail -1
+R=$PWD; . /tmp/vm/env && cd /tmp/vm/repo && rm -rf bench/out && { nvidia-smi --query-gpu=memory.used --format=csv,noheader -lms 200 >$OUT/gpu-mem-base.txt 2>&1 & S=$!; }; node bench/gpu.mjs --models base=$R/.gpu/m2/model.bin 2>&1; kill $S; cp bench/out/gpu-*.json $OUT/; sort -n $OUT/gpu-mem-base.txt | tail -1
 STEPS
 du -h "$kit"/*.tar.xz "$kit"/m1/model.bin "$kit"/m2/model.bin
 echo "steps: $kit/steps.txt"

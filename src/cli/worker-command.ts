@@ -121,7 +121,7 @@ export function registerWorkerCommand(program: Command): Command {
     .option('--models-dir <dir>', 'where catalog models are installed')
     .option(
       '--concurrency <n>',
-      'jobs run at once (default: the CPU budget over threads per transcription)',
+      'jobs run at once (default: the CPU budget over threads per transcription, at most maxConcurrentRuns)',
       positiveInteger,
     )
     .option('-p, --port <port>', 'serve /healthz, /readyz and /metrics on this port (default: none)', port)

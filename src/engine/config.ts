@@ -65,11 +65,14 @@ export interface SpeechOptions {
    */
   cpuThreads?: number;
   /**
-   * The most model runs (a transcription, a synthesis, a diarization) computing at once across the
-   * engine, whatever threads are free. Each run holds its own working memory while it computes, so on a device short
-   * of memory 1 makes the peak the largest single run's rather than the sum of the runs at once; work of every kind
-   * then takes turns, first come, first served. Default: no cap (the `cpuThreads` budget and each queue's
-   * `concurrency` decide).
+   * The most model runs computing at once across the engine, whatever threads are free (1 to 1024): a
+   * transcription, a synthesis (until its stream is read to the end, bounded by `tts.readerTimeoutMs`), a live
+   * sentence, a diarization's speaker pass (a transcription with `diarize` is two runs, taking turns). Each run holds
+   * its own working memory while it computes, so on a device short of memory 1 makes the peak the largest run's
+   * rather than the sum of the runs at once. Work of every kind then takes turns, first come, first served, and the
+   * thread short work may borrow does not let it pass: a live utterance waits behind a long file. Outside the cap:
+   * decoding (bounded by `maxDecodedBytes`), the Silero VAD, and an aborted run's last ONNX or whisper pass.
+   * Default: no cap (the `cpuThreads` budget and each queue's `concurrency` decide).
    */
   maxConcurrentRuns?: number;
   /** Longest audio accepted, in seconds; enforced while decoding. Default 10800 (3 hours). */

@@ -43,7 +43,7 @@ export interface JobQueueOptions {
   name?: string;
   /**
    * Jobs this process runs at once. Default: the CPU budget over the threads one transcription takes
-   * (`speech.cpu`), at least 1.
+   * (`speech.cpu`), at least 1 and at most the engine's `maxConcurrentRuns`.
    */
   concurrency?: number;
   /** Runs a failing job gets before it is failed for good (the dead-letter state). Default 3. */
@@ -158,10 +158,15 @@ const CALLBACK_KEYS = ['secret', 'attempts', 'backoffMs', 'timeoutMs'] as const;
 const DAY_SECONDS = 86_400;
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-/** The default number of jobs one process runs at once: as many as the CPU budget can feed. */
+/**
+ * The default number of jobs one process runs at once: as many as the CPU budget can feed, and no more than the
+ * engine's cap on runs at once (`maxConcurrentRuns`), so jobs do not hold decoded audio while they wait for a run.
+ */
 export function defaultJobConcurrency(speech: JobEngine | undefined): number {
   const cpu = speech?.cpu;
-  return cpu ? Math.max(1, Math.floor(cpu.cpuThreads / cpu.threads)) : 1;
+  if (!cpu) return 1;
+  const fed = Math.max(1, Math.floor(cpu.cpuThreads / cpu.threads));
+  return cpu.maxConcurrentRuns ? Math.min(fed, cpu.maxConcurrentRuns) : fed;
 }
 
 function connectionOption(value: unknown): string | Record<string, unknown> | undefined {

@@ -23,7 +23,11 @@ export interface TtsOptions {
    * The 512 MB edge profile turns it off.
    */
   memoryArena?: boolean;
-  /** Release a voice's ONNX session after this many ms unused; 0 keeps it. Default 300000 (5 minutes). */
+  /**
+   * Release a voice's ONNX session after this many ms unused; 0 keeps it. Checked every quarter of it (at least every
+   * second), and, below a second, that long after each synthesis: the edge profile's 1 lets the session go as soon
+   * as a request ends, so the next one loads it again. Default 300000 (5 minutes).
+   */
   sessionIdleMs?: number;
   /** Sentences synthesized ahead of the reader (bounds memory for slow readers). Default 2. */
   lookahead?: number;

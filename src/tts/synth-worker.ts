@@ -182,21 +182,27 @@ async function createSession(modelPath: string, source: string | Uint8Array): Pr
   return session;
 }
 
-// Idle sessions give their memory back; checked at a fraction of the idle time.
+// Idle sessions give their memory back; checked at a fraction of the idle time, and, when that time is shorter than
+// the check's least period, also sessionIdleMs after each job (the edge profile's 1 ms: the session goes before the
+// next run starts, not up to a second later).
+const SWEEP_MIN_MS = 1000;
+function releaseIdleSessions(): void {
+  const cutoff = Date.now() - settings.sessionIdleMs;
+  for (const [path, cached] of sessions) {
+    if (cached.lastUsed <= cutoff && !busy.has(path)) {
+      sessions.delete(path);
+      void insideOnnxRuntime(() => cached.session.release());
+    }
+  }
+}
 if (settings.sessionIdleMs > 0) {
-  const timer = setInterval(
-    () => {
-      const cutoff = Date.now() - settings.sessionIdleMs;
-      for (const [path, cached] of sessions) {
-        if (cached.lastUsed < cutoff && !busy.has(path)) {
-          sessions.delete(path);
-          void insideOnnxRuntime(() => cached.session.release());
-        }
-      }
-    },
-    Math.max(1000, Math.min(60_000, settings.sessionIdleMs / 4)),
-  );
+  const timer = setInterval(releaseIdleSessions, Math.max(SWEEP_MIN_MS, Math.min(60_000, settings.sessionIdleMs / 4)));
   timer.unref();
+}
+function releaseSoonAfterJob(): void {
+  if (settings.sessionIdleMs > 0 && settings.sessionIdleMs < SWEEP_MIN_MS) {
+    setTimeout(releaseIdleSessions, settings.sessionIdleMs).unref();
+  }
 }
 const busy = new Set<string>();
 
@@ -435,6 +441,7 @@ async function runJob(state: RunningJob): Promise<void> {
     post({ type: 'done', id: job.jobId, stats });
   } finally {
     for (const voice of voices) busy.delete(voice.modelPath);
+    releaseSoonAfterJob();
   }
 }
 

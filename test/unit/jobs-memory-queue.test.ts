@@ -16,13 +16,14 @@ import {
   TranscriptionError,
   verifyCallbackSignature,
 } from '../../src/index.js';
+import { defaultJobConcurrency } from '../../src/jobs/options.js';
 import type { SpeechTranscribeOptions } from '../../src/stt/types.js';
 
 /** An engine whose transcriptions take `steps` ticks of 20 ms, report progress, and stop when aborted. */
 function fakeEngine(steps = 5) {
   const engine = {
     modelIds: ['tiny'],
-    cpu: { cpuThreads: 2, threads: 1 },
+    cpu: { cpuThreads: 2, threads: 1, maxConcurrentRuns: null as number | null },
     calls: 0,
     failures: [] as Error[],
     async transcribe(audio: unknown, options: SpeechTranscribeOptions = {}): Promise<Transcription> {
@@ -72,6 +73,15 @@ describe('in-process job queue', () => {
     expect(await queue.cancel(job.id, 'bob')).toBeUndefined();
     await expect(queue.wait(job.id, { owner: 'bob' })).rejects.toBeInstanceOf(JobNotFoundError);
     expect(await queue.list({ owner: 'bob' })).toEqual([]);
+  });
+
+  it('defaults its concurrency to what the CPU budget feeds, and no more than maxConcurrentRuns', () => {
+    const engine = fakeEngine();
+    engine.cpu = { cpuThreads: 8, threads: 2, maxConcurrentRuns: null };
+    expect(defaultJobConcurrency(engine)).toBe(4);
+    engine.cpu = { cpuThreads: 8, threads: 2, maxConcurrentRuns: 1 };
+    expect(defaultJobConcurrency(engine)).toBe(1);
+    expect(defaultJobConcurrency(undefined)).toBe(1);
   });
 
   it('runs `concurrency` jobs at once and the rest in order', async () => {
