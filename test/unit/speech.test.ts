@@ -157,6 +157,26 @@ function harness(options: SpeechOptions = {}, overrides: Partial<SpeechDependenc
   return { speech, ...state };
 }
 
+/**
+ * Loads both model ids, holds a transcription on the first and starts one on the second while it runs (20 ms later);
+ * `finish` lets the first end and waits for both.
+ */
+async function secondCallWhileFirstRuns(h: Harness) {
+  await h.speech.loadModel('svc-stt-1');
+  await h.speech.loadModel('svc-stt-1-flash');
+  const [first, second] = h.models as [FakeModel, FakeModel];
+  first.hold();
+  const running = h.speech.transcribe(new Float32Array(SECOND));
+  await vi.waitFor(() => expect(first.calls).toHaveLength(1));
+  const waiting = h.speech.transcribe(new Float32Array(SECOND), { model: 'svc-stt-1-flash' });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const finish = async () => {
+    first.release();
+    await Promise.all([running, waiting]);
+  };
+  return { first, second, finish };
+}
+
 describe('Speech (fakes)', () => {
   it('gives each tier its defaults: svc-stt-1 beam 5 with DTW, svc-stt-1-flash greedy without', async () => {
     const h = harness();
@@ -241,36 +261,20 @@ describe('Speech (fakes)', () => {
     ['borrows the extra thread when its audio is short', 3, 1],
   ] as const)('shares one CPU budget across models: a second call %s', async (_, seconds, runningAtOnce) => {
     const h = harness({ cpuThreads: 2, threads: 2, concurrency: 1 }, {}, seconds);
-    await h.speech.loadModel('svc-stt-1');
-    await h.speech.loadModel('svc-stt-1-flash');
-    const [first, second] = h.models as [FakeModel, FakeModel];
-    first.hold();
-    const running = h.speech.transcribe(new Float32Array(SECOND));
-    await vi.waitFor(() => expect(first.calls).toHaveLength(1));
+    const { first, second, finish } = await secondCallWhileFirstRuns(h);
     expect(first.calls[0]?.params.threads).toBe(2);
-    const waiting = h.speech.transcribe(new Float32Array(SECOND), { model: 'svc-stt-1-flash' });
-    await new Promise((resolve) => setTimeout(resolve, 20));
     expect(second.calls).toHaveLength(runningAtOnce);
-    first.release();
-    await Promise.all([running, waiting]);
+    await finish();
     // Long work waited and got the whole budget; short work ran at once on the one borrowed thread.
     expect(second.calls[0]?.params.threads).toBe(runningAtOnce ? 1 : 2);
   });
 
   it('runs one call at a time with maxConcurrentRuns 1, even short work that could borrow a thread', async () => {
     const h = harness({ cpuThreads: 2, threads: 1, concurrency: 1, maxConcurrentRuns: 1 }, {}, 3);
-    await h.speech.loadModel('svc-stt-1');
-    await h.speech.loadModel('svc-stt-1-flash');
-    const [first, second] = h.models as [FakeModel, FakeModel];
-    first.hold();
-    const running = h.speech.transcribe(new Float32Array(SECOND));
-    await vi.waitFor(() => expect(first.calls).toHaveLength(1));
-    const waiting = h.speech.transcribe(new Float32Array(SECOND), { model: 'svc-stt-1-flash' });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    const { second, finish } = await secondCallWhileFirstRuns(h);
     // A thread is free and the call is short, but one run is computing.
     expect(second.calls).toHaveLength(0);
-    first.release();
-    await Promise.all([running, waiting]);
+    await finish();
     expect(second.calls).toHaveLength(1);
   });
 
