@@ -76,8 +76,10 @@ describe('synthesis soak', () => {
     const loaded = rssMb();
     await delay(3000);
     const released = rssMb();
-    expect(loaded - base).toBeGreaterThan(40);
-    expect(loaded - released).toBeGreaterThan((loaded - base) * 0.6);
+    // What loading the heavy voice adds depends on what the 1,000-input loop left free to reuse: 41-60 MB in runs
+    // alone, 36 MB in a CI run. What its release gives back is the session's pages: about 60 MB.
+    expect(loaded - base).toBeGreaterThan(20);
+    expect(loaded - released).toBeGreaterThan(Math.max(30, (loaded - base) * 0.6));
     const again = await s.synthesizeToBuffer({ voice: 'en_US-fixture_heavy', input: 'Hi.', format: 'pcm16' });
     expect(again.audio.length).toBeGreaterThan(0);
   });
