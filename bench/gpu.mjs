@@ -144,7 +144,9 @@ async function main() {
     clips.push({ name, samples, seconds: samples.length / 16_000, reference: references.get(name) });
   }
   if (settings.longMinutes > 0) {
-    const { samples } = await decodeAudio(sharedAudio('gb0.wav'));
+    // gb0.wav is decoded once: the listed clip's samples when it is one of them.
+    const samples =
+      clips.find((clip) => clip.name === 'gb0.wav')?.samples ?? (await decodeAudio(sharedAudio('gb0.wav'))).samples;
     const long = repeatToLength(samples, settings.longMinutes * 60 * 16_000);
     clips.push({ name: `gb0.wav x${settings.longMinutes} min`, samples: long, seconds: long.length / 16_000 });
   }
