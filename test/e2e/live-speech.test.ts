@@ -1,5 +1,7 @@
 // Live speech end to end: text written in pieces through the fixture voice's worker pool and the native encoder.
 import { afterEach, describe, expect, it } from 'vitest';
+// Waits and bounds on how long work takes grow with this machine's slowdown; the library's timeouts do not.
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import {
   createSpeech,
   InvalidOptionTypeError,
@@ -100,7 +102,7 @@ describe('createLiveSpeech', () => {
     const spoken = live.progress.sentences;
     expect(spoken).toBeLessThan(5);
     live.write('Ignored after cancel.');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, scaledMs(200)));
     expect(live.progress.sentences).toBe(spoken);
     expect(s.ttsStatus().active).toBe(0);
     live.end();
@@ -153,7 +155,7 @@ describe('createLiveSpeech', () => {
     live.once('data', () => controller.abort(reason));
     live.resume();
     expect(await failed).toBe(reason);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, scaledMs(100)));
     expect(s.ttsStatus().active).toBe(0);
   });
 
@@ -178,18 +180,18 @@ describe('createLiveSpeech', () => {
   });
 
   it('takes UTF-8 bytes split anywhere, and releases the worker before a slow reader reads', async () => {
-    const s = engine({ tts: { workers: 1, readerTimeoutMs: 30_000 } });
+    const s = engine({ tts: { workers: 1, readerTimeoutMs: scaledMs(30_000) } });
     const live = await s.createLiveSpeech({ voice: 'en_US-fixture', format: 'pcm16', maxPendingSentences: 100 });
     const first = until(live, 'sentence');
     const bytes = Buffer.from(`Café au lait, s'il vous plaît. ${'Another sentence for the reader. '.repeat(40)}`);
     live.write(bytes.subarray(0, 3)); // splits the é
     live.write(bytes.subarray(3));
     // Nobody reads the live speech: another caller still gets the only worker at once.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await new Promise((resolve) => setTimeout(resolve, scaledMs(300)));
     const started = performance.now();
     const other = await s.synthesizeToBuffer({ voice: 'en_US-fixture', input: 'Me too.', format: 'pcm16' });
     expect(other.audio.length).toBeGreaterThan(0);
-    expect(performance.now() - started).toBeLessThan(2000);
+    expect(performance.now() - started).toBeLessThan(scaledMs(2000));
     live.end();
     expect(await first).toMatchObject({ index: 0, text: "Café au lait, s'il vous plaît." });
     await drain(live);

@@ -3,6 +3,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { StreamResampler } from '../../src/audio/resample.js';
 import {
   createSpeech,
@@ -174,7 +175,10 @@ describe('createTranscriber', () => {
     const piece = 1600; // 100 ms
     for (let i = 0; i < 4 * 16000; i += piece) {
       live.write(jfk.subarray(i, i + piece));
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Real time on the reference machine, slower on a slower one: an interim decode must end while the utterance is
+      // open. Under load (slowdown 1.9) none did in the 3.5 s of speech at real time; at this pace the first came
+      // 4.3-5.3 s after the speech started, of 6.6 s.
+      await new Promise((resolve) => setTimeout(resolve, scaledMs(100)));
     }
     live.end();
     await reading;

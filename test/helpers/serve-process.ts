@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import request from 'supertest';
 import { expect } from 'vitest';
+// Deadlines for the server's work grow with this machine's slowdown.
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { documented } from './openapi.js';
 import { repoRoot, sharedAudio } from './paths.js';
 
@@ -74,7 +76,7 @@ export async function settledRss(served: { url: string; child: { pid?: number } 
     const { stt, tts } = (await request(served.url).get('/readyz')).body;
     return stt.every((m: { active: number; pending: number }) => m.active + m.pending === 0) && tts.active === 0;
   };
-  await expect.poll(idle, { timeout: 30_000, interval: 50 }).toBe(true);
+  await expect.poll(idle, { timeout: scaledMs(30_000), interval: 50 }).toBe(true);
   const readings: number[] = [];
   for (let i = 0; i < 60; i++) {
     readings.push(rssOf(served.child.pid as number));
@@ -94,7 +96,7 @@ export function mixedBurst(url: string, key: string): Promise<request.Response[]
   const agent = request(url);
   const jfk = readFileSync(sharedAudio('jfk.wav'));
   const formats = ['mp3', 'wav', 'opus', 'pcm16'];
-  const authed = (test: request.Test) => test.set('Authorization', `Bearer ${key}`).timeout(120_000);
+  const authed = (test: request.Test) => test.set('Authorization', `Bearer ${key}`).timeout(scaledMs(120_000));
   return Promise.all(
     Array.from({ length: 50 }, (_, i) => {
       if (i % 5 === 0) return documented(authed(agent.get('/v1/voices')));

@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// The Python client's and the test's time limits grow with this machine's slowdown.
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { createSpeech, createSpeechHandler, decodeAudio, type Speech } from '../../src/index.js';
 import { wavFile } from '../helpers/hostile-audio.js';
 import { fixture, sharedAudio, sharedModel } from '../helpers/paths.js';
@@ -386,7 +388,7 @@ print(json.dumps(out))
 
 describe.skipIf(python.skip)(`OpenAI's Python SDK ${python.reason}`, () => {
   it('models, transcriptions in every format (known speakers, streams), translations, speech in every format and sse, a typed error', {
-    timeout: 240_000,
+    timeout: scaledMs(240_000),
   }, async () => {
     const { samples } = await decodeAudio(sharedAudio('pyannote_sample.wav'));
     const clip = samples.slice(Math.round(10.6 * 16000), Math.round(14.4 * 16000));
@@ -394,7 +396,10 @@ describe.skipIf(python.skip)(`OpenAI's Python SDK ${python.reason}`, () => {
     await writeFile(reference, wavFile({ format: 3, rate: 16000, channels: 1, bits: 32 }, Buffer.from(clip.buffer)));
     // Asynchronously: the server answering it runs in this process.
     const args = ['-c', PYTHON_CLIENT, KEY, baseURL, jfk, sharedAudio('pyannote_sample.wav'), reference];
-    const run = await promisify(execFile)(python.path as string, args, { encoding: 'utf8', timeout: 200_000 });
+    const run = await promisify(execFile)(python.path as string, args, {
+      encoding: 'utf8',
+      timeout: scaledMs(200_000),
+    });
     await rm(dirname(reference), { recursive: true, force: true });
     const out = JSON.parse(run.stdout) as Record<string, unknown>;
     expect(out.models).toEqual(expect.arrayContaining(['whisper-1', 'tts-1', 'svc-stt-1']));

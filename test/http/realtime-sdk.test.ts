@@ -17,6 +17,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
+// Deadlines for work (until(), the clients' and the tests' time limits) grow with this machine's slowdown.
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { StreamResampler } from '../../src/audio/resample.js';
 import { buildSpeechHandler, type SpeechHandlerControl } from '../../src/http/handler.js';
 import { createSpeech, type Speech } from '../../src/index.js';
@@ -147,11 +149,14 @@ afterAll(async () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Resolves once `done()` holds, checked every 20 ms; fails after `timeoutMs` with `what()` in the message. */
+/**
+ * Resolves once `done()` holds, checked every 20 ms; fails after `timeoutMs` (scaled) with `what()` in the message.
+ */
 async function until(done: () => boolean, timeoutMs: number, what: () => unknown): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const limit = scaledMs(timeoutMs);
+  const deadline = Date.now() + limit;
   while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${JSON.stringify(what())}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${limit} ms: ${JSON.stringify(what())}`);
     await sleep(20);
   }
 }
@@ -279,7 +284,7 @@ describe.skipIf(nodeSdk.skip)(`OpenAI's npm SDK realtime client ${nodeSdk.reason
     { rate: 16000 as Rate, realTime: true },
     { rate: 16000 as Rate, realTime: false },
     { rate: 24000 as Rate, realTime: true },
-  ])('transcribes jfk at $rate Hz, 20 ms appends, real time: $realTime', { timeout: 120_000 }, async ({
+  ])('transcribes jfk at $rate Hz, 20 ms appends, real time: $realTime', { timeout: scaledMs(120_000) }, async ({
     rate,
     realTime,
   }) => {
@@ -331,7 +336,7 @@ describe.skipIf(nodeSdk.skip)(`OpenAI's npm SDK realtime client ${nodeSdk.reason
   });
 
   it('commits by hand with turn_detection null, clears, and answers a bad event with an error the SDK surfaces', {
-    timeout: 60_000,
+    timeout: scaledMs(60_000),
   }, async () => {
     const { rt, events, errors } = await openNpm();
     const update = sessionUpdate(16000);
@@ -431,7 +436,7 @@ async function vanishMidUtterance(waitForTranscription: boolean): Promise<void> 
 
 describe.skipIf(nodeSdk.skip)(`abrupt disconnects ${nodeSdk.reason}`, () => {
   it('clients cut mid-utterance (during a transcription, with audio unsent): no session, work, handle or memory left', {
-    timeout: 240_000,
+    timeout: scaledMs(240_000),
   }, async () => {
     // Settled first: the model loaded, every earlier socket gone.
     await vanishMidUtterance(false);
@@ -497,7 +502,7 @@ from openai import OpenAI
 key, base_url, cafile, pcm24_path, pcm16_path = sys.argv[1:6]
 ctx = ssl.create_default_context(cafile=cafile)
 # websockets' 10 s opening deadline is generous for a local server, but not on a loaded 2-core runner.
-options = {"ssl": ctx, "open_timeout": 60}
+options = {"ssl": ctx, "open_timeout": ${Math.ceil(scaledMs(60_000) / 1000)}}
 client = OpenAI(api_key=key, base_url=base_url, max_retries=0)
 pcm24 = open(pcm24_path, "rb").read()
 pcm16 = open(pcm16_path, "rb").read()
@@ -558,7 +563,7 @@ print(json.dumps(out))
 
 describe.skipIf(python.skip)(`OpenAI's Python SDK realtime client ${python.reason}`, () => {
   it('GA transcription session with server VAD and by hand, and the beta transcription session, over wss', {
-    timeout: 240_000,
+    timeout: scaledMs(240_000),
   }, async () => {
     await writeFile(join(dir, 'jfk24.pcm'), clip[24000]);
     await writeFile(join(dir, 'jfk16.pcm'), clip[16000]);
@@ -572,7 +577,7 @@ describe.skipIf(python.skip)(`OpenAI's Python SDK realtime client ${python.reaso
       join(dir, 'jfk24.pcm'),
       join(dir, 'jfk16.pcm'),
     ];
-    const run = await execFileAsync(python.path as string, args, { encoding: 'utf8', timeout: 200_000 });
+    const run = await execFileAsync(python.path as string, args, { encoding: 'utf8', timeout: scaledMs(200_000) });
     const out = JSON.parse(run.stdout) as Record<'ga' | 'manual' | 'beta', RealtimeEvent[]>;
 
     expect(out.ga[0]).toMatchObject({ type: 'session.created', session: { type: 'transcription' } });

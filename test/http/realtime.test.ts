@@ -6,6 +6,9 @@ import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect as connectTcp } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+// Waits for work and bounds on its latency grow with this machine's slowdown; the endpoint's own timers (idle,
+// session lifetime) stay as set.
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { StreamResampler } from '../../src/audio/resample.js';
 import { buildSpeechHandler, type SpeechHandlerControl } from '../../src/http/handler.js';
 import type { SpeechHandlerOptions } from '../../src/http/options.js';
@@ -84,17 +87,15 @@ class Client {
     });
   }
 
-  /** The first event of `type` not yet returned by next(). */
+  /** The first event of `type` not yet returned by next(), within `timeoutMs` (scaled). */
   next(type: string, timeoutMs = 60_000): Promise<Event> {
+    const limit = scaledMs(timeoutMs);
     const seen = this.events.filter((e) => e.type === type);
     const taken = this.#taken.get(type) ?? 0;
     this.#taken.set(type, taken + 1);
     if (seen.length > taken) return Promise.resolve(seen[taken] as Event);
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error(`no ${type} in ${timeoutMs} ms; got ${this.types()}`)),
-        timeoutMs,
-      );
+      const timer = setTimeout(() => reject(new Error(`no ${type} in ${limit} ms; got ${this.types()}`)), limit);
       this.#waiters.push({
         type,
         from: taken,
@@ -405,7 +406,7 @@ describe('/v1/realtime: speech (voxmill extension)', () => {
     client.send({ type: 'voxmill.speech.cancel' });
     client.send({ type: 'voxmill.speech.append', text: 'Not spoken.' });
     await client.next('voxmill.speech.done');
-    expect(performance.now() - at).toBeLessThan(2000);
+    expect(performance.now() - at).toBeLessThan(scaledMs(2000));
     const sentences = client.events.filter((e) => e.type === 'voxmill.speech.sentence').length;
     expect(sentences).toBeLessThan(20);
     // The session still speaks afterwards.
@@ -429,7 +430,7 @@ describe('/v1/realtime: limits', () => {
     expect(control.realtimeSessions).toBe(1);
     first.socket.close();
     await first.closed;
-    await expect.poll(() => control.realtimeSessions).toBe(0);
+    await expect.poll(() => control.realtimeSessions, { timeout: scaledMs(1000) }).toBe(0);
   });
 
   it('closes an idle session with idle_timeout, and a session past its lifetime with session_expired', async () => {
@@ -483,7 +484,7 @@ describe('/v1/realtime: limits', () => {
   });
 });
 
-/** Writes raw bytes to the server and resolves with what comes back before it closes (or after 500 ms). */
+/** Writes raw bytes to the server and resolves with what comes back before it closes (or after 500 ms, scaled). */
 function raw(url: string, bytes: string | Buffer, resetAfterWrite = false): Promise<string> {
   const { port } = new URL(url);
   return new Promise((resolve) => {
@@ -500,7 +501,7 @@ function raw(url: string, bytes: string | Buffer, resetAfterWrite = false): Prom
     setTimeout(() => {
       socket.destroy();
       resolve(answer);
-    }, 500);
+    }, scaledMs(500));
   });
 }
 
@@ -544,12 +545,13 @@ describe('/v1/realtime: hostile and unlucky clients never take the host down', (
   it('turns away a session still authenticating when the server shuts down', async () => {
     const { url, control } = await serve({
       auth: async () => {
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        await new Promise((resolve) => setTimeout(resolve, scaledMs(300)));
         return true;
       },
     });
     const client = new Client(url);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Long enough for the upgrade to reach authorize(), which takes longer still: both grow with the slowdown.
+    await new Promise((resolve) => setTimeout(resolve, scaledMs(100)));
     control.closeRealtime();
     expect((await client.next('error')).error).toMatchObject({ code: 'shutting_down' });
     expect((await client.closed).code).toBe(1001);
@@ -589,7 +591,7 @@ describe('/v1/realtime: hostile and unlucky clients never take the host down', (
     expect(committed.length).toBeGreaterThanOrEqual(3);
     await expect
       .poll(() => committed.every((id) => ids('conversation.item.input_audio_transcription.completed').includes(id)), {
-        timeout: 120_000,
+        timeout: scaledMs(120_000),
       })
       .toBe(true);
     client.socket.close();
@@ -613,7 +615,7 @@ describe('/v1/realtime: hostile and unlucky clients never take the host down', (
     await client.next('session.updated');
     // Stopped transcriptions leave the engine at their next checkpoint; six would be running without the bound.
     const busy = () => speech.status().reduce((n, model) => n + model.active + model.pending, 0);
-    await expect.poll(busy, { timeout: 10_000 }).toBeLessThanOrEqual(2);
+    await expect.poll(busy, { timeout: scaledMs(10_000) }).toBeLessThanOrEqual(2);
     client.socket.close();
     await client.closed;
   });

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+// Waits for the server's work and bounds on how long it takes grow with this machine's slowdown.
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { documented } from '../helpers/openapi.js';
 import { fixture, repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js';
 import { mixedBurst, type Served, startServe } from '../helpers/serve-process.js';
@@ -96,7 +98,7 @@ describe('voxmill serve', () => {
     expect(missing.status).toBe(404);
     await documented(agent.get('/v1/voices').set('Authorization', `Bearer ${KEY}`).set('X-Request-Id', 'log-me'));
     await expect
-      .poll(() => served.lines.find((line) => line.request_id === 'log-me'))
+      .poll(() => served.lines.find((line) => line.request_id === 'log-me'), { timeout: scaledMs(1000) })
       .toMatchObject({
         event: 'request',
         level: 'info',
@@ -150,9 +152,11 @@ describe('voxmill serve', () => {
     );
     // SIGTERM only once the transcription is really running.
     const active = async () => (await request(served.url).get('/readyz')).body.stt[0].active as number;
-    await expect.poll(active, { timeout: 10_000, interval: 20 }).toBe(1);
+    await expect.poll(active, { timeout: scaledMs(10_000), interval: 20 }).toBe(1);
     served.child.kill('SIGTERM');
-    await expect.poll(() => served.lines.some((line) => line.event === 'shutdown')).toBe(true);
+    await expect
+      .poll(() => served.lines.some((line) => line.event === 'shutdown'), { timeout: scaledMs(1000) })
+      .toBe(true);
     const refused = await request(served.url)
       .get('/healthz')
       .then(() => 'answered')
@@ -175,7 +179,7 @@ describe('voxmill serve', () => {
         .attach('file', sharedAudio('gb0.wav')),
     );
     const active = async () => (await request(served.url).get('/readyz')).body.stt[0].active as number;
-    await expect.poll(active, { timeout: 10_000, interval: 20 }).toBe(1);
+    await expect.poll(active, { timeout: scaledMs(10_000), interval: 20 }).toBe(1);
     // Wrapped: an async function returning the promise itself would wait for it.
     return { response };
   }
@@ -192,7 +196,7 @@ describe('voxmill serve', () => {
     expect(await served.exited).toBe(0);
     const seconds = (performance.now() - signalled) / 1000;
     // whisper stops at its next checkpoint instead of finishing 127 s of audio.
-    expect(seconds).toBeLessThan(10);
+    expect(seconds).toBeLessThan(scaledMs(10_000) / 1000);
     expect(served.lines.find((line) => line.event === 'request' && line.path === '/v1/transcriptions')).toMatchObject({
       status: 503,
       error_code: 'shutting_down',
@@ -209,10 +213,12 @@ describe('voxmill serve', () => {
     );
     const signalled = performance.now();
     served.child.kill('SIGTERM');
-    await expect.poll(() => served.lines.some((line) => line.event === 'shutdown')).toBe(true);
+    await expect
+      .poll(() => served.lines.some((line) => line.event === 'shutdown'), { timeout: scaledMs(1000) })
+      .toBe(true);
     served.child.kill('SIGINT');
     expect(await served.exited).toBe(1);
-    expect((performance.now() - signalled) / 1000).toBeLessThan(10);
+    expect(performance.now() - signalled).toBeLessThan(scaledMs(10_000));
     expect(served.lines.some((line) => line.event === 'shutdown_forced')).toBe(true);
     expect(await settled).toBe('503 shutting_down');
   });

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// Waits for work, and bounds on its latency and on event-loop delay, grow with this machine's slowdown.
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { decodeAudio, WHISPER_SAMPLE_RATE } from '../../src/audio/decode.js';
 import { detectSpeechRegions, type SpeechRegion } from '../../src/audio/speech-regions.js';
 import { VAD_DEFAULTS } from '../../src/audio/vad-settings.js';
@@ -123,7 +125,8 @@ describe('detectSpeechRegions', () => {
 
   it('keeps a 10 ms interval ticking while it works on gb0.wav (127 s)', async () => {
     const { result, ratio } = await measureEventLoop(() => detectSpeechRegions(gb0, { model }));
-    expect(ratio).toBeGreaterThanOrEqual(0.8);
+    // 0.95-0.98 alone, 0.78-0.84 under load (see measureEventLoop).
+    expect(ratio).toBeGreaterThanOrEqual(0.6);
     expect(result.length).toBeGreaterThan(10);
     expectWellFormed(result, gb0.length / WHISPER_SAMPLE_RATE);
     expect(speechSeconds(result)).toBeGreaterThan(60);
@@ -209,13 +212,14 @@ describe('detectSpeechRegions', () => {
       // Aborted once the copy is done and the native job runs: only the copy is under test here.
       const pending = detectSpeechRegions(long, { model, signal: controller.signal });
       const copying = performance.now();
-      while (performance.now() - copying < 5000 && delay.count < 2) await new Promise((r) => setTimeout(r, 1));
-      await new Promise((r) => setTimeout(r, 1500));
+      while (performance.now() - copying < scaledMs(5000) && delay.count < 2)
+        await new Promise((r) => setTimeout(r, 1));
+      await new Promise((r) => setTimeout(r, scaledMs(1500)));
       controller.abort();
       await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
       delay.disable();
       // 7,200 s of samples (461 MB) copied in 1 Mi-sample chunks, one per event-loop turn.
-      expect(delay.max / 1e6).toBeLessThan(40);
+      expect(delay.max / 1e6).toBeLessThan(scaledMs(40));
     });
 
     it('abort() stops the native work at its next block, long before the end', async () => {
@@ -225,7 +229,7 @@ describe('detectSpeechRegions', () => {
       const error = await job.promise.catch((e: unknown) => e);
       const ms = performance.now() - started;
       expect(error).toMatchObject({ code: 'ABORTED' });
-      expect(ms).toBeLessThan(2000);
+      expect(ms).toBeLessThan(scaledMs(2000));
     });
 
     it('aborting the signal rejects with its reason', async () => {

@@ -6,6 +6,8 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// Bounds on how long work takes, and on how soon it stops, grow with this machine's slowdown.
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { ClosedError, ModelLoadError, type Transcription, WhisperModel } from '../../src/index.js';
 import { quantizationOf } from '../../src/stt/whisper-model.js';
 import { measureEventLoop } from '../helpers/event-loop.js';
@@ -123,7 +125,8 @@ describe('WhisperModel.transcribe', () => {
     const { result, ratio } = await measureEventLoop(() =>
       model.transcribe(sharedAudio('jfk.wav'), { ...fast, timestamps: 'word' }),
     );
-    expect(ratio).toBeGreaterThanOrEqual(0.8);
+    // Here and on gb0.wav: 0.96-0.97 alone, 0.80-0.87 under load (see measureEventLoop).
+    expect(ratio).toBeGreaterThanOrEqual(0.6);
     expect(result).toMatchObject({ language: 'en', duration: 11 });
     expect(result.segments).toBeUndefined();
     expect(result.words!.length).toBeGreaterThan(0);
@@ -135,7 +138,7 @@ describe('WhisperModel.transcribe', () => {
     const { result, ratio } = await measureEventLoop(() =>
       model.transcribe(sharedAudio('gb0.wav'), { ...fast, timestamps: 'word', onProgress: (p) => progress.push(p) }),
     );
-    expect(ratio).toBeGreaterThanOrEqual(0.8);
+    expect(ratio).toBeGreaterThanOrEqual(0.6);
     expect(result.duration).toBeCloseTo(127.355, 2);
     expectWellFormedWords(result);
     expect(progress.length).toBeGreaterThan(2);
@@ -162,7 +165,7 @@ describe('WhisperModel.transcribe', () => {
     const ms = performance.now() - started;
     expect(result).toEqual({ text: '', language: 'en', duration: 60, segments: [] });
     expect(progressEvents).toBe(0);
-    expect(ms).toBeLessThan(5000);
+    expect(ms).toBeLessThan(scaledMs(5000));
   });
 
   it('with VAD on speech, segment times stay inside the original audio', async () => {
@@ -187,7 +190,7 @@ describe('WhisperModel.transcribe', () => {
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
     const latency = performance.now() - abortedAt;
-    expect(latency).toBeLessThan(500);
+    expect(latency).toBeLessThan(scaledMs(500));
   });
 
   it('streams segments through onSegment that match the result', async () => {

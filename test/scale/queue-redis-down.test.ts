@@ -4,6 +4,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startRedis } from '../../scripts/lib/job-cluster.mjs';
+// The wait for the job to start grows with this machine's slowdown; close()'s bound is the sum of the queue's own
+// timers (with room to spare), so it stays as set.
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { createJobQueue, type JobQueue, type Transcription } from '../../src/index.js';
 import type { SpeechTranscribeOptions } from '../../src/stt/types.js';
 
@@ -33,7 +36,7 @@ describe('the Redis queue when Redis goes away', () => {
     });
     queue.on('failed', () => undefined);
     const job = await queue.enqueue({ audio: Buffer.alloc(8), options: { model: 'm' } });
-    await expect.poll(async () => (await queue.get(job.id))?.status, { timeout: 10_000 }).toBe('running');
+    await expect.poll(async () => (await queue.get(job.id))?.status, { timeout: scaledMs(10_000) }).toBe('running');
     await redis.stop();
     const started = performance.now();
     await queue.close();

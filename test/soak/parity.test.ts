@@ -24,6 +24,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain ESM build script without type declarations
 import { ensureWhisperCli } from '../../bench/build-whisper-cli.mjs';
+// The build's time limit grows with this machine's slowdown.
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { type Segment, type TranscribeOptions, WhisperModel } from '../../src/index.js';
 import { fixture, sharedAudio } from '../helpers/paths.js';
 
@@ -181,7 +183,7 @@ beforeAll(() => {
   cli = ensureWhisperCli();
   work = mkdtempSync(join(tmpdir(), 'voxmill-parity-'));
   writeWavPrefix(sharedAudio('gb0.wav'), 40, join(work, 'gb0-40s.wav'));
-}, 600_000);
+}, scaledMs(600_000));
 
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });

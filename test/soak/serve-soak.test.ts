@@ -8,6 +8,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+// The test's own time limit grows with this machine's slowdown.
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { toneWav } from '../helpers/hostile-audio.js';
 import { fixture, repoRoot } from '../helpers/paths.js';
 import { rssOf, settledRss, startServe } from '../helpers/serve-process.js';
@@ -114,54 +116,58 @@ const EXPECTED: Record<Kind, number> = {
 };
 
 describe('voxmill serve under a long mixed load', () => {
-  it(`${REQUESTS} mixed requests: every answer as expected, RSS levels off`, async () => {
-    const config = join(temp, 'soak.json');
-    writeFileSync(
-      config,
-      JSON.stringify({
-        apiKeys: [KEY],
-        models: { 'svc-stt-1': fixture('models/ggml-tiny.en-random.bin') },
-        vadModel: null,
-        voiceDirs: [fixture('voices')],
-        idleUnloadMs: 0,
-        maxQueue: 64,
-        tts: { maxQueue: 64 },
-        http: { limits: { maxConcurrentRequestsPerClient: 64 } },
-      }),
-    );
-    const served = await startServe(['-c', config, '--quiet'], {}, (child) => children.push(child));
-    const pid = served.child.pid as number;
-    const series: { requests: number; rssMb: number }[] = [];
-    const wrong: string[] = [];
-    let next = 0;
-    let done = 0;
-    const worker = async () => {
-      while (next < REQUESTS) {
-        const i = next++;
-        const { kind, status } = await send(served.url, i);
-        if (status !== EXPECTED[kind]) wrong.push(`#${i} ${kind}: ${status}`);
-        done++;
-        if (done % SAMPLE_EVERY === 0) series.push({ requests: done, rssMb: rssOf(pid) / 2 ** 20 });
-      }
-    };
-    const started = performance.now();
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    const seconds = (performance.now() - started) / 1000;
-    const settledMb = (await settledRss(served)) / 2 ** 20;
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(
-      out,
-      `${JSON.stringify({ requests: REQUESTS, concurrency: CONCURRENCY, seconds, series, settledMb }, null, 2)}\n`,
-    );
+  it(
+    `${REQUESTS} mixed requests: every answer as expected, RSS levels off`,
+    async () => {
+      const config = join(temp, 'soak.json');
+      writeFileSync(
+        config,
+        JSON.stringify({
+          apiKeys: [KEY],
+          models: { 'svc-stt-1': fixture('models/ggml-tiny.en-random.bin') },
+          vadModel: null,
+          voiceDirs: [fixture('voices')],
+          idleUnloadMs: 0,
+          maxQueue: 64,
+          tts: { maxQueue: 64 },
+          http: { limits: { maxConcurrentRequestsPerClient: 64 } },
+        }),
+      );
+      const served = await startServe(['-c', config, '--quiet'], {}, (child) => children.push(child));
+      const pid = served.child.pid as number;
+      const series: { requests: number; rssMb: number }[] = [];
+      const wrong: string[] = [];
+      let next = 0;
+      let done = 0;
+      const worker = async () => {
+        while (next < REQUESTS) {
+          const i = next++;
+          const { kind, status } = await send(served.url, i);
+          if (status !== EXPECTED[kind]) wrong.push(`#${i} ${kind}: ${status}`);
+          done++;
+          if (done % SAMPLE_EVERY === 0) series.push({ requests: done, rssMb: rssOf(pid) / 2 ** 20 });
+        }
+      };
+      const started = performance.now();
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+      const seconds = (performance.now() - started) / 1000;
+      const settledMb = (await settledRss(served)) / 2 ** 20;
+      mkdirSync(dirname(out), { recursive: true });
+      writeFileSync(
+        out,
+        `${JSON.stringify({ requests: REQUESTS, concurrency: CONCURRENCY, seconds, series, settledMb }, null, 2)}\n`,
+      );
 
-    expect(wrong).toEqual([]);
-    // Level: after the warm-up, the second half's samples grow by less than 5 % of the RSS or 12 MB, whichever is
-    // larger, from the first half's highest sample — a leak of 8.5 KB per request (seen before) would add 8.5 MB per
-    // 1,000 requests and fail this at 5,000.
-    const after = series.filter((s) => s.requests > WARM_UP);
-    const half = Math.floor(after.length / 2);
-    const firstPeak = Math.max(...after.slice(0, half).map((s) => s.rssMb));
-    const lastPeak = Math.max(...after.slice(half).map((s) => s.rssMb));
-    expect(lastPeak - firstPeak).toBeLessThan(Math.max(12, firstPeak * 0.05));
-  }, 1_800_000);
+      expect(wrong).toEqual([]);
+      // Level: after the warm-up, the second half's samples grow by less than 5 % of the RSS or 12 MB, whichever is
+      // larger, from the first half's highest sample — a leak of 8.5 KB per request (seen before) would add 8.5 MB per
+      // 1,000 requests and fail this at 5,000.
+      const after = series.filter((s) => s.requests > WARM_UP);
+      const half = Math.floor(after.length / 2);
+      const firstPeak = Math.max(...after.slice(0, half).map((s) => s.rssMb));
+      const lastPeak = Math.max(...after.slice(half).map((s) => s.rssMb));
+      expect(lastPeak - firstPeak).toBeLessThan(Math.max(12, firstPeak * 0.05));
+    },
+    scaledMs(1_800_000),
+  );
 });

@@ -1,7 +1,8 @@
 // The diarization worker's host: results come back, a dead or stalled worker fails its job with a typed error and is
 // replaced, heartbeats keep a long job alive, abort answers at once with the signal's reason, the queue is bounded,
 // close ends the thread; and the real worker runs from its TypeScript source.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { Diarizer } from '../../src/diarize/diarizer.js';
 import { DiarizationError, QueueFullError } from '../../src/errors.js';
 import { workerScriptUrl } from '../../src/util/onnx-worker.js';
@@ -37,7 +38,9 @@ describe('Diarizer', () => {
   });
 
   it('a job that hears nothing for the stall timeout fails with DIARIZATION_WORKER_STALLED; a new worker follows', async () => {
-    const d = make(4, 500);
+    // The job that stalls never answers, so it fails whatever the timeout; the first, a worker's startup included, must
+    // answer within it, so it grows with this machine's slowdown.
+    const d = make(4, scaledMs(500));
     expect(await d.run(samples, [{ start: 0, end: 2 }], settings, undefined)).toHaveLength(1); // worker started
     const failure = await d.run(samples, [{ start: 2, end: 3 }], settings, undefined).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(DiarizationError);
@@ -47,6 +50,7 @@ describe('Diarizer', () => {
   });
 
   it('progress heartbeats keep a job longer than the stall timeout alive', async () => {
+    // Not scaled: the scripted job's 1.2 s of heartbeats must outlast it.
     const d = make(4, 500);
     expect(await d.run(samples, [{ start: 0, end: 2 }], settings, undefined)).toHaveLength(1);
     expect(await d.run(samples, [{ start: 3, end: 4 }], settings, undefined)).toEqual([]);
@@ -62,8 +66,7 @@ describe('Diarizer', () => {
     controller.abort(reason);
     await expect(pending).rejects.toBe(reason);
     // The slot is held until the worker confirms it stopped, so jobs never overlap in the worker.
-    for (let i = 0; i < 50 && d.active > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(d.active).toBe(0);
+    await vi.waitFor(() => expect(d.active).toBe(0), { timeout: scaledMs(500), interval: 10 });
     expect(await d.run(samples, [{ start: 0, end: 2 }], settings, undefined)).toHaveLength(1);
   });
 

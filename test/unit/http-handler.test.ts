@@ -9,6 +9,8 @@ import { Readable } from 'node:stream';
 import express from 'express';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+// Waits for the handler's work grow with this machine's slowdown; requestTimeoutMs, its own timer, does not.
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import {
   AudioDecodeError,
   AudioTooLongError,
@@ -647,13 +649,13 @@ describe('POST /v1/transcriptions form', () => {
         req.write('--b\r\nContent-Disposition: form-data; name="file"; filename="a"\r\n\r\n');
         req.write(AUDIO_HEADS.wav);
         // The upload is being spooled when the client goes.
-        vi.waitFor(() => expect(readdirSync(dir)).toHaveLength(1)).then(() => {
+        vi.waitFor(() => expect(readdirSync(dir)).toHaveLength(1), { timeout: scaledMs(1000) }).then(() => {
           req.destroy();
           resolve();
         });
       });
       // Removal follows the disconnect asynchronously (the write stream closes first).
-      await vi.waitFor(() => expect(readdirSync(dir)).toEqual([]));
+      await vi.waitFor(() => expect(readdirSync(dir)).toEqual([]), { timeout: scaledMs(1000) });
 
       const memory = await start('express5');
       await memory.check(form(memory.agent).attach('file', AUDIO_HEADS.wav, 'a'));
@@ -677,7 +679,7 @@ describe('limits and lifecycle', () => {
     const first = check(
       auth(agent.post('/v1/transcriptions')).field('model', 'svc-stt-1').attach('file', AUDIO_HEADS.wav, 'a'),
     );
-    await vi.waitFor(() => expect(engine.transcribeCalls.length === 1).toBe(true));
+    await vi.waitFor(() => expect(engine.transcribeCalls.length === 1).toBe(true), { timeout: scaledMs(1000) });
     const shed = await check(auth(agent.get('/v1/voices')));
     expect(shed.status).toBe(429);
     expect(shed.headers['retry-after']).toBe('7');
@@ -728,11 +730,11 @@ describe('limits and lifecycle', () => {
     });
     req.on('error', () => undefined);
     req.end(JSON.stringify({ model: 'svc-tts-1', voice: 'v', input: 'x' }));
-    await vi.waitFor(() => expect(engine.synthesizeCalls.length === 1).toBe(true));
+    await vi.waitFor(() => expect(engine.synthesizeCalls.length === 1).toBe(true), { timeout: scaledMs(1000) });
     req.destroy();
     expect(await aborted).toBeDefined();
     await check(auth(agent.get('/v1/voices')).set('X-Request-Id', 'ok-1'));
-    await vi.waitFor(() => expect(entries.length === 2).toBe(true));
+    await vi.waitFor(() => expect(entries.length === 2).toBe(true), { timeout: scaledMs(1000) });
     expect(entries[0]).toMatchObject({ request_id: 'gone-1', method: 'POST', path: '/v1/speech', client_closed: true });
     expect(entries[1]).toMatchObject({ request_id: 'ok-1', status: 200, path: '/v1/voices' });
     expect(entries[1]?.bytes_out).toBeGreaterThan(50);

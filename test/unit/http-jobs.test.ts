@@ -7,6 +7,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import express from 'express';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
+// Waits for jobs and bounds on how soon they end grow with this machine's slowdown.
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import {
   createJobQueue,
   createOpsHandler,
@@ -75,7 +77,9 @@ describe.each(HOST_KINDS)('jobs in %s', (kind) => {
     expect(created.body).toMatchObject({ object: 'transcription.job', status: 'queued', model: 'svc-stt-1' });
     const { id } = created.body;
     await expect
-      .poll(async () => (await as(KEY_A)(agent.get(path(`/v1/jobs/${id}`)))).body.status, { timeout: 5000 })
+      .poll(async () => (await as(KEY_A)(agent.get(path(`/v1/jobs/${id}`)))).body.status, {
+        timeout: scaledMs(5000),
+      })
       .toBe('completed');
     const done = await check(as(KEY_A)(agent.get(path(`/v1/jobs/${id}`))));
     expect(done.body).toMatchObject({ status: 'completed', progress: 1, result: { text: 'done' } });
@@ -97,18 +101,20 @@ describe.each(HOST_KINDS)('jobs in %s', (kind) => {
       .field('model', 'svc-stt-1')
       .attach('file', AUDIO_HEADS.mp3, 'a.mp3');
     await expect
-      .poll(async () => (await as(KEY_A)(agent.get(path(`/v1/jobs/${created.body.id}`)))).body.status)
+      .poll(async () => (await as(KEY_A)(agent.get(path(`/v1/jobs/${created.body.id}`)))).body.status, {
+        timeout: scaledMs(1000),
+      })
       .toBe('running');
     const started = performance.now();
     const cancelled = await check(as(KEY_A)(agent.delete(path(`/v1/jobs/${created.body.id}`))));
     expect(cancelled.status).toBe(200);
     await expect
       .poll(async () => (await as(KEY_A)(agent.get(path(`/v1/jobs/${created.body.id}`)))).body.status, {
-        timeout: 1000,
+        timeout: scaledMs(1000),
         interval: 20,
       })
       .toBe('cancelled');
-    expect(performance.now() - started).toBeLessThan(1000);
+    expect(performance.now() - started).toBeLessThan(scaledMs(1000));
   });
 });
 

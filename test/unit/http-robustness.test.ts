@@ -7,6 +7,9 @@ import { Readable } from 'node:stream';
 import express from 'express';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+// Waits for the handler's work and bounds on how soon it answers grow with this machine's slowdown; the short
+// requestTimeoutMs set to fire stays as set.
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { createSpeechHandler, InvalidOptionValueError, type SpeechHandlerOptions } from '../../src/index.js';
 import { AUDIO_HEADS, FakeSpeechEngine, fakeSpeechStream } from '../helpers/fake-speech-engine.js';
 import { documented } from '../helpers/openapi.js';
@@ -41,7 +44,7 @@ function speakRequest(agent: ReturnType<typeof request>): request.Test {
 }
 
 /** Sends raw bytes, resolves to the raw response text once the server closes or a full response arrived. */
-function raw(url: string, bytes: Buffer, waitMs = 2000): Promise<string> {
+function raw(url: string, bytes: Buffer, waitMs = scaledMs(2000)): Promise<string> {
   const { port } = new URL(url);
   return new Promise((resolve) => {
     const socket = connect(Number(port), '127.0.0.1');
@@ -114,7 +117,7 @@ describe('connections', () => {
     try {
       // Requests queued behind a slow one, then the client leaves before any is answered.
       await raw(url, Buffer.from(get('/slow') + get('/v1/voices').repeat(20)), 50);
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      await new Promise((resolve) => setTimeout(resolve, scaledMs(400)));
       const after = await documented(request(url).get('/v1/voices').set('Authorization', `Bearer ${KEY}`));
       expect(after.status).toBe(200);
       // However many are pipelined, one 'close' listener per connection.
@@ -132,7 +135,7 @@ describe('connections', () => {
         release = () => resolve(fakeSpeechStream([Buffer.from('ID3x')]));
       });
     const slow = documented(speakRequest(request(url)));
-    await vi.waitFor(() => expect(engine.synthesizeCalls).toHaveLength(1));
+    await vi.waitFor(() => expect(engine.synthesizeCalls).toHaveLength(1), { timeout: scaledMs(1000) });
     const anonymous = await documented(request(url).get('/v1/voices'));
     expect(anonymous.status).toBe(401);
     release();
@@ -199,7 +202,7 @@ describe('connections', () => {
       };
       pump();
     });
-    expect(closed).toBeLessThan(3000);
+    expect(closed).toBeLessThan(scaledMs(3000));
   });
 });
 
@@ -254,7 +257,8 @@ describe('timeouts', () => {
       createServer(
         createSpeechHandler({
           speech: engine,
-          auth: () => new Promise((resolve) => setTimeout(() => resolve(true), 2000)),
+          // Scaled with the bound below, so that the answer still comes before authorize() ends.
+          auth: () => new Promise((resolve) => setTimeout(() => resolve(true), scaledMs(2000))),
           limits: { requestTimeoutMs: 200 },
         }),
       ),
@@ -264,13 +268,13 @@ describe('timeouts', () => {
     expect(res.status).toBe(503);
     expect(res.body.error.code).toBe('request_timeout');
     expect(res.headers['retry-after']).toBe('1');
-    expect(performance.now() - started).toBeLessThan(1500);
+    expect(performance.now() - started).toBeLessThan(scaledMs(1500));
   });
 });
 
 describe('streams and hosts', () => {
   it('answers a synthesis stream that closes without audio or error with 500, promptly', async () => {
-    const { agent, engine } = await bare({ limits: { requestTimeoutMs: 60_000 } });
+    const { agent, engine } = await bare({ limits: { requestTimeoutMs: scaledMs(60_000) } });
     engine.onSynthesize = async () => {
       const stream = new Readable({ read() {} });
       setTimeout(() => stream.destroy(), 20);
@@ -283,7 +287,7 @@ describe('streams and hosts', () => {
 
   it('survives a client that leaves, or a timeout, before the first audio of an engine-style stream', async () => {
     for (const mode of ['client leaves', 'timeout'] as const) {
-      const { url, engine } = await bare({ limits: { requestTimeoutMs: mode === 'timeout' ? 150 : 60_000 } });
+      const { url, engine } = await bare({ limits: { requestTimeoutMs: mode === 'timeout' ? 150 : scaledMs(60_000) } });
       const destroyed: unknown[] = [];
       // Like the real engine: Readable.from() of a generator that waits on the worker, destroyed with the signal's
       // reason when it aborts (after the route's own listeners may have gone), and started at once.
@@ -320,7 +324,7 @@ describe('streams and hosts', () => {
       });
       expect(status, mode).toBe(mode === 'timeout' ? 503 : 0);
       // The stream's error comes after the route stopped listening; it must not be thrown.
-      await vi.waitFor(() => expect(destroyed).toHaveLength(1));
+      await vi.waitFor(() => expect(destroyed).toHaveLength(1), { timeout: scaledMs(1000) });
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   });

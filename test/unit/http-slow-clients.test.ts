@@ -6,6 +6,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+// How long a client waits for the server, and bounds on how soon it answers or closes, grow with this machine's
+// slowdown; the deadlines under test (and lower bounds on them) stay as set.
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { parseServeConfig } from '../../src/cli/serve-config.js';
 import { watchBodyArrival } from '../../src/http/body-watch.js';
 import {
@@ -67,15 +70,15 @@ describe('body deadlines', () => {
     const exchange = await slowRequest(url, {
       head: speechHead(['Content-Length: 1000']),
       body: '{"model":"svc-tts-1"',
-      maxMs: 3000,
+      maxMs: scaledMs(3000),
     });
     expect(exchange.status).toBe(408);
     expect(errorCode(exchange)).toBe('body_timeout');
     expect(exchange.headers.connection).toBe('close');
     expectRawDocumented(exchange, 'POST', '/v1/speech');
     expect(exchange.answeredMs).toBeGreaterThanOrEqual(250);
-    expect(exchange.answeredMs).toBeLessThan(1500);
-    expect(exchange.closedMs).toBeLessThan(1500);
+    expect(exchange.answeredMs).toBeLessThan(scaledMs(1500));
+    expect(exchange.closedMs).toBeLessThan(scaledMs(1500));
     expect(engine.synthesizeCalls).toHaveLength(0);
   });
 
@@ -93,12 +96,12 @@ describe('body deadlines', () => {
         'Transfer-Encoding: chunked',
       ].join('\r\n'),
       body: chunk(form + AUDIO_HEADS.wav.toString('latin1')),
-      maxMs: 3000,
+      maxMs: scaledMs(3000),
     });
     expect(exchange.status).toBe(408);
     expect(errorCode(exchange)).toBe('body_timeout');
     expectRawDocumented(exchange, 'POST', '/v1/transcriptions');
-    expect(exchange.closedMs).toBeLessThan(1500);
+    expect(exchange.closedMs).toBeLessThan(scaledMs(1500));
     expect(engine.transcribeCalls).toHaveLength(0);
   });
 
@@ -108,22 +111,22 @@ describe('body deadlines', () => {
       head: speechHead(['Transfer-Encoding: chunked']),
       body: chunk('{"model":"svc-tts-1",'),
       trickle: { chunk: chunk(' '), everyMs: 50, times: 200 },
-      maxMs: 3000,
+      maxMs: scaledMs(3000),
     });
     expect(exchange.status).toBe(408);
     expect(JSON.parse(exchange.body).error.message).toContain('did not arrive within 600 ms');
     expect(exchange.answeredMs).toBeGreaterThanOrEqual(550);
-    expect(exchange.closedMs).toBeLessThan(1500);
+    expect(exchange.closedMs).toBeLessThan(scaledMs(1500));
   });
 
   it('lets a body that arrives in slow but steady chunks through', async () => {
-    const { url, engine } = await bare({ limits: { bodyIdleTimeoutMs: 300, bodyTimeoutMs: 5000 } });
+    const { url, engine } = await bare({ limits: { bodyIdleTimeoutMs: 300, bodyTimeoutMs: scaledMs(5000) } });
     // The request's JSON in 8-byte chunks 100 ms apart (about a second in all), then the last chunk.
     const frames = [...(SPEECH_JSON.match(/.{1,8}/g) ?? []).map(chunk), '0\r\n\r\n'];
     const exchange = await slowRequest(url, {
       head: speechHead(['Transfer-Encoding: chunked', 'Connection: close']),
       trickle: { chunk: (n) => frames[n] ?? '', everyMs: 100, times: frames.length },
-      maxMs: 5000,
+      maxMs: scaledMs(5000),
     });
     expect(exchange.status).toBe(200);
     expect(exchange.trickled).toBe(frames.length);
@@ -164,7 +167,7 @@ describe('minimum body rate', () => {
     const { url, engine } = await bare({
       limits: { bodyIdleTimeoutMs: 300, minBodyBytesPerSecond: 100, bodyRateGraceMs: 600 },
     });
-    const exchange = await slowRequest(url, { head: trickleHead, body: chunk('{'), trickle, maxMs: 4000 });
+    const exchange = await slowRequest(url, { head: trickleHead, body: chunk('{'), trickle, maxMs: scaledMs(4000) });
     expect(exchange.status).toBe(408);
     expect(errorCode(exchange)).toBe('body_timeout');
     const { message } = JSON.parse(exchange.body).error as { message: string };
@@ -174,8 +177,8 @@ describe('minimum body rate', () => {
     expectRawDocumented(exchange, 'POST', '/v1/speech');
     // Cut at the grace (600 ms; 60 bytes were due and about 12 came), not at the 60 s bodyTimeoutMs.
     expect(exchange.answeredMs).toBeGreaterThanOrEqual(550);
-    expect(exchange.answeredMs).toBeLessThan(1500);
-    expect(exchange.closedMs).toBeLessThan(2000);
+    expect(exchange.answeredMs).toBeLessThan(scaledMs(1500));
+    expect(exchange.closedMs).toBeLessThan(scaledMs(2000));
     expect(engine.synthesizeCalls).toHaveLength(0);
   });
 
@@ -189,11 +192,11 @@ describe('minimum body rate', () => {
       head: trickleHead,
       body: chunk(`{${' '.repeat(149)}`),
       trickle,
-      maxMs: 5000,
+      maxMs: scaledMs(5000),
     });
     expect([exchange.status, errorCode(exchange), exchange.headers.connection]).toEqual([408, 'body_timeout', 'close']);
     expect(exchange.answeredMs).toBeGreaterThanOrEqual(1450);
-    expect(exchange.answeredMs).toBeLessThan(3000);
+    expect(exchange.answeredMs).toBeLessThan(scaledMs(3000));
   });
 
   it('lets a steady body at four times the rate through, past the grace', async () => {
@@ -207,7 +210,7 @@ describe('minimum body rate', () => {
       head: speechHead(['Transfer-Encoding: chunked', 'Connection: close']),
       body: frames[0],
       trickle: { chunk: (n) => frames[n + 1] ?? '', everyMs: 100, times: frames.length - 1 },
-      maxMs: 5000,
+      maxMs: scaledMs(5000),
     });
     expect(exchange.status).toBe(200);
     expect(exchange.trickled).toBe(frames.length - 1);
@@ -243,7 +246,7 @@ describe('minimum body rate', () => {
       head: ['POST /upload HTTP/1.1', 'Host: x', 'Content-Length: 300'].join('\r\n'),
       body: 'x'.repeat(100),
       trickle: { chunk: 'x'.repeat(20), everyMs: 100, times: 10 },
-      maxMs: 4000,
+      maxMs: scaledMs(4000),
     });
     expect(expired).toEqual([]);
     expect([exchange.status, exchange.body]).toEqual([200, '300']);
@@ -289,7 +292,7 @@ describe('per-client request cap', () => {
     const speak = (key: string) =>
       documented(request(url).post('/v1/speech').set('Authorization', `Bearer ${key}`).send(JSON.parse(SPEECH_JSON)));
     const held = [speak(KEY), speak(KEY)];
-    await vi.waitFor(() => expect(engine.synthesizeCalls).toHaveLength(2));
+    await vi.waitFor(() => expect(engine.synthesizeCalls).toHaveLength(2), { timeout: scaledMs(1000) });
     const over = await speak(KEY);
     expect(over.status).toBe(429);
     expect(over.headers['retry-after']).toBe('3');
@@ -308,13 +311,16 @@ describe('per-client request cap', () => {
     // A body that never finishes holds the one slot of 127.0.0.1 until the client gives up.
     const holder = slowRequest(url, { head: speechHead(['Content-Length: 100']), body: '{', maxMs: 400 });
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const sameAddress = await slowRequest(url, { head: voices, maxMs: 2000 });
+    const sameAddress = await slowRequest(url, { head: voices, maxMs: scaledMs(2000) });
     expect(sameAddress.status).toBe(429);
     expect(errorCode(sameAddress)).toBe('client_request_limit');
-    const otherAddress = await slowRequest(url, { head: voices, maxMs: 2000, localAddress: '127.0.0.2' });
+    const otherAddress = await slowRequest(url, { head: voices, maxMs: scaledMs(2000), localAddress: '127.0.0.2' });
     expect(otherAddress.status).toBe(200);
     expect((await holder).closedMs).toBeUndefined();
-    await vi.waitFor(async () => expect((await slowRequest(url, { head: voices, maxMs: 2000 })).status).toBe(200));
+    await vi.waitFor(
+      async () => expect((await slowRequest(url, { head: voices, maxMs: scaledMs(2000) })).status).toBe(200),
+      { timeout: scaledMs(1000) },
+    );
     expect(engine.synthesizeCalls).toHaveLength(0);
   });
 
@@ -326,7 +332,7 @@ describe('per-client request cap', () => {
         head: speechHead(['Transfer-Encoding: chunked']),
         body: chunk('{'),
         trickle: { chunk: chunk(' '), everyMs: 200, times: 100 },
-        maxMs: 5000,
+        maxMs: scaledMs(5000),
       }),
     );
     // Normal clients, with their own key, while the slow ones are connected and trickling.
@@ -351,8 +357,8 @@ describe('per-client request cap', () => {
     for (const result of results) {
       expect(result.headers.connection).toBe('close');
       expect(result.closedMs).toBeDefined();
-      if (result.status === 408) expect(result.closedMs).toBeLessThan(2500);
-      else expect(result.closedMs).toBeLessThan(1000);
+      if (result.status === 408) expect(result.closedMs).toBeLessThan(scaledMs(2500));
+      else expect(result.closedMs).toBeLessThan(scaledMs(1000));
     }
   });
 });
@@ -369,12 +375,12 @@ describe('refused requests with bodies still arriving', () => {
       ].join('\r\n'),
       body: chunk('{"model":'),
       trickle: { chunk: chunk('x'.repeat(1024)), everyMs: 10, times: 100_000 },
-      maxMs: 3000,
+      maxMs: scaledMs(3000),
     });
     expect(exchange.status).toBe(401);
     expect(exchange.headers.connection).toBe('close');
     expectRawDocumented(exchange, 'POST', '/v1/speech');
-    expect(exchange.closedMs).toBeLessThan(1000);
+    expect(exchange.closedMs).toBeLessThan(scaledMs(1000));
   });
 
   it('closes after 415, 413 by Content-Length and a GET whose body keeps coming; keeps it after a complete body', async () => {
@@ -386,26 +392,26 @@ describe('refused requests with bodies still arriving', () => {
         .join('\r\n'),
       body: chunk('hello'),
       trickle,
-      maxMs: 3000,
+      maxMs: scaledMs(3000),
     });
     expect([wrongType.status, wrongType.headers.connection]).toEqual([415, 'close']);
-    expect(wrongType.closedMs).toBeLessThan(1000);
+    expect(wrongType.closedMs).toBeLessThan(scaledMs(1000));
     const tooLarge = await slowRequest(url, {
       head: speechHead(['Content-Length: 100000']),
       body: '{',
-      maxMs: 3000,
+      maxMs: scaledMs(3000),
     });
     expect([tooLarge.status, tooLarge.headers.connection]).toEqual([413, 'close']);
-    expect(tooLarge.closedMs).toBeLessThan(1000);
+    expect(tooLarge.closedMs).toBeLessThan(scaledMs(1000));
     const getWithBody = await slowRequest(url, {
       head: ['GET /v1/voices HTTP/1.1', 'Host: x', `Authorization: Bearer ${KEY}`, 'Transfer-Encoding: chunked'].join(
         '\r\n',
       ),
       trickle,
-      maxMs: 3000,
+      maxMs: scaledMs(3000),
     });
     expect([getWithBody.status, getWithBody.headers.connection]).toEqual([200, 'close']);
-    expect(getWithBody.closedMs).toBeLessThan(1000);
+    expect(getWithBody.closedMs).toBeLessThan(scaledMs(1000));
     // A refused body that had fully arrived costs nothing to skip: the connection stays for the next request.
     const complete = await slowRequest(url, {
       head: ['POST /v1/speech HTTP/1.1', 'Host: x', `Authorization: Bearer ${KEY}`, 'Content-Type: text/plain']
@@ -450,11 +456,11 @@ describe('createSpeechServer receive deadlines', () => {
       head: 'GET /v1/voices HTTP/1.1\r\nHost: x\r\n',
       headUnfinished: true,
       trickle: { chunk: 'X-Slow: y\r\n', everyMs: 100, times: 100 },
-      maxMs: 4000,
+      maxMs: scaledMs(4000),
     });
     expect(exchange.status).toBe(408);
     expect(exchange.closedMs).toBeGreaterThanOrEqual(450);
-    expect(exchange.closedMs).toBeLessThan(1500);
+    expect(exchange.closedMs).toBeLessThan(scaledMs(1500));
   });
 
   it('takes headersTimeoutMs from the serve config, and names a bad value', () => {

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { Command } from 'commander';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+// A test's own time limit grows with this machine's slowdown.
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { formatBytes, registerModelsCommand } from '../../src/cli/models-command.js';
 import { findCatalogEntry, listCatalog } from '../../src/models/catalog.js';
 import { type TempDir, tempDir } from './models-test-server.js';
@@ -113,7 +115,7 @@ describe('voxmill models pull', () => {
     expect(existsSync(join(models, 'ggml-silero-v6.2.0.bin'))).toBe(false);
   });
 
-  it('names --from and models add when the model host cannot be reached', { timeout: 30_000 }, async () => {
+  it('names --from and models add when the model host cannot be reached', { timeout: scaledMs(30_000) }, async () => {
     // Nothing listens on port 9 of this machine: each connection is refused at once (after 3 retries, 6 s).
     const run = await voxmill('models', 'pull', 'silero-v6.2.0', '--dir', dir.path, '--from', 'http://127.0.0.1:9/');
     expect(run.exitCode).toBe(1);

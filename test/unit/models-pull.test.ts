@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { ChecksumMismatchError, DownloadError, Sha1MismatchError } from '../../src/errors.js';
 import { type PullOptions, type PullProgress, pullModel } from '../../src/models/store.js';
 import {
@@ -40,8 +41,14 @@ async function serve(handler: Handler): Promise<TestServer> {
 
 const finalPath = (): string => join(dir.path, FILE);
 const partPath = (): string => `${finalPath()}.part`;
-// Tests fail fast instead of waiting out production timeouts and back-off.
-const quick: PullOptions = { retries: 0, retryDelayMs: 0, connectTimeoutMs: 5_000, idleTimeoutMs: 5_000 };
+// Tests fail fast instead of waiting out production timeouts and back-off; the timeouts that must not fire grow with
+// this machine's slowdown (the tests that make them fire set their own).
+const quick: PullOptions = {
+  retries: 0,
+  retryDelayMs: 0,
+  connectTimeoutMs: scaledMs(5_000),
+  idleTimeoutMs: scaledMs(5_000),
+};
 
 describe('pullModel over HTTP', () => {
   it('downloads, reports progress, verifies the sha256 and leaves only the final file', async () => {

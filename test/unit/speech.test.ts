@@ -2,6 +2,8 @@
 // around its pieces (tier defaults, lazy shared loads, queues, the decoded-audio budget, idle unloading, errors
 // that keep their domain, closing) in milliseconds.
 import { afterEach, describe, expect, it, vi } from 'vitest';
+// Waits for the fakes' calls grow with this machine's slowdown.
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import type { DecodedAudio } from '../../src/audio/decode.js';
 import type { SpeechDependencies, TtsService } from '../../src/engine/dependencies.js';
 import type { SttModel, SttModelLoader } from '../../src/engine/model-registry.js';
@@ -158,7 +160,7 @@ function harness(options: SpeechOptions = {}, overrides: Partial<SpeechDependenc
 }
 
 /**
- * Loads both model ids, holds a transcription on the first and starts one on the second while it runs (20 ms later);
+ * Loads both model ids, holds a transcription on the first and starts one on the second while it runs (20 ms later, scaled);
  * `finish` lets the first end and waits for both.
  */
 async function secondCallWhileFirstRuns(h: Harness) {
@@ -167,9 +169,9 @@ async function secondCallWhileFirstRuns(h: Harness) {
   const [first, second] = h.models as [FakeModel, FakeModel];
   first.hold();
   const running = h.speech.transcribe(new Float32Array(SECOND));
-  await vi.waitFor(() => expect(first.calls).toHaveLength(1));
+  await vi.waitFor(() => expect(first.calls).toHaveLength(1), { timeout: scaledMs(1000) });
   const waiting = h.speech.transcribe(new Float32Array(SECOND), { model: 'svc-stt-1-flash' });
-  await new Promise((resolve) => setTimeout(resolve, 20));
+  await new Promise((resolve) => setTimeout(resolve, scaledMs(20)));
   const finish = async () => {
     first.release();
     await Promise.all([running, waiting]);
@@ -249,7 +251,7 @@ describe('Speech (fakes)', () => {
     const model = h.models[0] as FakeModel;
     model.hold();
     const first = h.speech.transcribe(new Float32Array(SECOND));
-    await vi.waitFor(() => expect(model.calls).toHaveLength(1));
+    await vi.waitFor(() => expect(model.calls).toHaveLength(1), { timeout: scaledMs(1000) });
     await expect(h.speech.transcribe(new Float32Array(SECOND))).rejects.toThrow(QueueFullError);
     model.release();
     await first;

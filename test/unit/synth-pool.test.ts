@@ -2,6 +2,7 @@
 // job with a typed SynthesisError and is replaced; the next job runs on a fresh worker. The real worker runs from its
 // TypeScript source.
 import { afterEach, describe, expect, it } from 'vitest';
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { QueueFullError, SynthesisError } from '../../src/errors.js';
 import { defaultWorkerUrl, SynthPool } from '../../src/tts/synth-pool.js';
 import type { SynthJob } from '../../src/tts/worker-protocol.js';
@@ -14,7 +15,9 @@ function makePool(overrides: Partial<ConstructorParameters<typeof SynthPool>[0]>
     size: 1,
     maxQueue: 4,
     lookahead: 2,
-    stallTimeoutMs: 300,
+    // Short, for the worker that stalls (it never answers, so it fails whatever the value), and grown with this
+    // machine's slowdown: every other job, a fresh worker's startup included, must answer within it.
+    stallTimeoutMs: scaledMs(300),
     intraOpThreads: 1,
     memoryArena: true,
     sessionIdleMs: 0,
@@ -104,7 +107,7 @@ describe('the real synthesis worker', () => {
   it('runs from its TypeScript source when the library does (never from a stale dist/)', async () => {
     expect(defaultWorkerUrl().pathname.endsWith('/src/tts/synth-worker.ts')).toBe(true);
     // No voice model needed: the worker itself answers that it cannot load one.
-    const p = makePool({ workerUrl: undefined, stallTimeoutMs: 60_000 });
+    const p = makePool({ workerUrl: undefined, stallTimeoutMs: scaledMs(60_000) });
     const failure = await run(p, 'hello').catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(SynthesisError);
     expect(failure).toMatchObject({ code: 'MODEL_LOAD_FAILED' });

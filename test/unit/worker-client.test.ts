@@ -1,6 +1,9 @@
 // The worker client every capability uses: replies by id, cancel by id, a stalled or dead worker fails its jobs with
 // the capability's coded errors and is replaced by a fresh one on the next job, close fails what is pending.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+// The stall timeouts a job must finish within (a worker's startup counts) grow with this machine's slowdown; the short
+// ones the tests set to fire, or to be outlasted by heartbeats, stay as set.
+import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { ClosedError, VoxmillError } from '../../src/errors.js';
 import { WorkerClient, type WorkerClientOptions } from '../../src/util/worker-client.js';
 
@@ -36,7 +39,7 @@ function make(overrides: Partial<WorkerClientOptions<FromWorker>> = {}) {
       stalled: (message) => new VoxmillError('TEST_WORKER_STALLED', message),
     },
     // Generous: a worker's startup counts, and this machine may be busy. Stall tests warm the worker up first.
-    stallTimeoutMs: 10_000,
+    stallTimeoutMs: scaledMs(10_000),
     isHeartbeat: (message) => message.type === 'alive',
     onReplaced: () => replaced++,
     ...overrides,
@@ -95,7 +98,7 @@ describe('WorkerClient', () => {
 
   it('a job that hears nothing for stallTimeoutMs fails with the stalled error, and the worker is replaced', async () => {
     const c = make({ stallTimeoutMs: 200 });
-    const first = await c.request(1, job(1, 'echo'), 10_000);
+    const first = await c.request(1, job(1, 'echo'), scaledMs(10_000));
     const started = Date.now();
     const failure = await failureOf(c.request(2, job(2, 'silent')));
     expect(failure).toMatchObject({ code: 'TEST_WORKER_STALLED' });
@@ -103,7 +106,7 @@ describe('WorkerClient', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(190);
     expect(replaced).toBe(1);
     expect(c.alive).toBe(false);
-    const next = await c.request(3, job(3, 'echo'), 10_000); // a fresh worker's startup is not timed here
+    const next = await c.request(3, job(3, 'echo'), scaledMs(10_000)); // a fresh worker's startup is not timed here
     expect(next).toMatchObject({ type: 'reply' });
     expect((next as { threadId: number }).threadId).not.toBe((first as { threadId: number }).threadId);
   });
@@ -115,14 +118,14 @@ describe('WorkerClient', () => {
 
   it('heartbeats keep a long job alive and never reach it', async () => {
     const c = make({ stallTimeoutMs: 200 });
-    await c.request(1, job(1, 'echo'), 10_000);
+    await c.request(1, job(1, 'echo'), scaledMs(10_000));
     expect(await c.request(2, job(2, 'heartbeats', { delayMs: 600 }))).toMatchObject({ value: 'after heartbeats' });
     expect(replaced).toBe(0);
   });
 
   it('no stall while nobody awaits the job: its messages wait in order', async () => {
     const c = make({ stallTimeoutMs: 100 });
-    await c.request(1, job(1, 'echo'), 10_000);
+    await c.request(1, job(1, 'echo'), scaledMs(10_000));
     const running = c.start(2, job(2, 'echo', { value: 'late', delayMs: 250 }));
     await sleep(400);
     expect(await running.next()).toMatchObject({ value: 'late' });
@@ -139,8 +142,7 @@ describe('WorkerClient', () => {
     expect(await failed).toBe(reason);
     expect(replaced).toBe(1);
     // It got the shutdown message (a terminated thread never would), and leaves the call 100 ms later.
-    for (let i = 0; i < 100 && Atomics.load(log, 1) === 0; i++) await sleep(10);
-    expect(Atomics.load(log, 1)).toBe(1);
+    await vi.waitFor(() => expect(Atomics.load(log, 1)).toBe(1), { timeout: scaledMs(1000), interval: 10 });
     const started = Date.now();
     await c.close();
     expect(Date.now() - started).toBeGreaterThanOrEqual(30);
