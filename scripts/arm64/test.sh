@@ -3,7 +3,8 @@
 # private mount namespace for /proc/cpuinfo).
 #
 #   bash scripts/arm64/test.sh --smoke   build, then scripts/arm64/smoke.mjs: load tiny.en, transcribe jfk.wav,
-#                                        synthesize a sentence, diarize (real weights: npm run models:test) (CI)
+#                                        synthesize a sentence, diarize (real weights: npm run models:test), and
+#                                        scripts/arm64/smoke-listen.mjs on the host: the sentence understood (CI)
 #   bash scripts/arm64/test.sh [vitest args]
 #                                        build, then the unit and native tiers under the arm64 Node (default:
 #                                        --project unit --project native), with test and hook timeouts of 30 minutes:
@@ -33,15 +34,33 @@ if ! "${sudo[@]}" unshare --mount -- true 2>/dev/null; then
     "which the aarch64 /proc/cpuinfo that ONNX Runtime needs under qemu is mounted in" >&2
   exit 1
 fi
-# Runs an arm64 program with the aarch64 /proc/cpuinfo (see above); `exec` keeps its exit status.
+# Runs an arm64 program with the aarch64 /proc/cpuinfo (see above), under `timeout` when arm64_limit is set; `exec`
+# keeps its exit status.
+arm64_limit=()
 arm64() {
-  "${sudo[@]}" unshare --mount -- sh -c 'mount --bind "$0" /proc/cpuinfo && exec "$@"' \
+  "${arm64_limit[@]}" "${sudo[@]}" unshare --mount -- sh -c 'mount --bind "$0" /proc/cpuinfo && exec "$@"' \
     "$PWD/scripts/arm64/cpuinfo" "${qemu[@]}" "$@"
 }
 
+# The host's slowdown against the reference machine (scripts/lib/machine-speed.mjs), measured here by the x64 Node when
+# CI has not already: emulated code is slower by the host's factor too, and the smoke's limits grow with it.
+if [[ -z ${VOXMILL_SLOWDOWN:-} ]]; then
+  export "$(node scripts/lib/machine-speed.mjs | tail -1)"
+fi
 step_started=$SECONDS
 if [[ ${1:-} == --smoke ]]; then
-  arm64 "$out/node/bin/node" scripts/arm64/smoke.mjs
+  smoke_out="$(mktemp -d)"
+  trap 'rm -rf "$smoke_out"' EXIT
+  # A whole smoke takes 4-6 minutes on the reference machine; a hung one is stopped after 40 minutes times the slowdown.
+  limit=$(node -p "Math.round(2400 * Number(process.env.VOXMILL_SLOWDOWN))")
+  arm64_limit=(timeout "$limit")
+  rc=0
+  arm64 "$out/node/bin/node" scripts/arm64/smoke.mjs "$smoke_out" || rc=$?
+  if ((rc != 0)); then
+    ((rc == 124)) && echo "arm64 smoke: stopped after $limit s" >&2
+    exit "$rc"
+  fi
+  node scripts/arm64/smoke-listen.mjs "$smoke_out"
   echo "arm64 smoke took $((SECONDS - step_started)) s"
   exit 0
 fi

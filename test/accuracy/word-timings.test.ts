@@ -4,17 +4,21 @@
 // timings"), so the checks are: every word is there, in order, inside the audio; voxmill's starts lie within the
 // references' own spread of each other (a word-boundary mistake would move them by hundreds of ms); fixed bounds
 // measured with margin; and, against where speech starts after each silence in the audio, the issue's median target.
-// The sentences are the 30 of the accuracy tier (numbers, abbreviations, quotes).
+// The sentences are the 30 of the accuracy tier (numbers, abbreviations, quotes; in CI every second one).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onsetDifferences, pairWords, spreadOf, startDifferences } from '../../bench/word-timings.mjs';
 import { decodeAudio, type Speech, type SpokenWord } from '../../dist/index.js';
 import { joeSpeech } from '../helpers/joe-speech.js';
 import { requireRealModel } from '../helpers/real-models.js';
+import { ciSample, ciScoped } from '../helpers/test-scope.js';
 import { ACCURACY_SENTENCES } from './sentences.mjs';
 
 const tinyEn = requireRealModel('whisper-tiny.en');
 const base = requireRealModel('whisper-base');
 const joe = requireRealModel('piper-joe-medium');
+// CI's sample: every second sentence (numbers, abbreviations and quotes are spread through the set); all 30 with
+// `npm run test:accuracy:full`. The counts of paired words below go with the sample's size.
+const SENTENCES = ciSample(ACCURACY_SENTENCES, (_, index) => index % 2 === 0);
 
 describe.skipIf(tinyEn.skip || base.skip || joe.skip)(
   `word timings of en_US-joe-medium against whisper DTW ${tinyEn.reason || base.reason || joe.reason}`,
@@ -31,11 +35,11 @@ describe.skipIf(tinyEn.skip || base.skip || joe.skip)(
       await speech?.close();
     });
 
-    it("times every word of 30 sentences within the recognizers' own spread", { timeout: 600_000 }, async () => {
+    it(`times every word of ${SENTENCES.length} sentences within the recognizers' own spread`, async () => {
       type Pair = [SpokenWord, SpokenWord];
       const pairs: { tiny: Pair[]; base: Pair[]; between: Pair[] } = { tiny: [], base: [], between: [] };
       const onsets: number[] = [];
-      for (const input of ACCURACY_SENTENCES) {
+      for (const input of SENTENCES) {
         // normalize: false, so the words reported are the input's own tokens (normalized, "10:30" is three words).
         const out = await speech.synthesizeToBuffer({
           voice,
@@ -67,7 +71,7 @@ describe.skipIf(tinyEn.skip || base.skip || joe.skip)(
       const vsBase = startDifferences(pairs.base);
       const between = startDifferences(pairs.between);
       // Most words are paired (the rest are spelled otherwise by the recognizer: "5" and "five").
-      expect(vsTiny.pairs).toBeGreaterThan(200);
+      expect(vsTiny.pairs).toBeGreaterThan(ciScoped(200, 100));
       // Measured (BENCHMARKS.md "Word timings"): median 58-62 / 66-79 ms against tiny.en / base, p95 289-301 /
       // 382-437 ms; the recognizers against each other: median 90-100 ms, p95 380-480 ms.
       expect(vsTiny.medianMs).toBeLessThanOrEqual(between.medianMs);
@@ -78,7 +82,7 @@ describe.skipIf(tinyEn.skip || base.skip || joe.skip)(
       // Against the signal itself (where speech starts after a silence), the issue's targets: measured over both
       // sentence sets of the bench, median 10 ms and p95 147 ms.
       const atOnsets = spreadOf(onsets);
-      expect(atOnsets.pairs).toBeGreaterThan(60);
+      expect(atOnsets.pairs).toBeGreaterThan(ciScoped(60, 30));
       expect(atOnsets.medianMs).toBeLessThanOrEqual(50);
       expect(atOnsets.p95Ms).toBeLessThanOrEqual(200);
     });
