@@ -60,7 +60,8 @@ if [[ ${1:-} == --smoke ]]; then
     ((rc == 124)) && echo "arm64 smoke: stopped after $limit s" >&2
     exit "$rc"
   fi
-  node scripts/arm64/smoke-listen.mjs "$smoke_out"
+  # On the host, with the host's own addon (not the arm64 one the exports above point at).
+  env -u VOXMILL_ADDON_PATH -u NODE_PATH node scripts/arm64/smoke-listen.mjs "$smoke_out"
   echo "arm64 smoke took $((SECONDS - step_started)) s"
   exit 0
 fi
