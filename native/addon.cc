@@ -13,6 +13,9 @@
 #include "encoder_wrap.h"
 #include "ffmpeg_log.h"
 #include "ggml-backend.h"
+#include "onnx_session.h"
+#include "phonemizer.h"
+#include "phonemizer_core.h"
 #include "vad_stream_wrap.h"
 #include "vad_worker.h"
 #include "whisper.h"
@@ -30,6 +33,7 @@ Napi::Value Versions(const Napi::CallbackInfo& info) {
   versions.Set("system", whisper_print_system_info());
   versions.Set("cpuTarget", VOXMILL_CPU_TARGET);
   versions.Set("blas", VOXMILL_BLAS_USED);
+  versions.Set("espeak", EspeakVersion());
   // The ggml backends compiled in (statically linked, each registered at start): "CPU", "BLAS", "CUDA", "Vulkan", ...
   // A backend is listed even when it found no device on this machine.
   Napi::Array backends = Napi::Array::New(env, ggml_backend_reg_count());
@@ -85,6 +89,11 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   Napi::Function whisperModel = WhisperModel::Init(env);
   data->whisperModel = Napi::Persistent(whisperModel);
   exports.Set("WhisperModel", whisperModel);
+  Napi::Function onnxSession = OnnxSession::Init(env);
+  data->onnxSession = Napi::Persistent(onnxSession);
+  exports.Set("OnnxSession", onnxSession);
+  exports.Set("onnxRuntime", Napi::Function::New(env, OnnxRuntimeInfo, "onnxRuntime"));
+  exports.Set("phonemize", Napi::Function::New(env, PhonemizeJs, "phonemize"));
   exports.Set("decodeAudio", Napi::Function::New(env, DecodeAudioJs, "decodeAudio"));
   exports.Set("detectSpeech", Napi::Function::New(env, DetectSpeechJs, "detectSpeech"));
   exports.Set("AudioEncoder", AudioEncoderWrap::Init(env));

@@ -6,6 +6,7 @@ namespace voxmill {
 
 struct AddonData {
   Napi::FunctionReference whisperModel;
+  Napi::FunctionReference onnxSession;
 
   static AddonData& From(Napi::Env env) { return *env.GetInstanceData<AddonData>(); }
 };

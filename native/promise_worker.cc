@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <new>
+#include <utility>
 
 namespace voxmill {
 
@@ -15,8 +16,10 @@ Napi::Object PromiseWorker::Start() {
   Napi::Object job = Napi::Object::New(env);
   job.Set("promise", deferred_.Promise());
   CancelFlag flag = cancel_;
-  job.Set("abort", Napi::Function::New(env, [flag](const Napi::CallbackInfo& info) {
+  std::function<void()> hook = abortHook_;
+  job.Set("abort", Napi::Function::New(env, [flag, hook](const Napi::CallbackInfo& info) {
             flag->store(true);
+            if (hook) hook();
             return info.Env().Undefined();
           }));
   Queue();

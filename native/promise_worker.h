@@ -4,6 +4,7 @@
 #include <napi.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -15,7 +16,7 @@ class PromiseWorker : public Napi::AsyncWorker {
  public:
   PromiseWorker(Napi::Env env, const char* resourceName);
 
-  // Queues the work and returns `{ promise, abort }`; abort() sets the cancel flag.
+  // Queues the work and returns `{ promise, abort }`; abort() sets the cancel flag and calls the abort hook.
   Napi::Object Start();
 
  protected:
@@ -30,6 +31,11 @@ class PromiseWorker : public Napi::AsyncWorker {
   // outlived its environment.
   virtual void ReleaseNative() {}
 
+  // Work that blocks inside a library (an ONNX Runtime run) does not read the cancel flag: the hook reaches it.
+  // Called on the main thread, possibly before the job starts or after it ended, so it must only touch state it
+  // owns (capture shared pointers, never `this`). Set before Start().
+  void SetAbortHook(std::function<void()> hook) { abortHook_ = std::move(hook); }
+
   void Fail(const std::string& code, const std::string& message);
   bool Cancelled() const { return cancel_->load(std::memory_order_relaxed); }
   const CancelFlag& cancelFlag() const { return cancel_; }
@@ -43,6 +49,7 @@ class PromiseWorker : public Napi::AsyncWorker {
 
   Napi::Promise::Deferred deferred_;
   CancelFlag cancel_;
+  std::function<void()> abortHook_;
   std::string code_ = "INTERNAL";
   bool settled_ = false;  // Settled() ran (main thread only)
 };

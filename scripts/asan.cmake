@@ -1,13 +1,13 @@
 # AddressSanitizer for the addon build of scripts/test-asan.sh, injected after project(voxmill) with
 # -DCMAKE_PROJECT_voxmill_INCLUDE=<this file> so CMakeLists.txt stays as users build it.
 #
-# Instrumented: voxmill's own sources, whisper.cpp (model loading, the decoder, DTW) and ggml's base (tensor
-# allocation, graph and backend bookkeeping). Not instrumented: ggml-cpu, the matrix and vector kernels, which are
+# Instrumented: voxmill's own sources, espeak-ng (compiled in: it reads every synthesis's text), whisper.cpp (model
+# loading, the decoder, DTW) and ggml's base (tensor allocation, graph and backend bookkeeping). Not instrumented: ggml-cpu, the matrix and vector kernels, which are
 # nearly all of a transcription's time: under ASan they made whisper runs several times slower, and the whisper
 # tests' 120 s timeouts were passed. Their memory comes from ggml-base's allocators, which are checked.
 
 function(voxmill_asan_targets)
-  foreach(target voxmill whisper ggml ggml-base)
+  foreach(target voxmill voxmill_espeak whisper ggml ggml-base)
     if(NOT TARGET ${target})
       message(FATAL_ERROR "asan.cmake: no target '${target}' (has the whisper.cpp layout changed?)")
     endif()

@@ -26,12 +26,15 @@
 //                            <folder>/Release/voxmill.node, loaded from elsewhere with VOXMILL_ADDON_PATH
 //   VOXMILL_CMAKE_ARGS       extra -D options, space separated
 //   VOXMILL_BUILD_JOBS       parallel compile jobs (default: number of CPUs)
+//   ONNX Runtime and espeak-ng are fetched first by scripts/native-deps.mjs (pinned, cached in ~/.cache/voxmill), which
+//   has its own settings (VOXMILL_DEPS_CACHE, VOXMILL_DEBIAN_MIRROR, and paths for an offline build)
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { nativeDeps } from './native-deps.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
@@ -153,6 +156,12 @@ const gpu = gpuFlags();
 const cpu = cpuTarget(gpu, cross);
 const blas = blasChoice();
 checkTools(cross);
+let deps;
+try {
+  deps = await nativeDeps(cross ? cross.arch : process.arch);
+} catch (error) {
+  fail(`ONNX Runtime and espeak-ng could not be fetched: ${error.message}`);
+}
 const cmakeJs = join(dirname(require.resolve('cmake-js/package.json')), 'bin', 'cmake-js');
 const nodeAddonApi = dirname(require.resolve('node-addon-api/package.json'));
 const jobs = process.env.VOXMILL_BUILD_JOBS ?? String(availableParallelism());
@@ -167,6 +176,7 @@ const defines = [
   `--CDNODE_ADDON_API_DIR=${nodeAddonApi}`,
   `--CDVOXMILL_CPU=${cpu}`,
   `--CDVOXMILL_BLAS=${blas}`,
+  ...Object.entries(deps).map(([name, path]) => `--CD${name}=${path}`),
   ...(cross ? [`--CDCMAKE_TOOLCHAIN_FILE=${cross.toolchain}`] : []),
   ...gpu,
   ...extra,

@@ -3,9 +3,10 @@
 // which the package ships. npm 11 runs no dependency's install script unless the app allows it, so an app that
 // installs voxmill gets no compiled addon of its own; src/native.ts then loads this one. It is an N-API addon (one
 // build serves every Node version) linked to the system's FFmpeg shared libraries: the ones it needs are written
-// beside it (voxmill.json) and named in the error when they are missing.
+// beside it (voxmill.json) and named in the error when they are missing. What the addon opens beside itself ships with
+// it: ONNX Runtime's library (libonnxruntime.so.1) and espeak-ng's data (espeak-ng-data/).
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,6 +49,14 @@ const needed = linked.filter((name) => /^lib(av|sw|openblas)/.test(name));
 rmSync(join(root, 'prebuilds'), { recursive: true, force: true });
 mkdirSync(target, { recursive: true });
 copyFileSync(addon, join(target, 'voxmill.node'));
+for (const beside of ['libonnxruntime.so.1', 'espeak-ng-data']) {
+  const from = join(dirname(addon), beside);
+  if (!existsSync(from)) {
+    console.error(`voxmill: prepack: ${from} is missing; rebuild the addon (npm run build:native)`);
+    process.exit(1);
+  }
+  cpSync(from, join(target, beside), { recursive: true });
+}
 writeFileSync(join(target, 'voxmill.json'), `${JSON.stringify({ libraries: needed, cpu: cpuTarget }, null, 2)}\n`);
 console.log(
   `voxmill: prepack: ${target}/voxmill.node (${cpuTarget} CPU code; links ${needed.join(', ') || 'unknown'})`,

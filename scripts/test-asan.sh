@@ -8,7 +8,8 @@
 # and the one left out, ggml's CPU kernels, are in scripts/asan.cmake; it needs CMake 3.19+);
 # node itself is not instrumented, so gcc's libasan is LD_PRELOADed (it must be the first library loaded) and
 # src/native.ts is pointed at the ASan build with VOXMILL_ADDON_PATH. FFmpeg and ONNX Runtime are the system's
-# / package's uninstrumented builds: their own out-of-bounds accesses are not seen, their heap misuse is.
+# / package's uninstrumented builds: their own out-of-bounds accesses are not seen, their heap misuse is. espeak-ng is
+# compiled into the addon, and scripts/asan.cmake decides whether it is instrumented.
 #
 # Only test/native/ by default: those files drive the native code directly (decode, encode, VAD, whisper, the
 # hardening cases). test/http and test/e2e reach the same native calls through more JavaScript and would only add
@@ -24,6 +25,8 @@ config=Release
 jobs="${VOXMILL_BUILD_JOBS:-$(nproc)}"
 whisper_dir="$(node -p "require('path').join(require('path').dirname(require.resolve('whisper-cpp-src/package.json')), 'cpp', 'whisper.cpp')")"
 node_addon_api="$(node -p "require('path').dirname(require.resolve('node-addon-api/package.json'))")"
+# ONNX Runtime and espeak-ng, as the addon builds with them (fetched and cached once): -D options for cmake-js.
+mapfile -t native_deps < <(node scripts/native-deps.mjs | sed 's/^-D/--CD/')
 
 echo "--- asan: building $out/$config/voxmill.node (log: $out/build.log)"
 build_started=$SECONDS
@@ -33,7 +36,7 @@ mkdir -p "$out"
 node node_modules/cmake-js/bin/cmake-js compile \
   --directory . --out "$out" --config "$config" --cc gcc --cxx g++ \
   "--CDWHISPER_CPP_DIR=$whisper_dir" "--CDNODE_ADDON_API_DIR=$node_addon_api" \
-  "--CDCMAKE_PROJECT_voxmill_INCLUDE=$PWD/scripts/asan.cmake" \
+  "--CDCMAKE_PROJECT_voxmill_INCLUDE=$PWD/scripts/asan.cmake" "${native_deps[@]}" \
   --parallel "$jobs" >"$out/build.log" 2>&1 || {
   tail -n 60 "$out/build.log"
   echo "asan: the build failed (full log: $out/build.log)" >&2

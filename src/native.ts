@@ -36,7 +36,15 @@ export type NativeErrorCode =
   | 'INVALID_ARGUMENT'
   | 'ENCODE_UNSUPPORTED_RATE'
   | 'VAD_STREAM_BUSY'
-  | 'VAD_STREAM_CLOSED';
+  | 'VAD_STREAM_CLOSED'
+  /** An ONNX run failed (the model refused its inputs, or a kernel failed). */
+  | 'INFERENCE_FAILED'
+  /** run() or info() on an OnnxSession after release(). */
+  | 'MODEL_RELEASED'
+  /** phonemize(): espeak-ng has no voice of that name. */
+  | 'NO_VOICE'
+  /** phonemize(): espeak-ng's data could not be read, or the text not decoded. */
+  | 'PHONEMIZER_FAILED';
 
 export interface NativeDecodedAudio {
   samples: Float32Array;
@@ -250,6 +258,42 @@ export interface NativeVadStream {
   dispose(): void;
 }
 
+/** A tensor given to or returned by an ONNX model; `data` holds the product of `dims` elements. */
+export type NativeTensor =
+  | { name: string; type: 'float32'; dims: number[]; data: Float32Array }
+  | { name: string; type: 'int64'; dims: number[]; data: BigInt64Array };
+
+/** What a model takes or gives: its element type (`float32`, `int64`, ...) and shape (-1: any size). */
+export interface NativeTensorFacts {
+  name: string;
+  type: string;
+  shape: number[];
+}
+
+export interface NativeOnnxSessionOptions {
+  /** The ONNX Runtime library to open (the first load in a process fixes it): the one shipped beside the addon. */
+  runtimePath: string;
+  intraOpThreads: number;
+  memoryArena: boolean;
+  /** For a model given as bytes: what error messages call it. */
+  name?: string;
+}
+
+/** One ONNX model on the addon's ONNX Runtime. Runs are jobs on libuv's pool; several may run at once. */
+export interface NativeOnnxSession {
+  info(): { inputs: NativeTensorFacts[]; outputs: NativeTensorFacts[] };
+  /** The outputs named (every output when empty). The inputs are copied. abort() stops the run between kernels. */
+  run(feeds: NativeTensor[], outputs: string[]): NativeJob<NativeTensor[]>;
+  /** Drops this object's hold on the model; runs in flight finish first. */
+  release(): void;
+}
+
+/** espeak-ng's phonemes of one clause of text, and its clause terminator flags (punctuation, sentence end). */
+export interface NativeClause {
+  phonemes: string;
+  terminator: number;
+}
+
 export interface NativeDevice {
   name: string;
   description: string;
@@ -276,8 +320,24 @@ export interface NativeAddon {
     blas?: 'openblas' | 'none';
     /** The ggml backends compiled in (`CPU`, `BLAS`, `CUDA`, `Vulkan`, ...), whether or not they found a device. */
     backends?: string[];
+    /** The espeak-ng version compiled in. */
+    espeak: string;
   };
   devices(): NativeDevice[];
+  OnnxSession: {
+    /** From a file path or the model's bytes (copied). Rejects with MODEL_LOAD_FAILED naming what failed. */
+    load(source: string | Uint8Array, options: NativeOnnxSessionOptions): NativeJob<NativeOnnxSession>;
+  };
+  /**
+   * The ONNX Runtime this process loaded: its path and version ('' for both until the first model loads). With a
+   * path, opens that library first (synchronously: for `voxmill doctor`); throws MODEL_LOAD_FAILED when it cannot.
+   */
+  onnxRuntime(path?: string): { path: string; version: string };
+  /**
+   * espeak-ng's clauses of each text for an espeak-ng voice (`en-us`), reading the data in `dataDir` (the first call
+   * fixes it for the process). Rejects with NO_VOICE, PHONEMIZER_FAILED or ABORTED.
+   */
+  phonemize(dataDir: string, voice: string, texts: string[]): NativeJob<NativeClause[][]>;
   /**
    * The process is exiting (the main thread's `exit` event): a transcription that ends from now on does not wait for
    * its last events to reach JavaScript, which will not run again. Absent from an addon built before it.
@@ -299,6 +359,16 @@ export function isNativeError(error: unknown): error is NativeError {
 
 const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 let cached: NativeAddon | undefined;
+/** The addon a worker thread was told to load (its parent's), which wins over the lookup below. */
+let given: { path: string; prebuilt: boolean } | undefined;
+
+/**
+ * A worker thread loads the addon its parent loaded (the parent passes addonPath() in its workerData): a worker run
+ * from its TypeScript source as one bundle cannot find the package from its own module URL.
+ */
+export function useAddonAt(found: { path: string; prebuilt: boolean } | undefined): void {
+  if (found) given = found;
+}
 
 /**
  * Where the addon is: `VOXMILL_ADDON_PATH`; else the one built here (`build/Release`, by the install script or
@@ -306,6 +376,7 @@ let cached: NativeAddon | undefined;
  * `npm pack`: npm 11 runs no dependency's install script unless the app allows it).
  */
 export function addonPath(): { path: string; prebuilt: boolean } | undefined {
+  if (given) return given;
   if (process.env.VOXMILL_ADDON_PATH) return { path: process.env.VOXMILL_ADDON_PATH, prebuilt: false };
   const built = join(packageRoot, 'build', 'Release', 'voxmill.node');
   if (existsSync(built)) return { path: built, prebuilt: false };
@@ -335,6 +406,16 @@ const FFMPEG_PACKAGES = 'on Debian 12: apt-get install libavformat59 libavcodec5
 const BUILD_HELP =
   "build it with 'npm rebuild voxmill' (npm 11 runs it only after 'npm install-scripts approve voxmill'); it needs cmake, a " +
   'C++17 compiler and: apt-get install pkg-config libavformat-dev libavcodec-dev libswresample-dev libavutil-dev';
+
+/**
+ * What the addon opens at run time, shipped beside it: ONNX Runtime's library and espeak-ng's data. Never the
+ * system's copies.
+ */
+export function nativeAssets(): { onnxRuntime: string; espeakData: string } {
+  const found = addonPath();
+  const dir = found ? dirname(found.path) : join(packageRoot, 'build', 'Release');
+  return { onnxRuntime: join(dir, 'libonnxruntime.so.1'), espeakData: join(dir, 'espeak-ng-data') };
+}
 
 /** Loads the addon once per thread (it is safe to load in worker_threads). */
 export function native(): NativeAddon {

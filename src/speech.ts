@@ -94,7 +94,6 @@ export class Speech {
       config: config.diarization,
       detectSpeechRegions: deps.detectSpeechRegions,
       createSpeakerWorker: deps.createSpeakerWorker,
-      onnxRuntime: config.onnxRuntime,
       cpu: this.#cpu,
     });
   }
@@ -210,7 +209,6 @@ export class Speech {
       ...tts,
       size: tts.workers,
       scanner: this.#voices(),
-      onnxRuntime: this.#config.onnxRuntime,
       cpu: this.#cpu,
     });
     return this.#tts;
@@ -318,7 +316,7 @@ export class Speech {
 
   /** Text-to-speech workers and queue. */
   ttsStatus(): TtsStatus {
-    return this.#tts?.status() ?? { workers: 0, active: 0, pending: 0, replacedWorkers: 0 };
+    return this.#tts?.status() ?? { workers: 0, active: 0, pending: 0, replacedWorkers: 0, voices: 0 };
   }
 
   /** Stops accepting work and unloads every model (running transcriptions finish first). Idempotent. */

@@ -2,9 +2,9 @@
 import { native } from './native.js';
 
 /** Library versions compiled into the addon, and whisper.cpp's CPU feature line. */
-export function versions(): { whisper: string; ffmpeg: string; system: string } {
-  const { whisper, ffmpeg, system } = native().versions();
-  return { whisper, ffmpeg, system };
+export function versions(): { whisper: string; ffmpeg: string; system: string; espeak: string } {
+  const { whisper, ffmpeg, system, espeak } = native().versions();
+  return { whisper, ffmpeg, system, espeak };
 }
 
 /** The CPU code the addon's whisper.cpp (ggml) runs. */

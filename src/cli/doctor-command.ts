@@ -4,13 +4,14 @@
  * speech-to-text model: installed or not, and the device it runs on (predicted from the devices, or measured with
  * `--load`). Exit status 1 when something is broken (the addon does not load, a model fails to load).
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveSpeechConfig, type SpeechOptions } from '../engine/config.js';
-import { addonPath } from '../native.js';
+import { addonPath, native, nativeAssets } from '../native.js';
 import type { Speech } from '../speech.js';
 import { createSpeech } from '../speech.js';
 import { backends, cpuInfo, devices, gpuBackends, gpuDevices, versions } from '../system.js';
-import { loadOnnxRuntime } from '../util/onnx-runtime.js';
 import { packageVersion as version } from './package-version.js';
 import { loadServeConfig } from './serve-config.js';
 
@@ -44,7 +45,8 @@ export interface DoctorReport {
         devices: ReturnType<typeof devices>;
       }
     | { ok: false; path: string | null; error: string };
-  onnxRuntime: { ok: true; backend: 'native' | 'wasm' } | { ok: false; error: string };
+  /** The ONNX Runtime shipped beside the addon (voices, speaker models) and espeak-ng's data. */
+  onnxRuntime: { ok: true; path: string; version: string; espeak: string } | { ok: false; error: string };
   models: DoctorModel[];
   voices: number;
   /** What works but not as well as it could (a GPU build without a GPU, nothing installed). */
@@ -116,7 +118,11 @@ export async function doctorReport(options: DoctorOptions = {}): Promise<DoctorR
     );
   }
   try {
-    report.onnxRuntime = { ok: true, backend: loadOnnxRuntime(config.onnxRuntime, 1).backend };
+    const assets = nativeAssets();
+    if (!existsSync(join(assets.espeakData, 'phontab')))
+      throw new Error(`espeak-ng's data is missing (${assets.espeakData})`);
+    const runtime = native().onnxRuntime(assets.onnxRuntime);
+    report.onnxRuntime = { ok: true, ...runtime, espeak: versions().espeak };
   } catch (error) {
     report.onnxRuntime = { ok: false, error: (error as Error).message };
     report.problems.push(`ONNX Runtime (voices, speaker models): ${(error as Error).message}`);
@@ -181,7 +187,11 @@ export function formatDoctorReport(report: DoctorReport): string {
   } else {
     lines.push(`addon: ${addon.path ?? 'not found'}: does not load`);
   }
-  if (report.onnxRuntime.ok) lines.push(`ONNX Runtime: ${report.onnxRuntime.backend}`);
+  if (report.onnxRuntime.ok) {
+    lines.push(
+      `ONNX Runtime ${report.onnxRuntime.version}: ${report.onnxRuntime.path}; espeak-ng ${report.onnxRuntime.espeak}`,
+    );
+  }
   for (const model of report.models) {
     const where = model.installed ? (model.path ?? '') : 'not installed';
     const runs = model.error

@@ -1,11 +1,11 @@
-// The diarization worker thread: features, optional speaker embeddings (ONNX Runtime) and clustering, all of
-// which would hold the event loop for a second or more on long audio; and who spoke in one utterance of a live
-// transcription (`utterance`), on the same model sessions.
+// The diarization worker thread: features and clustering, which would hold the event loop for a second or more on
+// long audio, around optional speaker embeddings (the model runs on the addon's ONNX Runtime, as native jobs:
+// src/util/onnx-model.ts); and who spoke in one utterance of a live transcription (`utterance`), on the same models.
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import type * as Ort from 'onnxruntime-common';
 import type { SpeechRegion } from '../audio/speech-regions.js';
-import { loadOnnxRuntime } from '../util/onnx-runtime.js';
-import { exitWhenSettled, insideOnnxRuntime } from '../util/onnx-worker.js';
+import { type NativeTensor, useAddonAt } from '../native.js';
+import { OnnxFailure, OnnxModel } from '../util/onnx-model.js';
+import { exitWhenSettled } from '../util/worker-thread.js';
 import { centroids } from './clustering.js';
 import {
   DEFAULT_DIARIZATION_MERGE_DISTANCES,
@@ -22,7 +22,7 @@ import type { DiarizeWorkerData, FromDiarizeWorker, ToDiarizeWorker } from './wo
 if (!parentPort) throw new Error('diarize-worker must run in a worker thread');
 const port: MessagePort = parentPort;
 const data = workerData as DiarizeWorkerData;
-const inOnnxRuntime = new Int32Array(data.inOnnxRuntime);
+useAddonAt(data.addon);
 
 class Cancelled extends Error {}
 class JobError extends Error {
@@ -34,26 +34,17 @@ class JobError extends Error {
   }
 }
 
-let ort: typeof Ort | undefined;
-const sessions = new Map<string, Ort.InferenceSession>();
+const sessions = new Map<string, OnnxModel>();
 const cancelled = new Set<number>();
 let shuttingDown = false;
 /** Ids of jobs queued or running. */
 const known = new Set<number>();
 
-async function sessionFor(path: string): Promise<Ort.InferenceSession> {
+async function sessionFor(path: string): Promise<OnnxModel> {
   const cached = sessions.get(path);
   if (cached) return cached;
   try {
-    ort ??= loadOnnxRuntime(data.onnxRuntime, data.intraOpThreads).ort;
-  } catch (error) {
-    throw new JobError('MODEL_LOAD_FAILED', (error as Error).message);
-  }
-  const runtime = ort;
-  try {
-    const session = await insideOnnxRuntime(inOnnxRuntime, () =>
-      runtime.InferenceSession.create(path, { intraOpNumThreads: data.intraOpThreads, interOpNumThreads: 1 }),
-    );
+    const session = await OnnxModel.load(path, { intraOpThreads: data.intraOpThreads, memoryArena: true });
     sessions.set(path, session);
     return session;
   } catch (error) {
@@ -67,12 +58,12 @@ async function sessionFor(path: string): Promise<Ort.InferenceSession> {
  */
 async function embedder(path: string, checkpoint: () => Promise<void>) {
   const session = await sessionFor(path);
-  const runtime = ort as typeof Ort;
-  const inputName = session.inputNames[0] as string;
-  const outputName = session.outputNames[0] as string;
-  const metadata = session.inputMetadata?.[0];
-  const shape = metadata?.isTensor ? metadata.shape : [];
-  const last = shape[shape.length - 1];
+  const input = session.inputs[0];
+  const inputName = input?.name ?? '';
+  const outputName = session.outputs[0]?.name ?? '';
+  const shape = input?.shape ?? [];
+  // -1: a dimension the model leaves open.
+  const last = shape.length > 0 && (shape[shape.length - 1] as number) >= 0 ? shape[shape.length - 1] : undefined;
   // A model exported with a fixed batch of 1 (the shape [1, T, 80] this library once asked for) gets one window a call.
   const batchLimit = shape[0] === 1 ? 1 : EMBEDDING_BATCH;
   const frontEnd = frontEndFor(typeof last === 'number' ? last : undefined, inputName);
@@ -82,19 +73,22 @@ async function embedder(path: string, checkpoint: () => Promise<void>) {
       `speaker-embedding model ${path} takes ${String(last)} features per frame; voxmill feeds 80 (Kaldi fbank) or 40 (GE2E mels)`,
     );
   }
-  const run = async (input: Float32Array, batch: number, frames: number, dimension: number) => {
-    const feeds = { [inputName]: new runtime.Tensor('float32', input, [batch, frames, dimension]) };
-    let output: Ort.Tensor | undefined;
+  const run = async (features: Float32Array, batch: number, frames: number, dimension: number) => {
+    let output: NativeTensor | undefined;
     try {
-      const results = await insideOnnxRuntime(inOnnxRuntime, () => session.run(feeds));
-      output = results[outputName];
+      const results = await session.run(
+        [{ name: inputName, type: 'float32', dims: [batch, frames, dimension], data: features }],
+        [outputName],
+      );
+      output = results.get(outputName);
     } catch (error) {
-      throw new JobError('DIARIZATION_FAILED', `speaker-embedding model ${path} failed: ${(error as Error).message}`);
+      const message = error instanceof OnnxFailure ? error.message : (error as Error).message;
+      throw new JobError('DIARIZATION_FAILED', `speaker-embedding model ${path} failed: ${message}`);
     }
     if (output?.type !== 'float32' || output.data.length % batch !== 0) {
       throw new JobError('DIARIZATION_FAILED', `${path} returned no float32 embedding per window`);
     }
-    return output.data as Float32Array;
+    return output.data;
   };
   const embed = (samples: Float32Array, windows: EmbeddingWindow[]) =>
     embedWindows(samples, windows, frontEnd, run, checkpoint, batchLimit);
@@ -112,7 +106,7 @@ function exitCleanly(): Promise<never> {
   exiting ??= (async () => {
     for (const [key, session] of sessions) {
       sessions.delete(key);
-      await insideOnnxRuntime(inOnnxRuntime, () => session.release()).catch(() => undefined);
+      session.release();
     }
     return exitWhenSettled();
   })();

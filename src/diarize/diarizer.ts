@@ -4,21 +4,19 @@
 
 import type { SpeechRegion } from '../audio/speech-regions.js';
 import { ClosedError, DiarizationError } from '../errors.js';
+import { addonPath } from '../native.js';
 import { untilAborted } from '../util/job.js';
-import type { OnnxRuntimeChoice } from '../util/onnx-runtime.js';
-import { workerScriptUrl } from '../util/onnx-worker.js';
 import { WorkQueue } from '../util/queue.js';
 import { WorkerClient, type WorkerErrors } from '../util/worker-client.js';
+import { workerScriptUrl } from '../util/worker-thread.js';
 import { DEFAULT_DIARIZATION_STALL_TIMEOUT_MS } from './config.js';
 import { SAMPLE_RATE } from './features.js';
 import type { SpeakerTurn } from './turn.js';
 import type { DiarizeSettings, KnownVoice, UtteranceSpeakers } from './types.js';
-import type { FromDiarizeWorker, ToDiarizeWorker } from './worker-protocol.js';
+import type { DiarizeWorkerData, FromDiarizeWorker, ToDiarizeWorker } from './worker-protocol.js';
 
 export interface DiarizerOptions {
   intraOpThreads: number;
-  /** Which ONNX Runtime runs a speaker-embedding model. */
-  onnxRuntime: OnnxRuntimeChoice;
   maxQueue: number;
   /**
    * A job that gets no message from the worker for this long per hour of audio (an hour at least) fails with
@@ -71,7 +69,7 @@ export class Diarizer {
           new URL('./diarize-worker.js', import.meta.url),
           (message) => new DiarizationError(message, { code: 'DIARIZATION_WORKER_MISSING' }),
         ),
-      data: { intraOpThreads: options.intraOpThreads, onnxRuntime: options.onnxRuntime },
+      data: { intraOpThreads: options.intraOpThreads, addon: addonPath() } satisfies DiarizeWorkerData,
       name: 'diarization worker',
       errors: diarizationWorkerErrors,
       stallTimeoutMs: this.stallPerHourMs,

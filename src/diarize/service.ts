@@ -8,7 +8,6 @@ import type { SpeechRegion, SpeechRegionOptions } from '../audio/speech-regions.
 import { ClosedError, DiarizationError, TranscriptionError } from '../errors.js';
 import type { Segment } from '../stt/types.js';
 import { type CpuBudget, SHORT_WORK_SECONDS } from '../util/cpu-budget.js';
-import type { OnnxRuntimeChoice } from '../util/onnx-runtime.js';
 import { channelsDiffer, turnsByChannel } from './channels.js';
 import type { ResolvedDiarizationConfig } from './config.js';
 import { turnStretches } from './tinydiarize.js';
@@ -53,14 +52,7 @@ export interface DiarizationServiceOptions {
   /** Speech regions of 16 kHz mono PCM, which it may overwrite (`detectSpeechRegionsInPlace`, or a fake). */
   detectSpeechRegions: (samples: Float32Array, options: SpeechRegionOptions) => Promise<SpeechRegion[]>;
   /** Makes the speaker worker pool on first use. */
-  createSpeakerWorker: (options: {
-    maxQueue: number;
-    intraOpThreads: number;
-    stallTimeoutMs: number;
-    onnxRuntime: OnnxRuntimeChoice;
-  }) => SpeakerWorker;
-  /** Which ONNX Runtime the speaker worker loads (the engine's `onnxRuntime`). */
-  onnxRuntime: OnnxRuntimeChoice;
+  createSpeakerWorker: (options: { maxQueue: number; intraOpThreads: number; stallTimeoutMs: number }) => SpeakerWorker;
   /** The engine's CPU budget: each speaker-worker call holds `intraOpThreads` of it. None: no limit. */
   cpu?: CpuBudget;
 }
@@ -205,8 +197,7 @@ export class DiarizationService {
 
   #newWorker(): SpeakerWorker {
     const { maxQueue, intraOpThreads, stallTimeoutMs } = this.#options.config;
-    const { onnxRuntime } = this.#options;
-    return this.#options.createSpeakerWorker({ maxQueue, intraOpThreads, stallTimeoutMs, onnxRuntime });
+    return this.#options.createSpeakerWorker({ maxQueue, intraOpThreads, stallTimeoutMs });
   }
 
   /** Fails queued and running diarizations with ClosedError; both workers exit after their current call. */

@@ -1,12 +1,13 @@
 // Messages between the engine and the diarization worker thread; every message about a job names it by `id`.
 
 import type { SpeechRegion } from '../audio/speech-regions.js';
-import type { OnnxWorkerData } from '../util/onnx-worker.js';
 import type { CancelMessage } from '../util/worker-client.js';
 import type { SpeakerTurn } from './turn.js';
 import type { DiarizeSettings, KnownVoice, UtteranceSpeakers } from './types.js';
 
-export interface DiarizeWorkerData extends OnnxWorkerData {
+export interface DiarizeWorkerData {
+  /** The addon the engine loaded (src/native.ts addonPath), for the worker to load too. */
+  addon: { path: string; prebuilt: boolean } | undefined;
   /** ONNX Runtime intra-op threads for a speaker-embedding model. */
   intraOpThreads: number;
 }

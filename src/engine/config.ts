@@ -13,7 +13,6 @@ import { MAX_GPU_DEVICE } from '../stt/whisper-model.js';
 import { STT_MODEL_IDS, sttTierDefaults } from '../tiers.js';
 import { type ResolvedTtsOptions, resolveTtsOptions, type TtsOptions } from '../tts/config.js';
 import { defaultCpuThreads } from '../util/cpu-budget.js';
-import { ONNX_RUNTIME_CHOICES, type OnnxRuntimeChoice } from '../util/onnx-runtime.js';
 import {
   booleanOption,
   enumOption,
@@ -24,6 +23,10 @@ import {
   rejectUnknownKeys,
   stringOption,
 } from '../util/validate.js';
+
+/** @deprecated The values the old `onnxRuntime` option took; it selects nothing now (see SpeechOptions.onnxRuntime). */
+export type OnnxRuntimeChoice = 'auto' | 'native' | 'wasm';
+const ONNX_RUNTIME_CHOICES: readonly OnnxRuntimeChoice[] = ['auto', 'native', 'wasm'];
 
 /** Options of `createSpeech`. Also the JSON form of the server's configuration file. */
 export interface SpeechOptions {
@@ -99,9 +102,8 @@ export interface SpeechOptions {
   /** Which GPU, counting from 0 over the `gpu` and `igpu` entries of `devices()`. Default 0. */
   gpuDevice?: number;
   /**
-   * The ONNX Runtime that runs Piper voices and speaker-embedding models: `'native'` (the optional peer
-   * `onnxruntime-node`, several times faster), `'wasm'` (`onnxruntime-web`, a dependency; needs no install script), or
-   * `'auto'` (default): native when onnxruntime-node is installed, else wasm.
+   * @deprecated Piper voices and speaker-embedding models run on the ONNX Runtime the addon ships (since 0.2), whatever
+   * this says; `'auto'`, `'native'` and `'wasm'` are still accepted so old configurations load, and do nothing.
    */
   onnxRuntime?: OnnxRuntimeChoice;
   /**

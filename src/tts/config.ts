@@ -1,5 +1,5 @@
 // The engine's text-to-speech settings (`createSpeech({ tts: { ... } })`), validated, with defaults sized from the
-// engine's CPU budget: ONNX Runtime threads per session, and as many workers as the budget holds.
+// engine's CPU budget: ONNX Runtime threads per voice, and as many syntheses at once as the budget holds.
 import { InvalidOptionTypeError } from '../errors.js';
 import { defaultCpuThreads } from '../util/cpu-budget.js';
 import { booleanOption, integerOption, objectOption, rejectUnknownKeys } from '../util/validate.js';
@@ -9,11 +9,11 @@ import { DEFAULT_MAX_CHUNK_CODE_POINTS } from './text.js';
 
 /** Text-to-speech settings of {@link SpeechOptions}. */
 export interface TtsOptions {
-  /** Worker threads running ONNX sessions. Default max(1, min(4, cpuThreads / intraOpThreads)). */
+  /** Syntheses running at once (each on its voice's ONNX model in the addon). Default max(1, min(4, cpuThreads / intraOpThreads)). */
   workers?: number;
   /** ONNX Runtime intra-op threads per session. Default min(4, cpuThreads). */
   intraOpThreads?: number;
-  /** Syntheses waiting for a worker beyond those running; more fail with QueueFullError. Default 16. */
+  /** Syntheses waiting beyond those running; more fail with QueueFullError. Default 16. */
   maxQueue?: number;
   /**
    * ONNX Runtime's CPU memory arena and memory-pattern planning for voice sessions. On (default true), repeated
@@ -31,11 +31,14 @@ export interface TtsOptions {
   sessionIdleMs?: number;
   /** Sentences synthesized ahead of the reader (bounds memory for slow readers). Default 2. */
   lookahead?: number;
-  /** Terminate a worker that owes audio and sends nothing for this long. Default 120000 ms. */
+  /**
+   * A single native step of a synthesis (one sentence's ONNX run, one phonemizer call) that takes longer than this is
+   * stopped and fails the synthesis (SynthesisError `TTS_WORKER_STALLED`). Default 120000 ms.
+   */
   stallTimeoutMs?: number;
   /**
    * A stream whose reader takes nothing for this long while audio waits is destroyed (SynthesisError
-   * `TTS_READER_TIMEOUT`) and its worker freed, so an abandoned stream cannot hold a worker forever. 0 disables.
+   * `TTS_READER_TIMEOUT`) and its place freed, so an abandoned stream cannot hold one forever. 0 disables.
    * Default 60000 ms.
    */
   readerTimeoutMs?: number;

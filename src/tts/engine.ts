@@ -1,9 +1,9 @@
-// Text-to-speech: resolves a voice, validates a request, runs it on the worker pool sentence by sentence and
-// encodes the audio as it arrives. The first sentence's bytes leave before the second sentence is synthesized.
+// Text-to-speech: resolves a voice, validates a request, runs it sentence by sentence (espeak-ng and the voice's
+// ONNX model in the addon) and encodes the audio as it arrives. The first sentence's bytes leave before the second sentence is synthesized.
 import { Readable } from 'node:stream';
 import { StreamingEncoder } from '../audio/encode.js';
 import { contentTypeOf, defaultSampleRate } from '../audio/formats.js';
-import { InvalidOptionValueError, SynthesisError, VoiceNotFoundError } from '../errors.js';
+import { ClosedError, InvalidOptionValueError, SynthesisError, VoiceNotFoundError } from '../errors.js';
 import { voicePreference } from '../tiers.js';
 import { abortReason } from '../util/job.js';
 import { LiveSpeech } from './live-speech.js';
@@ -11,6 +11,7 @@ import { normalizerFor, type TextNormalizer } from './normalize/normalizers.js';
 import { type NormalizedSynthesizeOptions, normalizeLiveSpeechOptions, normalizeSynthesizeOptions } from './request.js';
 import { isSsml, parseSsml, type SsmlItem, ssmlError } from './ssml/ssml.js';
 import { type ChunkVoice, ssmlChunks } from './ssml/ssml-chunks.js';
+import type { SynthChunk, SynthJob, VoiceSettings } from './synth-job.js';
 import { type SlotLease, SynthPool, type SynthPoolOptions } from './synth-pool.js';
 import { hasSpeakableText, normalizeText, splitIntoChunks } from './text.js';
 import type {
@@ -24,7 +25,6 @@ import type {
   TtsStatus,
 } from './types.js';
 import { type ResolvedVoice, resolveVoice, type VoiceDirectoryScanner, type VoiceVariant } from './voices.js';
-import type { SynthChunk, SynthJob, VoiceSettings } from './worker-protocol.js';
 
 /** A voice an SSML document names, resolved. */
 interface NamedVoice {
@@ -43,12 +43,10 @@ export interface TtsEngineConfig extends SynthPoolOptions {
 
 interface Prepared {
   info: SpeechAudioInfo;
-  job: Omit<SynthJob, 'jobId' | 'credit'>;
+  job: SynthJob;
   lease: SlotLease;
   signal: AbortSignal | undefined;
 }
-
-let nextJobId = 1;
 
 /** Requests of at most this many characters count as short work for the CPU budget (about 30 s of speech). */
 const SHORT_SYNTHESIS_CHARS = 500;
@@ -56,6 +54,8 @@ const SHORT_SYNTHESIS_CHARS = 500;
 export class TtsEngine {
   readonly #config: TtsEngineConfig;
   readonly #pool: SynthPool;
+  /** Streams not yet closed: close() destroys them (a stream nobody reads would not see its synthesis stop). */
+  readonly #streams = new Set<Readable>();
 
   constructor(config: TtsEngineConfig) {
     this.#config = config;
@@ -65,10 +65,11 @@ export class TtsEngine {
   status(): TtsStatus {
     const pool = this.#pool;
     return {
-      workers: pool.workers,
+      workers: pool.size,
       active: pool.active,
       pending: pool.pending,
-      replacedWorkers: pool.replacedWorkers,
+      replacedWorkers: 0,
+      voices: pool.loadedVoices,
     };
   }
 
@@ -91,7 +92,9 @@ export class TtsEngine {
       highWaterMark: 64 * 1024,
     });
     holder.stream = stream;
-    // A stream destroyed before its first read never runs the generator, whose `finally` gives the worker and the CPU
+    this.#streams.add(stream);
+    stream.once('close', () => this.#streams.delete(stream));
+    // A stream destroyed before its first read never runs the generator, whose `finally` gives the pool place and the CPU
     // threads back: give them back here instead.
     stream.once('close', () => {
       if (!holder.started) prepared.lease.release();
@@ -207,7 +210,7 @@ export class TtsEngine {
   /**
    * A synthesis that takes its text as it arrives (tokens of a language model): sentences are spoken as soon as they
    * are complete, into one continuous audio stream. Validates and finds the voice now; each sentence then waits for a
-   * worker like any request.
+   * place in the pool like any request.
    */
   async live(options: LiveSpeechOptions): Promise<LiveSpeech> {
     const request = normalizeLiveSpeechOptions(options);
@@ -218,7 +221,6 @@ export class TtsEngine {
       job,
       normalize,
       acquire: (signal) => this.#pool.acquire(signal),
-      nextJobId: () => nextJobId++,
       maxPendingSentences: request.maxPendingSentences,
       maxChunkChars: this.#config.maxChunkChars,
       maxWriteChars: this.#config.maxInputChars,
@@ -230,7 +232,7 @@ export class TtsEngine {
   /** The voice a request names and what its audio will be: everything of a job but its text. */
   async #resolve(request: Omit<NormalizedSynthesizeOptions, 'input'>): Promise<{
     info: SpeechAudioInfo;
-    job: Omit<SynthJob, 'jobId' | 'credit' | 'chunks'>;
+    job: Omit<SynthJob, 'chunks'>;
     /** The voice language's text normalizer, or the identity (none, or `normalize: false`). */
     normalize: (text: string) => string;
   }> {
@@ -252,12 +254,13 @@ export class TtsEngine {
         ...settings,
         sentenceSilenceSeconds: request.sentenceSilence ?? config.sentenceSilenceSeconds,
         wordTimes: request.timestamps === 'word',
+        normalizeAudio: request.normalizeAudio,
       },
       normalize,
     };
   }
 
-  /** Synthesis piped through the encoder. Stopping the iteration cancels the job and frees the worker. */
+  /** Synthesis piped through the encoder. Stopping the iteration cancels the job and frees its place. */
   async *#produce(
     prepared: Prepared,
     whole: boolean,
@@ -275,7 +278,7 @@ export class TtsEngine {
         outputSampleRate: info.sampleRate,
         whole,
       });
-      for await (const { samples, words } of lease.run({ ...job, jobId: nextJobId++, credit: 0 }, signal)) {
+      for await (const { samples, words } of lease.run(job, signal)) {
         // Word times are from the start of this sentence's audio; the audio so far puts them in place.
         const offset = progress.seconds;
         if (words && onWords)
@@ -298,7 +301,7 @@ export class TtsEngine {
 
   /**
    * Yields one chunk. The generator stays suspended here only while the stream's buffer is full, that is while
-   * nobody reads; past readerTimeoutMs the stream is destroyed, which ends the generator and frees the worker.
+   * nobody reads; past readerTimeoutMs the stream is destroyed, which ends the generator and frees its place.
    */
   async *#handOver(bytes: Buffer, reader: { stream?: Readable } | undefined): AsyncGenerator<Buffer> {
     const ms = this.#config.readerTimeoutMs;
@@ -321,6 +324,7 @@ export class TtsEngine {
   }
 
   async close(): Promise<void> {
+    for (const stream of this.#streams) stream.destroy(new ClosedError());
     await this.#pool.close();
   }
 }

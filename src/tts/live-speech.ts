@@ -2,11 +2,11 @@
 // continuous audio stream. A Duplex, strings in and audio bytes out, so it pipes (`pipeline(tokens, live, socket)`)
 // and iterates (`for await`). A sentence is cut where splitIntoChunks would cut it, once a later character confirms
 // the cut; flush() speaks what is left now, end() speaks it and ends the audio, cancel() stops at once (barge-in).
-// Each sentence is one job on the worker pool, so an idle live speech holds no worker while it waits for text.
+// Each sentence is one synthesis in the pool, so an idle live speech holds no place there while it waits for text.
 // Bounded: one write is at most maxWriteChars; at most maxPendingSentences complete sentences wait before writes are
 // held back (write() returns false until 'drain'); an unfinished sentence longer than two chunks is cut like a long
 // sentence; a writer that ignores 'drain' (MAX_BUFFERED_WRITES writes, or four writes' worth of characters) fails
-// the stream. A sentence's worker is released as soon as its audio is synthesized, before the reader takes it.
+// the stream. A sentence's place is released as soon as its audio is synthesized, before the reader takes it.
 
 import { Duplex } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
@@ -15,19 +15,18 @@ import type { SpeechFormat } from '../audio/formats.js';
 import { InvalidOptionTypeError, InvalidOptionValueError, SynthesisError } from '../errors.js';
 import { abortReason } from '../util/job.js';
 import { codePointLength } from './request.js';
+import type { SynthJob } from './synth-job.js';
 import type { SlotLease } from './synth-pool.js';
 import { completeTextEnd, hasSpeakableText, normalizeText, splitIntoChunks } from './text.js';
 import type { LiveSentence, SpeechAudioInfo, SynthesisProgress } from './types.js';
-import type { SynthJob } from './worker-protocol.js';
 
 /** What the engine gives a live speech: the resolved voice, the pool, the limits. */
 export interface LiveSpeechParts {
   info: SpeechAudioInfo;
-  job: Omit<SynthJob, 'jobId' | 'credit' | 'chunks'>;
+  job: Omit<SynthJob, 'chunks'>;
   /** The voice language's text normalizer (the identity when off), applied to each complete piece of text. */
   normalize: (text: string) => string;
   acquire: (signal: AbortSignal) => Promise<SlotLease>;
-  nextJobId: () => number;
   maxPendingSentences: number;
   maxChunkChars: number;
   maxWriteChars: number;
@@ -47,7 +46,7 @@ const READABLE_BYTES = 16 * 1024;
  * format asked for, one continuous stream (`format`, `contentType`, `sampleRate` are on the object). Emits
  * `sentence` ({@link LiveSentence}) when a sentence's audio starts. `flush()` speaks the unfinished text now, `end()`
  * speaks it and ends the audio, `cancel()` stops synthesis at once and ends the audio after what was already handed
- * to the stream. Errors: SynthesisError (worker failures; `TTS_READER_TIMEOUT` when nothing is read for the
+ * to the stream. Errors: SynthesisError (synthesis failures; `TTS_READER_TIMEOUT` when nothing is read for the
  * engine's readerTimeoutMs; `TTS_WRITE_OVERFLOW` when writes pile up past `drain`), InvalidOptionTypeError /
  * InvalidOptionValueError naming `text` for a write that is not a string or is longer than the engine's
  * maxInputChars.
@@ -69,7 +68,7 @@ export class LiveSpeech extends Duplex implements SpeechAudioInfo {
   #bufferedChars = 0;
   /** Bytes written (a piped text stream) decoded as UTF-8 across chunk edges. */
   readonly #utf8 = new StringDecoder('utf8');
-  /** Complete sentences, normalized, waiting for a worker. */
+  /** Complete sentences, normalized, waiting for their synthesis. */
   readonly #pending: string[] = [];
   #heldWrite: ((error?: Error | null) => void) | undefined;
   #wake: (() => void) | undefined;
@@ -190,7 +189,7 @@ export class LiveSpeech extends Duplex implements SpeechAudioInfo {
   }
 
   /**
-   * Barge-in: drops the text not yet spoken, stops the sentence being synthesized (its worker stops before its next
+   * Barge-in: drops the text not yet spoken, stops the sentence being synthesized (it stops before its next
    * ONNX Runtime call) and ends the audio after what was already handed to the stream. Later writes are dropped.
    */
   cancel(): void {
@@ -283,11 +282,11 @@ export class LiveSpeech extends Duplex implements SpeechAudioInfo {
   async #speak(text: string): Promise<void> {
     const signal = this.#stop.signal;
     const { job } = this.#parts;
-    // The worker is released as soon as the sentence is synthesized: a slow reader must not hold it.
+    // The place is released as soon as the sentence is synthesized: a slow reader must not hold it.
     const parts: Float32Array[] = [];
     const lease = await this.#parts.acquire(signal);
     try {
-      const run = lease.run({ ...job, chunks: [text], jobId: this.#parts.nextJobId(), credit: 0 }, signal);
+      const run = lease.run({ ...job, chunks: [text] }, signal);
       for await (const { samples } of run) parts.push(samples);
     } finally {
       lease.release();

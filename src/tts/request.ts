@@ -46,6 +46,8 @@ export interface NormalizedSynthesizeOptions {
   timestamps: SpeechTimestamps;
   /** Whether the voice language's text normalizer runs (numbers, dates, money, units, abbreviations in words). */
   normalize: boolean;
+  /** Whether each sentence's audio is scaled to a peak of full scale, as piper-tts does. */
+  normalizeAudio: boolean;
   signal: AbortSignal | undefined;
 }
 
@@ -66,6 +68,7 @@ const KEYS = [
   'sentenceSilence',
   'timestamps',
   'normalize',
+  'normalizeAudio',
   'signal',
 ] as const;
 
@@ -136,6 +139,7 @@ function normalizeVoiceRequest(raw: Record<string, unknown>): Omit<NormalizedSyn
     sentenceSilence: numberOption('sentenceSilence', raw.sentenceSilence, ...SENTENCE_SILENCE_RANGE),
     timestamps: enumOption('timestamps', raw.timestamps, SPEECH_TIMESTAMPS) ?? 'none',
     normalize: booleanOption('normalize', raw.normalize) ?? true,
+    normalizeAudio: booleanOption('normalizeAudio', raw.normalizeAudio) ?? true,
     signal: signalOption('signal', raw.signal),
   };
 }

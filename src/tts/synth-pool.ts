@@ -1,173 +1,119 @@
-// The pool of synthesis worker threads, one WorkerClient each, running one job at a time; a bounded queue admits
-// jobs (QueueFullError beyond it). A worker that dies, stalls or whose phonemizer trapped is given up on and
-// replaced by a fresh one on its next job, and the job it was running fails with a SynthesisError whose code says
-// which. Sentences flow under credit: the worker runs at most `lookahead` sentences ahead of the consumer.
-import { ClosedError, SynthesisError } from '../errors.js';
+// Where syntheses wait and run: at most `size` at once (`tts.workers`), each holding `intraOpThreads` of the engine's
+// CPU budget while it runs, a bounded queue behind them (QueueFullError beyond it), and the loaded voices they share.
+// The work itself is native (espeak-ng and ONNX Runtime in the addon, on libuv's pool): there is no worker thread to
+// start, replace or terminate.
+import { ClosedError } from '../errors.js';
 import type { CpuBudget, CpuGrant } from '../util/cpu-budget.js';
-import { untilAborted } from '../util/job.js';
-import { workerScriptUrl } from '../util/onnx-worker.js';
 import { WorkQueue } from '../util/queue.js';
-import { WorkerClient, type WorkerErrors } from '../util/worker-client.js';
-import type { SpokenWord } from './types.js';
-import type { FromWorker, SynthJob, SynthStats, SynthWorkerSettings, ToWorker } from './worker-protocol.js';
+import type { SynthJob, SynthStats } from './synth-job.js';
+import { type SentenceAudio, Synthesizer } from './synthesizer.js';
+import { VoiceSessions } from './voice-sessions.js';
 
-/** One sentence's audio from a worker, with its words' times when the job asked for them. */
-export interface SentenceAudio {
-  samples: Float32Array;
-  words: SpokenWord[] | undefined;
-}
+export type { SentenceAudio } from './synthesizer.js';
 
-export interface SynthPoolOptions extends SynthWorkerSettings {
-  /** Worker threads. */
+export interface SynthPoolOptions {
+  /** Syntheses running at once. */
   size: number;
-  /** Jobs waiting for a worker beyond those running; more fail with QueueFullError. */
+  /** Syntheses waiting beyond those running; more fail with QueueFullError. */
   maxQueue: number;
-  /** Sentences a worker may synthesize ahead of the consumer. */
+  /** Sentences synthesized ahead of the consumer. */
   lookahead: number;
-  /** A worker that is owed audio and sends nothing for this long is terminated. */
+  /** One native step (an ONNX run, a phonemizer call) taking longer than this fails its synthesis. */
   stallTimeoutMs: number;
-  /** The worker script; default `synth-worker.js` (or its `.ts` source, see workerScriptUrl). */
-  workerUrl?: URL;
-  /** The engine's CPU budget: a job holds `intraOpThreads` of it while it has a worker. None: no limit but `size`. */
+  /** ONNX Runtime intra-op threads per voice. */
+  intraOpThreads: number;
+  /** ONNX Runtime's CPU memory arena and memory patterns for voices. */
+  memoryArena: boolean;
+  /** Release a voice after this many ms unused; 0 keeps it. */
+  sessionIdleMs: number;
+  /** The engine's CPU budget: a synthesis holds `intraOpThreads` of it while it runs. None: no limit but `size`. */
   cpu?: CpuBudget;
 }
 
-/** The synthesis worker script. */
-export function defaultWorkerUrl(): URL {
-  return workerScriptUrl(
-    new URL('./synth-worker.js', import.meta.url),
-    (message) => new SynthesisError(message, { code: 'TTS_WORKER_MISSING' }),
-  );
-}
-
-const synthesisWorkerErrors: WorkerErrors = {
-  died: (message) => new SynthesisError(message, { code: 'TTS_WORKER_DIED' }),
-  stalled: (message) => new SynthesisError(message, { code: 'TTS_WORKER_STALLED' }),
-};
-
-type SynthClient = WorkerClient<ToWorker, FromWorker>;
-
-/**
- * Runs a job on a worker, yielding each sentence's audio; returns the worker's counters. Stopping early (return,
- * throw, abort) cancels the job in the worker, which stops before its next sentence.
- */
-async function* runJob(
-  client: SynthClient,
-  job: SynthJob,
-  lookahead: number,
-  signal?: AbortSignal,
-): AsyncGenerator<SentenceAudio, SynthStats> {
-  signal?.throwIfAborted();
-  const running = client.start(job.jobId, { type: 'job', job: { ...job, credit: lookahead } });
-  let settled = false;
-  try {
-    for (;;) {
-      const message = await untilAborted(running.next(), signal);
-      if (message.type === 'audio') {
-        yield { samples: message.samples, words: message.words };
-        running.send({ type: 'credit', id: job.jobId, n: 1 });
-      } else if (message.type === 'done') {
-        settled = true;
-        return message.stats;
-      } else if (message.type === 'error') {
-        settled = true;
-        if (message.fatal) client.retire(synthesisWorkerErrors.died(message.message));
-        throw new SynthesisError(message.message, { code: message.code });
-      }
-    }
-  } finally {
-    if (!settled) running.cancel();
-    running.end();
-  }
-}
-
-/** A worker slot held for one job. */
+/** A place to run one synthesis, held until release(). */
 export interface SlotLease {
   run(job: SynthJob, signal?: AbortSignal): AsyncGenerator<SentenceAudio, SynthStats>;
   release(): void;
 }
 
 export class SynthPool {
-  private readonly slots: SynthClient[];
-  private readonly free: SynthClient[];
-  private readonly queue: WorkQueue;
-  /** Workers replaced after dying, stalling or trapping, since the pool started. */
-  replacedWorkers = 0;
+  readonly #options: SynthPoolOptions;
+  readonly #queue: WorkQueue;
+  readonly #voices: VoiceSessions;
+  readonly #synthesizer: Synthesizer;
+  /** Each lease's stop switch: close() stops the syntheses running, with ClosedError. */
+  readonly #leases = new Set<AbortController>();
 
-  constructor(private readonly options: SynthPoolOptions) {
-    const url = options.workerUrl ?? defaultWorkerUrl();
-    const data: SynthWorkerSettings = {
+  constructor(options: SynthPoolOptions) {
+    this.#options = options;
+    this.#queue = new WorkQueue('text-to-speech', { concurrency: options.size, maxQueue: options.maxQueue });
+    this.#voices = new VoiceSessions({
       intraOpThreads: options.intraOpThreads,
       memoryArena: options.memoryArena,
       sessionIdleMs: options.sessionIdleMs,
-      onnxRuntime: options.onnxRuntime,
-    };
-    this.slots = Array.from(
-      { length: options.size },
-      () =>
-        new WorkerClient<ToWorker, FromWorker>({
-          script: () => url,
-          data,
-          name: 'synthesis worker',
-          errors: synthesisWorkerErrors,
-          stallTimeoutMs: options.stallTimeoutMs,
-          onReplaced: () => this.replacedWorkers++,
-        }),
-    );
-    this.free = [...this.slots];
-    this.queue = new WorkQueue('text-to-speech', { concurrency: options.size, maxQueue: options.maxQueue });
+    });
+    this.#synthesizer = new Synthesizer(this.#voices, {
+      lookahead: options.lookahead,
+      stallTimeoutMs: options.stallTimeoutMs,
+    });
   }
 
   get active(): number {
-    return this.queue.active;
+    return this.#queue.active;
   }
 
   get pending(): number {
-    return this.queue.pending;
+    return this.#queue.pending;
   }
 
-  /** Live worker threads. */
-  get workers(): number {
-    return this.slots.filter((slot) => slot.alive).length;
+  /** Syntheses that can run at once. */
+  get size(): number {
+    return this.#options.size;
+  }
+
+  /** Voices loaded now. */
+  get loadedVoices(): number {
+    return this.#voices.loaded;
   }
 
   /**
-   * Takes a place in the queue now (throws QueueFullError when full), then waits for a free worker and for its
-   * threads in the CPU budget; `short` work may borrow the budget's extra thread (see CpuBudget).
+   * Takes a place in the queue now (throws QueueFullError when full), then waits for a turn and for its threads in
+   * the CPU budget; `short` work may borrow the budget's extra thread (see CpuBudget).
    */
   async acquire(signal?: AbortSignal, short = true): Promise<SlotLease> {
-    const lease = this.queue.admit();
+    const lease = this.#queue.admit();
     let grant: CpuGrant | undefined;
     try {
       await lease.acquire(signal);
       // An ONNX session runs its intra-op threads whatever it is granted: exactly that many.
-      grant = await this.options.cpu?.acquire({ threads: this.options.intraOpThreads, exact: true, short, signal });
+      grant = await this.#options.cpu?.acquire({ threads: this.#options.intraOpThreads, exact: true, short, signal });
     } catch (error) {
       lease.release();
       throw error;
     }
-    // Prefer a slot whose worker is already running (its sessions may be warm).
-    const index = Math.max(
-      0,
-      this.free.findIndex((slot) => slot.alive),
-    );
-    const slot = this.free.splice(index, 1)[0] as SynthClient;
     let released = false;
+    const stop = new AbortController();
+    this.#leases.add(stop);
     return {
-      run: (job, runSignal) => runJob(slot, job, this.options.lookahead, runSignal),
+      run: (job, runSignal) =>
+        this.#synthesizer.run(job, runSignal ? AbortSignal.any([runSignal, stop.signal]) : stop.signal),
       release: () => {
         if (released) return;
         released = true;
-        this.free.push(slot);
+        this.#leases.delete(stop);
         grant?.release();
         lease.release();
       },
     };
   }
 
-  /** Fails waiting jobs, stops every worker (after its current ONNX Runtime call) and waits for them to exit. */
+  /**
+   * Fails waiting syntheses and stops running ones with ClosedError (an ONNX run in flight is cancelled), then releases
+   * every voice.
+   */
   async close(): Promise<void> {
-    this.queue.close(new ClosedError());
-    await Promise.all(this.slots.map((slot) => slot.close()));
+    this.#queue.close(new ClosedError());
+    for (const stop of this.#leases) stop.abort(new ClosedError());
+    this.#voices.close();
   }
 }

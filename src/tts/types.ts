@@ -66,7 +66,13 @@ export interface SynthesizeOptions {
    * spoken (`$3.50` is `three`, `dollars`, ...). Default true.
    */
   normalize?: boolean;
-  /** Stops synthesis between sentences and frees the worker. */
+  /**
+   * Scale each sentence's audio to a peak of full scale, as Piper's own runtime does (piper-tts's `normalize_audio`,
+   * on by default there): the same loudness as piper-tts for the same voice. Off, the voice's raw output level, which
+   * for en_US-joe-medium is 5.6 dB quieter. Default true.
+   */
+  normalizeAudio?: boolean;
+  /** Stops synthesis (the ONNX run in flight is cancelled) and frees its place. */
   signal?: AbortSignal;
 }
 
@@ -152,11 +158,16 @@ export interface ListVoicesOptions {
 
 /** What the text-to-speech side of the engine is doing. */
 export interface TtsStatus {
-  /** Worker threads alive now (they start on first use). */
+  /**
+   * Syntheses that can run at once (`tts.workers`). Until 0.2 these were worker threads; synthesis now runs in the
+   * native addon and starts no thread of its own.
+   */
   workers: number;
-  /** Syntheses running and waiting for a worker. */
+  /** Syntheses running, and waiting for their turn. */
   active: number;
   pending: number;
-  /** Workers replaced after a crash, a stall or a phonemizer trap. */
+  /** @deprecated Always 0: there are no synthesis worker threads to replace. */
   replacedWorkers: number;
+  /** Voices loaded now (each an ONNX model in the addon, released after `tts.sessionIdleMs` unused). */
+  voices: number;
 }

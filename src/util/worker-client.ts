@@ -1,9 +1,11 @@
-// The one client of a worker thread that may run ONNX Runtime, for every capability: it starts the worker on the
+// The one client of a worker thread, for every capability that has one (diarization): it starts the worker on the
 // first job, routes the worker's messages to jobs by id, cancels by id, gives up on a worker that dies or stalls
 // (failing its jobs with the capability's own coded errors; the next job starts a fresh worker) and closes. What a
-// job means, and how many workers a capability keeps, stay with the capability (Diarizer, SynthPool).
+// job means, and how many workers a capability keeps, stay with the capability (Diarizer).
+
+import type { Worker } from 'node:worker_threads';
 import { ClosedError } from '../errors.js';
-import { closeWorker, closeWorkers, type LiveWorker, spawnOnnxWorker, stopWorker } from './onnx-worker.js';
+import { closeWorker, spawnWorker, stopWorker, workersExited } from './worker-thread.js';
 
 /** Every message from a worker names the job it belongs to. */
 export interface JobMessage {
@@ -27,7 +29,7 @@ export interface WorkerErrors {
 export interface WorkerClientOptions<FromWorker> {
   /** The worker script, resolved when the first worker starts. */
   script: () => URL;
-  /** The worker's `workerData` (the ONNX Runtime in-flight count is added). */
+  /** The worker's `workerData`. */
   data: object;
   /** How error messages name the worker ("synthesis worker"). */
   name: string;
@@ -60,7 +62,7 @@ export interface WorkerJob<ToWorker, FromWorker> {
 }
 
 interface JobState<FromWorker> {
-  live: LiveWorker;
+  live: Worker;
   stallTimeoutMs: number;
   inbox: FromWorker[];
   failure: Error | undefined;
@@ -69,10 +71,10 @@ interface JobState<FromWorker> {
 }
 
 export class WorkerClient<ToWorker, FromWorker extends JobMessage> {
-  private live: LiveWorker | undefined;
+  private live: Worker | undefined;
   private readonly jobs = new Map<number, JobState<FromWorker>>();
-  /** Workers stopped while inside ONNX Runtime, until they exit (close() waits for them). */
-  private readonly retiring = new Set<LiveWorker>();
+  /** Workers given up on, until they exit (close() waits for them). */
+  private readonly retiring = new Set<Worker>();
   /** Jobs awaiting a message: the worker is referenced while there are any. */
   private waiting = 0;
   private closed = false;
@@ -99,12 +101,12 @@ export class WorkerClient<ToWorker, FromWorker extends JobMessage> {
       stallTimer: undefined,
     };
     this.jobs.set(id, state);
-    live.thread.postMessage(message);
+    live.postMessage(message);
     return {
       id,
       next: () => this.next(id, state),
       send: (next) => {
-        if (this.live === live && this.jobs.get(id) === state) live.thread.postMessage(next);
+        if (this.live === live && this.jobs.get(id) === state) live.postMessage(next);
       },
       cancel: () => this.cancel(id),
       end: () => this.end(id, state),
@@ -124,8 +126,7 @@ export class WorkerClient<ToWorker, FromWorker extends JobMessage> {
   /** Asks the worker to stop job `id`, if the job is running on the current worker. */
   cancel(id: number): void {
     const state = this.jobs.get(id);
-    if (state && state.live === this.live)
-      state.live.thread.postMessage({ type: 'cancel', id } satisfies CancelMessage);
+    if (state && state.live === this.live) state.live.postMessage({ type: 'cancel', id } satisfies CancelMessage);
   }
 
   /** Gives up on the worker: fails its jobs with `error` and stops it (see stopWorker); the next job starts afresh. */
@@ -136,28 +137,28 @@ export class WorkerClient<ToWorker, FromWorker extends JobMessage> {
     stopWorker(live, this.retiring);
   }
 
-  /** Fails every job with ClosedError and lets each worker exit after its current ONNX Runtime call. */
+  /** Fails every job with ClosedError and lets each worker exit. */
   async close(): Promise<void> {
     this.closed = true;
     const live = this.live;
     this.live = undefined;
     for (const state of this.jobs.values()) this.fail(state, new ClosedError());
-    await Promise.all([live ? closeWorker(live) : undefined, closeWorkers(this.retiring)]);
+    await Promise.all([live ? closeWorker(live) : undefined, workersExited(this.retiring)]);
   }
 
-  private spawn(): LiveWorker {
+  private spawn(): Worker {
     const { name, errors } = this.options;
-    const live = spawnOnnxWorker(this.options.script(), this.options.data);
-    live.thread.on('message', (message: FromWorker) => {
+    const live = spawnWorker(this.options.script(), this.options.data);
+    live.on('message', (message: FromWorker) => {
       const state = this.jobs.get(message.id);
       if (state?.live === live) this.deliver(state, message);
     });
-    live.thread.on('error', (error) => this.lose(live, errors.died(`${name} crashed: ${error.message}`)));
-    live.thread.on('exit', (code) => this.lose(live, errors.died(`${name} exited (code ${code})`)));
+    live.on('error', (error) => this.lose(live, errors.died(`${name} crashed: ${error.message}`)));
+    live.on('exit', (code) => this.lose(live, errors.died(`${name} exited (code ${code})`)));
     return live;
   }
 
-  private lose(live: LiveWorker, error: Error): void {
+  private lose(live: Worker, error: Error): void {
     if (this.live !== live) return;
     this.live = undefined;
     this.options.onReplaced?.();
@@ -173,7 +174,7 @@ export class WorkerClient<ToWorker, FromWorker extends JobMessage> {
     }
     return new Promise<FromWorker>((resolve, reject) => {
       state.waiter = { resolve, reject };
-      if (this.waiting++ === 0) state.live.thread.ref();
+      if (this.waiting++ === 0) state.live.ref();
       this.armStallTimer(state);
     });
   }
@@ -217,8 +218,8 @@ export class WorkerClient<ToWorker, FromWorker extends JobMessage> {
     if (!waiter) return undefined;
     state.waiter = undefined;
     clearTimeout(state.stallTimer);
-    // A worker that was given up on stays as stopWorker left it (referenced while it finishes an ONNX Runtime call).
-    if (--this.waiting === 0 && this.live === state.live) state.live.thread.unref();
+    // A worker that was given up on stays as stopWorker left it (referenced until it has exited).
+    if (--this.waiting === 0 && this.live === state.live) state.live.unref();
     return waiter;
   }
 }

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { Diarizer } from '../../src/diarize/diarizer.js';
 import { DiarizationError, QueueFullError } from '../../src/errors.js';
-import { workerScriptUrl } from '../../src/util/onnx-worker.js';
+import { workerScriptUrl } from '../../src/util/worker-thread.js';
 import { defaultDiarizeSettings } from '../helpers/diarize-settings.js';
 
 const workerUrl = new URL('../helpers/workers/scripted-diarize-worker.mjs', import.meta.url);
@@ -17,7 +17,7 @@ afterEach(async () => {
 });
 
 const make = (maxQueue = 4, stallTimeoutMs?: number) => {
-  diarizer = new Diarizer({ intraOpThreads: 1, maxQueue, workerUrl, stallTimeoutMs, onnxRuntime: 'auto' });
+  diarizer = new Diarizer({ intraOpThreads: 1, maxQueue, workerUrl, stallTimeoutMs });
   return diarizer;
 };
 const samples = new Float32Array(32000);
@@ -84,7 +84,7 @@ describe('the real diarization worker', () => {
     const sibling = new URL('../../src/diarize/diarize-worker.js', import.meta.url);
     const script = workerScriptUrl(sibling, (message) => new DiarizationError(message));
     expect(script.pathname.endsWith('/src/diarize/diarize-worker.ts')).toBe(true);
-    diarizer = new Diarizer({ intraOpThreads: 1, maxQueue: 1, onnxRuntime: 'auto' });
+    diarizer = new Diarizer({ intraOpThreads: 1, maxQueue: 1 });
     // Two voices, 8 s each: a low hum and a bright buzz.
     const pcm = new Float32Array(16000 * 16);
     for (let i = 0; i < pcm.length; i++) {

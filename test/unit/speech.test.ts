@@ -115,7 +115,7 @@ function harness(options: SpeechOptions = {}, overrides: Partial<SpeechDependenc
       state.tts.calls++;
       throw new Error('not used');
     },
-    status: () => ({ workers: 1, active: 0, pending: 0, replacedWorkers: 0 }),
+    status: () => ({ workers: 1, active: 0, pending: 0, replacedWorkers: 0, voices: 0 }),
     close: async () => {
       state.tts.closed++;
     },

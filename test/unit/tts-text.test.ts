@@ -197,6 +197,7 @@ describe('normalizeSynthesizeOptions (spec 4.3 and section 8)', () => {
       sentenceSilence: undefined,
       timestamps: 'none',
       normalize: true,
+      normalizeAudio: true,
       signal: undefined,
     });
   });

@@ -2,8 +2,9 @@
 // cut into sentences like plain text, with each <phoneme> held in place by a private-use character that neither the
 // cleaning, the normalizer nor the sentence splitter touches; a <break> becomes a pause chunk, and the edges of <s>
 // and <p> end sentences.
+
+import type { ChunkPart, SynthChunk } from '../synth-job.js';
 import { normalizeText, splitIntoChunks } from '../text.js';
-import type { ChunkPart, SynthChunk } from '../worker-protocol.js';
 import type { SsmlItem } from './ssml.js';
 
 /** The first code point standing for a <phoneme> (the supplementary private use area A). */

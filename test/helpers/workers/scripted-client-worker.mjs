@@ -1,8 +1,7 @@
 // A stand-in worker for WorkerClient tests: each job's `mode` says how to behave. workerData.log (shared memory):
-// [1] is set when a shutdown message arrives. The ONNX Runtime in-flight count is the real workers' convention.
+// [1] is set when a shutdown message arrives.
 import { parentPort, threadId, workerData } from 'node:worker_threads';
 
-const inOnnxRuntime = new Int32Array(workerData.inOnnxRuntime);
 const log = new Int32Array(workerData.log);
 const waiting = new Set();
 const reply = (id, extra) => parentPort.postMessage({ type: 'reply', id, threadId, ...extra });
@@ -10,13 +9,7 @@ const reply = (id, extra) => parentPort.postMessage({ type: 'reply', id, threadI
 parentPort.on('message', (message) => {
   if (message.type === 'shutdown') {
     Atomics.store(log, 1, 1);
-    // A worker inside an ONNX Runtime call leaves it first (here after 100 ms), then exits.
-    if (Atomics.load(inOnnxRuntime, 0) === 0) process.exit(0);
-    setTimeout(() => {
-      Atomics.store(inOnnxRuntime, 0, 0);
-      process.exit(0);
-    }, 100);
-    return;
+    process.exit(0);
   }
   if (message.type === 'cancel') {
     if (waiting.delete(message.id)) parentPort.postMessage({ type: 'cancelled', id: message.id });
@@ -44,10 +37,6 @@ parentPort.on('message', (message) => {
       waiting.add(id);
       break;
     case 'silent':
-      break;
-    case 'inside-onnx':
-      Atomics.store(inOnnxRuntime, 0, 1);
-      reply(id, { value: 'inside' });
       break;
     case 'exit':
       process.exit(5);

@@ -1,12 +1,14 @@
 #!/usr/bin/env node
-// Text-to-speech benchmark with a real Piper voice, en_US-joe-medium: voxmill against sherpa-onnx-node 1.13.8
-// (k2-fsa's Node addon: espeak-ng and ONNX Runtime in C++, its own libonnxruntime), both loading the same voice.
+// Text-to-speech benchmark with a real Piper voice, en_US-joe-medium: voxmill against its two peers, in one run:
+// piper-tts 1.8.0 (Piper's own runtime, Python: its espeak-ng 1.52 and onnxruntime, from the peers venv that
+// scripts/peers-setup.sh makes) and sherpa-onnx-node 1.13.8 (k2-fsa's Node addon: espeak-ng and ONNX Runtime in C++).
 //
-//   npm run bench:tts-sherpa [-- options]     (the flags: FLAGS below, or `node bench/tts-sherpa.mjs --help`)
+//   npm run bench:tts-peers [-- options]     (the flags: FLAGS below, or `node bench/tts-peers.mjs --help`)
 //
-// Needs `npm run models:test` (test/fixtures/real/models.json: piper-joe-medium) and the npm registry once: the peer
-// is installed by this script, never as a dependency of the project, with `npm install --prefix` into
-// $VOXMILL_PEERS_DIR/sherpa-onnx-node-1.13.8 (default ~/.cache/voxmill/peers), its platform package pinned too.
+// Needs `npm run models:test` (test/fixtures/real/models.json: piper-joe-medium), `bash scripts/peers-setup.sh` (the
+// venv with piper-tts) and the npm registry once: sherpa-onnx-node is installed by this script, never as a dependency
+// of the project, with `npm install --prefix` into $VOXMILL_PEERS_DIR/sherpa-onnx-node-1.13.8 (default
+// ~/.cache/voxmill/peers), its platform package pinned too.
 // sherpa-onnx reads a Piper voice only as its own scripts/piper/add_meta_data.py exports it, so the same folder gets:
 // - voices/en_US-joe-medium/model.onnx: the voice's bytes with the metadata_props that script writes appended
 //   (ModelProto field 14; the voice has none of its own): model_type vits, comment piper (what makes
@@ -15,41 +17,41 @@
 //   n_speakers, language and comment; the others are read with defaults or not at all. Made again when the voice's
 //   size or time changes.
 // - tokens.txt: the .onnx.json's phoneme_id_map as that script writes it, "<symbol> <id>" per line, "\n" left out.
-// - espeak-ng data: none is copied; sherpa's dataDir is the espeak-ng-data of voxmill's own piper-phonemize package,
-//   so both sides phonemize with the same dictionaries (each with its own espeak-ng build: native in sherpa, wasm in
-//   piper-phonemize).
+// - espeak-ng data: sherpa's dataDir is the espeak-ng-data shipped beside voxmill's addon (piper-phonemize's), so
+//   sherpa and voxmill phonemize with the same dictionaries; piper-tts uses its own (espeak-ng 1.52's).
 //
-// Each repeat runs one fresh Node process per side, one after the other (never at once), the order alternating per
-// repeat. Every process measures, on one thread (voxmill: createSpeech({ cpuThreads: 1, tts: { intraOpThreads: 1,
-// workers: 1 }, vadModel: null }), one synthesis worker; sherpa: numThreads 1, generateAsync() on libuv's pool):
-// 1. Load + warm-up: creating the engine and synthesizing the short sentence once (voxmill: createSpeech() and its
-//    first synthesizeToBuffer(), which starts the worker thread and loads ONNX Runtime, espeak-ng and the voice there;
-//    sherpa: new OfflineTts(), which loads the model, tokens and espeak-ng, then its first generateAsync()). Importing
+// Each repeat runs one fresh process per side, one after the other (never at once), the order rotating per repeat.
+// Every side runs on one thread (voxmill: createSpeech({ cpuThreads: 1, tts: { intraOpThreads: 1, workers: 1 } });
+// sherpa: numThreads 1; piper-tts: voxmill's session options with one intra-op thread, as scripts/peers/piper_peer.py
+// sets them) and measures:
+// 1. Load + warm-up: creating the engine and loading the voice, then synthesizing the short sentence once (voxmill:
+//    createSpeech() and its first synthesizeToBuffer(), which loads ONNX Runtime, espeak-ng and the voice; sherpa: new
+//    OfflineTts() and its first generateAsync(); piper-tts: PiperVoice.load() and its first synthesize()). Importing
 //    each package is timed apart and not counted.
-// 2. Fixed cost per call: the median of N warm syntheses of "Hi." (voxmill: synthesizeToBuffer() as pcm16; sherpa:
-//    generateAsync() without a callback).
+// 2. Fixed cost per call: the median of N warm syntheses of "Hi.".
 // 3. Time to first audio for a 3-sentence paragraph (317 characters, the one bench/tts-real.mjs uses): voxmill, from
-//    synthesize() as pcm16 until the stream's first chunk, which holds the first sentence's audio; sherpa, from
-//    generateAsync() until its onProgress callback first runs on the main thread. sherpa synthesizes sentence by
-//    sentence too (maxNumSentences 1, its default: one session.run() per espeak-ng sentence, the callback after each),
-//    so both measure the first sentence's synthesis and its delivery. One throwaway call of that kind on the short
-//    sentence runs before, uncounted.
-// 4. Total time of the same calls until the whole paragraph's audio is there, and the real-time factor: that time
-//    over the seconds of speech each side made (noise makes them differ a little from call to call; voxmill's pauses
-//    between sentences, which sherpa does not make, are left out of its seconds).
-// 5. Peak RSS: VmHWM of the process after those calls (worker thread and native libraries included).
-// Both sides use the voice's noise_scale, noise_w and length_scale (0.667, 0.8, 1) and its 22050 Hz rate. sherpa runs
-// with silenceScale 1 (--silence-scale): its default, 0.2, shortens every pause longer than 0.2 s in the audio it
-// returns, which voxmill does not do. Ratios are sherpa / voxmill per repeat (above 1: voxmill faster or smaller);
-// the table shows their median and range over the repeats.
-// Raw results go to bench/out/tts-sherpa-<timestamp>.json. The exit status is 1 on errors, never for a ratio.
-import { spawnSync } from 'node:child_process';
+//    synthesize() as pcm16 until the stream's first chunk; sherpa, from generateAsync() until its onProgress callback
+//    first runs (one sentence per callback); piper-tts, until PiperVoice.synthesize's generator yields its first chunk
+//    (one sentence per chunk, timed inside the Python process).
+// 4. The 30 sentences of the accuracy tier (test/accuracy/sentences.mjs), one call each: the real-time factor (their
+//    total time over the seconds of speech each side made; noise makes them differ a little from call to call;
+//    voxmill's pauses between sentences, which the others do not make, are left out of its seconds).
+// 5. Peak RSS: VmHWM of the process after those calls (piper-tts: ru_maxrss of the Python process).
+// Every side uses the voice's noise_scale, noise_w and length_scale (0.667, 0.8, 1) and its 22050 Hz rate, and its own
+// default loudness (piper-tts and voxmill scale each sentence to full scale; sherpa does not). sherpa runs with
+// silenceScale 1 (--silence-scale): its default, 0.2, shortens every pause longer than 0.2 s in the audio it returns,
+// which the others do not do. The ratio of a measure is voxmill / the better peer per repeat (below 1: voxmill
+// faster or smaller than both); the table shows its median and range over the repeats.
+// Raw results go to bench/out/tts-peers-<timestamp>.json. The exit status is 1 on errors, never for a ratio.
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir, loadavg } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ACCURACY_SENTENCES } from '../test/accuracy/sentences.mjs';
 import {
   benchArgs,
   distEntry,
@@ -60,6 +62,7 @@ import {
   machineFacts,
   median,
   ownMemory,
+  peersPython,
   printChildResult,
   realModels,
   root,
@@ -72,11 +75,11 @@ import {
 import { PARAGRAPHS, WARM_TEXT } from './tts.mjs';
 
 const self = fileURLToPath(import.meta.url);
-const require = createRequire(import.meta.url);
 
 const SHERPA_VERSION = '1.13.8';
 const JOE = { voice: 'en_US-joe', variant: 'en_US-joe-medium' };
-const SIDES = ['voxmill', 'sherpa'];
+const SIDES = ['voxmill', 'sherpa', 'piper-tts'];
+const PEERS = ['sherpa', 'piper-tts'];
 const SHORT_TEXT = 'Hi.';
 /** The first three sentences of bench/tts.mjs's walking paragraph (317 characters), as in bench/tts-real.mjs. */
 const PARAGRAPH_TEXT = PARAGRAPHS[3]
@@ -87,7 +90,7 @@ const PARAGRAPH_TEXT = PARAGRAPHS[3]
 // ---------------------------------------------------------------------------------------------------------------
 // Children: one side each, in a fresh process.
 
-/** voxmill through its public API, one worker with one intra-op thread. */
+/** voxmill through its public API, one synthesis at a time on one intra-op thread. */
 async function childVoxmill(task) {
   let started = performance.now();
   const dist = await import(pathToFileURL(distEntry).href);
@@ -138,9 +141,11 @@ async function childVoxmill(task) {
   await stream(task.texts.warm); // the streaming path's first use, not counted
   const paragraph = [];
   for (let i = 0; i < task.paragraphCalls; i++) paragraph.push(await stream(task.texts.paragraph));
+  const sentences = [];
+  for (const text of task.texts.sentences) sentences.push(await stream(text));
   const memory = ownMemory();
   await speech.close();
-  return { importMs, loadMs, warm, short, paragraph, memory };
+  return { importMs, loadMs, warm, short, paragraph, sentences, memory };
 }
 
 /** sherpa-onnx-node from the peer folder, numThreads 1. */
@@ -214,11 +219,59 @@ async function childSherpa(task) {
   await stream(task.texts.warm); // the callback path's first use, not counted
   const paragraph = [];
   for (let i = 0; i < task.paragraphCalls; i++) paragraph.push(await stream(task.texts.paragraph));
+  const sentences = [];
+  for (const text of task.texts.sentences) sentences.push(await stream(text));
   const memory = ownMemory();
-  return { importMs, loadMs, warm, short, paragraph, memory, sampleRate: tts.sampleRate };
+  return { importMs, loadMs, warm, short, paragraph, sentences, memory, sampleRate: tts.sampleRate };
 }
 
-const CHILDREN = { voxmill: childVoxmill, sherpa: childSherpa };
+/**
+ * piper-tts in its own Python process (scripts/peers/piper_peer.py --serve), driven line by line: every time is
+ * measured inside that process, around PiperVoice's own calls.
+ */
+async function childPiperTts(task) {
+  const started = performance.now();
+  const peer = spawn(task.python, [join(root, 'scripts', 'peers', 'piper_peer.py'), '--serve'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: peer.stdout })[Symbol.asyncIterator]();
+  const ask = async (request) => {
+    peer.stdin.write(`${JSON.stringify(request)}\n`);
+    const { value, done } = await lines.next();
+    if (done) throw new Error('piper_peer.py ended early');
+    return JSON.parse(value);
+  };
+  const ready = await ask({ model: task.model, threads: 1, normalize: true });
+  const importMs = performance.now() - started - ready.load_ms;
+  const speak = async (text) => {
+    const answer = await ask({ text });
+    const samples = answer.chunks.reduce((sum, chunk) => sum + chunk.samples, 0);
+    const seconds = samples / ready.sample_rate;
+    return {
+      ms: answer.synth_ms,
+      firstMs: answer.first_chunk_ms,
+      totalMs: answer.synth_ms,
+      sentences: answer.chunks.length,
+      firstSeconds: (answer.chunks[0]?.samples ?? 0) / ready.sample_rate,
+      seconds,
+      speechSeconds: seconds,
+      sampleRate: ready.sample_rate,
+    };
+  };
+  const warm = await speak(task.texts.warm);
+  const loadMs = ready.load_ms + warm.ms;
+  const short = [];
+  for (let i = 0; i < task.shortCalls; i++) short.push(await speak(task.texts.short));
+  const paragraph = [];
+  for (let i = 0; i < task.paragraphCalls; i++) paragraph.push(await speak(task.texts.paragraph));
+  const sentences = [];
+  for (const text of task.texts.sentences) sentences.push(await speak(text));
+  const { max_rss_kb: hwmKb } = await ask({ exit: true });
+  peer.stdin.end();
+  return { importMs, loadMs, warm, short, paragraph, sentences, memory: { hwmKb }, versions: ready };
+}
+
+const CHILDREN = { voxmill: childVoxmill, sherpa: childSherpa, 'piper-tts': childPiperTts };
 
 // ---------------------------------------------------------------------------------------------------------------
 // The peer: installed into a scratch folder, the voice exported for it.
@@ -301,9 +354,10 @@ async function sherpaVoice(peerDir, modelPath, config, log) {
   return { model, tokens, metadata };
 }
 
-/** The espeak-ng-data of voxmill's piper-phonemize, the data voxmill's worker phonemizes with. */
-function espeakDataDir() {
-  const dir = join(dirname(require.resolve('piper-phonemize/package.json')), 'espeak-ng-data');
+/** The espeak-ng-data shipped beside voxmill's addon, the data voxmill phonemizes with. */
+async function espeakDataDir() {
+  const { nativeAssets } = await import(pathToFileURL(join(root, 'dist', 'native.js')).href);
+  const dir = nativeAssets().espeakData;
   if (!existsSync(join(dir, 'phontab'))) throw new Error(`${dir} is not an espeak-ng-data folder`);
   return dir;
 }
@@ -333,25 +387,32 @@ const FLAGS = {
       return x;
     },
   },
+  python: flag.string(
+    "the Python with piper-tts (default: the peers venv's, the last line scripts/peers-setup.sh prints)",
+    {
+      value: 'PATH',
+    },
+  ),
   quick: flag.boolean('1 repeat, 5 short calls, 2 paragraph calls'),
   json: flag.boolean('print the results as one JSON document instead of a table (progress goes to stderr)'),
 };
 
+const sum = (values) => values.reduce((a, b) => a + b, 0);
 const METRICS = {
   loadMs: (r) => r.loadMs,
   shortMs: (r) => median(r.short.map((c) => c.ms)),
   firstAudioMs: (r) => median(r.paragraph.map((c) => c.firstMs)),
   totalMs: (r) => median(r.paragraph.map((c) => c.totalMs)),
-  rtf: (r) => median(r.paragraph.map((c) => c.totalMs / 1000 / c.speechSeconds)),
+  rtf: (r) => sum(r.sentences.map((c) => c.totalMs)) / 1000 / sum(r.sentences.map((c) => c.speechSeconds)),
   peakRssKb: (r) => r.memory.hwmKb,
 };
 
-/** The numbers of one repeat: each metric per side and sherpa / voxmill. */
+/** The numbers of one repeat: each metric per side, and voxmill / the better peer (every metric: lower is better). */
 function deriveRepeat(results) {
   return Object.fromEntries(
     Object.entries(METRICS).map(([name, value]) => {
       const values = Object.fromEntries(SIDES.map((side) => [side, value(results[side])]));
-      return [name, { values, ratio: values.sherpa / values.voxmill }];
+      return [name, { values, ratio: values.voxmill / Math.min(...PEERS.map((peer) => values[peer])) }];
     }),
   );
 }
@@ -379,35 +440,34 @@ function report(summary, facts, settings) {
   const row = (label, name, format) => {
     const { medians, ratio } = summary[name];
     const range = `${ratio.range[0].toFixed(3)}–${ratio.range[1].toFixed(3)}`;
-    return `| ${label} | ${format(medians.voxmill)} | ${format(medians.sherpa)} | **${ratio.median.toFixed(3)}** (${range}) |`;
+    const cells = SIDES.map((side) => format(medians[side])).join(' | ');
+    return `| ${label} | ${cells} | **${ratio.median.toFixed(3)}** (${range}) |`;
   };
   const seconds = (side, key) => facts[side][key].toFixed(2);
   return [
-    `\nvoxmill against sherpa-onnx-node ${SHERPA_VERSION}, ${JOE.variant}, 1 thread each; medians over ` +
-      `${settings.repeats} repeat(s); ratio sherpa / voxmill per repeat, median (range): above 1, voxmill faster or smaller`,
-    '| measure | voxmill | sherpa-onnx-node | ratio |',
-    '|---|--:|--:|--:|',
+    `\nvoxmill against piper-tts ${facts.versions?.piper_tts ?? ''} and sherpa-onnx-node ${SHERPA_VERSION}, ` +
+      `${JOE.variant}, 1 thread each; medians over ${settings.repeats} repeat(s); ratio voxmill / the better peer per ` +
+      'repeat, median (range): below 1, voxmill faster or smaller than both',
+    '| measure | voxmill | sherpa-onnx-node | piper-tts | ratio |',
+    '|---|--:|--:|--:|--:|',
     row('load + warm-up ms (create, then the short sentence once)', 'loadMs', ms0),
     row(`fixed cost ms ("${SHORT_TEXT}", median of ${settings.shortCalls} warm calls)`, 'shortMs', (v) => v.toFixed(1)),
     row(`time to first audio ms (${PARAGRAPH_TEXT.length}-character, 3-sentence paragraph)`, 'firstAudioMs', ms0),
     row('total ms, same paragraph', 'totalMs', ms0),
-    row('real-time factor (total / seconds of speech)', 'rtf', (v) => v.toFixed(4)),
+    row(`real-time factor (${ACCURACY_SENTENCES.length} sentences, one call each)`, 'rtf', (v) => v.toFixed(4)),
     row('peak RSS MB (VmHWM after the calls)', 'peakRssKb', mb),
     '',
-    `Paragraph: sentences voxmill ${facts.voxmill.sentences}, sherpa ${facts.sherpa.sentences}; seconds of speech ` +
-      `voxmill ${seconds('voxmill', 'speechSeconds')} (+ ${(facts.voxmill.sentences - 1) * facts.sentenceSilence} s ` +
-      `of pauses in its audio), sherpa ${seconds('sherpa', 'speechSeconds')}; first sentence's audio voxmill ` +
-      `${seconds('voxmill', 'firstSeconds')} s, sherpa ${seconds('sherpa', 'firstSeconds')} s; sample rate voxmill ` +
-      `${facts.voxmill.sampleRate} Hz, sherpa ${facts.sherpa.sampleRate} Hz.`,
-    `First audio: voxmill, synthesize() (pcm16) until the stream's first chunk; sherpa, generateAsync() until its ` +
-      `first onProgress call (one sentence per callback). Import, not counted in load: voxmill ` +
-      `${ms0(facts.voxmill.importMs)} ms (dist/index.js), sherpa ${ms0(facts.sherpa.importMs)} ms (require).`,
+    `Paragraph: sentences ${SIDES.map((side) => `${side} ${facts[side].sentences}`).join(', ')}; seconds of speech ` +
+      `${SIDES.map((side) => `${side} ${seconds(side, 'speechSeconds')}`).join(', ')} (voxmill's ` +
+      `${(facts.voxmill.sentences - 1) * facts.sentenceSilence} s of pauses left out); first sentence's audio ` +
+      `${SIDES.map((side) => `${side} ${seconds(side, 'firstSeconds')} s`).join(', ')}.`,
+    `Import, not counted in load: ${SIDES.map((side) => `${side} ${ms0(facts[side].importMs)} ms`).join(', ')}.`,
     '',
   ].join('\n');
 }
 
 async function main() {
-  const { settings } = benchArgs('npm run bench:tts-sherpa [-- options]', FLAGS, {
+  const { settings } = benchArgs('npm run bench:tts-peers [-- options]', FLAGS, {
     quick: { repeats: 1, shortCalls: 5, paragraphCalls: 2 },
   });
   const log = (text) => (settings.json ? process.stderr : process.stdout).write(text);
@@ -424,9 +484,11 @@ async function main() {
   const sentenceSilence = config.inference?.sentence_silence ?? 0.2; // voxmill's pause between sentences
   const peer = ensurePeer(log);
   const voice = await sherpaVoice(peer.dir, modelPath, config, log);
-  const espeakData = espeakDataDir();
-  const texts = { warm: WARM_TEXT, short: SHORT_TEXT, paragraph: PARAGRAPH_TEXT };
+  const espeakData = await espeakDataDir();
+  const texts = { warm: WARM_TEXT, short: SHORT_TEXT, paragraph: PARAGRAPH_TEXT, sentences: ACCURACY_SENTENCES };
   const task = {
+    model: modelPath,
+    python: peersPython(settings.python),
     voiceDir,
     texts,
     inference,
@@ -438,15 +500,14 @@ async function main() {
   };
   const machine = {
     ...machineFacts(),
-    onnxruntimeNode: require('onnxruntime-node/package.json').version,
-    piperPhonemize: require('piper-phonemize/package.json').version,
+    voxmill: (await import(pathToFileURL(distEntry).href)).versions(),
     sherpaOnnxNode: SHERPA_VERSION,
     sherpaPlatformPackage: peer.platformPackage,
   };
   const loads = [loadavg()];
   log(
-    `voxmill TTS against sherpa-onnx-node ${SHERPA_VERSION}, real voice ${JOE.variant}: ${machine.cpu}, ` +
-      `${machine.cores} cores, Node ${machine.node}, onnxruntime-node ${machine.onnxruntimeNode}\n1 thread per side; ` +
+    `voxmill TTS against piper-tts and sherpa-onnx-node ${SHERPA_VERSION}, real voice ${JOE.variant}: ${machine.cpu}, ` +
+      `${machine.cores} cores, Node ${machine.node}\n1 thread per side; ` +
       `${settings.repeats} repeat(s), one fresh process per side each; load average ` +
       `${loads[0].map((l) => l.toFixed(2)).join(' ')}\n\n`,
   );
@@ -455,17 +516,16 @@ async function main() {
   for (let repeat = 0; repeat < settings.repeats; repeat++) {
     const order = rotate(SIDES, repeat);
     const results = {};
-    for (const side of order) results[side] = await runNodeChild(self, { ...task, kind: side });
+    for (const side of order) results[side] = await runNodeChild(self, { ...task, kind: side }, { what: side });
     const derived = deriveRepeat(results);
     runs.push({ repeat, order, results, derived, loadAverage: loadavg() });
     loads.push(loadavg());
-    const v = (name, side) => derived[name].values[side];
+    const v = (name, format) => SIDES.map((side) => format(derived[name].values[side])).join(' / ');
     log(
-      `[${repeat + 1}/${settings.repeats}] ${order.join(' → ')}: load voxmill ${ms0(v('loadMs', 'voxmill'))}, sherpa ` +
-        `${ms0(v('loadMs', 'sherpa'))} ms; "${SHORT_TEXT}" ${v('shortMs', 'voxmill').toFixed(1)} / ` +
-        `${v('shortMs', 'sherpa').toFixed(1)} ms; first audio ${ms0(v('firstAudioMs', 'voxmill'))} / ` +
-        `${ms0(v('firstAudioMs', 'sherpa'))} ms; RTF ${v('rtf', 'voxmill').toFixed(4)} / ` +
-        `${v('rtf', 'sherpa').toFixed(4)}; load average ${loadavg()[0].toFixed(2)}\n`,
+      `[${repeat + 1}/${settings.repeats}] ${order.join(' → ')} (voxmill / sherpa / piper-tts): load ` +
+        `${v('loadMs', ms0)} ms; "${SHORT_TEXT}" ${v('shortMs', (x) => x.toFixed(1))} ms; first audio ` +
+        `${v('firstAudioMs', ms0)} ms; RTF ${v('rtf', (x) => x.toFixed(4))}; peak RSS ${v('peakRssKb', mb)} MB; load ` +
+        `average ${loadavg()[0].toFixed(2)}\n`,
     );
   }
   const benchMs = performance.now() - benchStarted;
@@ -480,7 +540,11 @@ async function main() {
       importMs: median(runs.map((r) => r.results[side].importMs)),
     };
   };
-  const facts = { voxmill: sideFacts('voxmill'), sherpa: sideFacts('sherpa'), sentenceSilence };
+  const facts = {
+    ...Object.fromEntries(SIDES.map((side) => [side, sideFacts(side)])),
+    sentenceSilence,
+    versions: runs[0]?.results['piper-tts'].versions,
+  };
   const oneMinute = loads.map((l) => l[0]);
   facts.loadAverage1m = { min: Math.min(...oneMinute), median: median(oneMinute), max: Math.max(...oneMinute) };
 
@@ -497,7 +561,7 @@ async function main() {
     summary,
     runs,
   };
-  const outFile = writeResults('tts-sherpa', document);
+  const outFile = writeResults('tts-peers', document);
   if (settings.json) process.stdout.write(`${JSON.stringify({ ...document, rawResults: outFile }, null, 2)}\n`);
   else {
     process.stdout.write(report(summary, facts, settings));
@@ -513,5 +577,5 @@ if (isEntry(import.meta.url)) {
   if (process.argv[2] === '--child') {
     const task = JSON.parse(process.argv[3]);
     printChildResult(await CHILDREN[task.kind](task));
-  } else runMain('tts-sherpa', main);
+  } else runMain('tts-peers', main);
 }

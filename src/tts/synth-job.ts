@@ -1,26 +1,6 @@
-// Messages between the engine (main thread) and a synthesis worker thread. Plain data only: they cross
-// `postMessage` by structured clone, audio by transferring its ArrayBuffer. Every message about a job names it by
-// `id` (the job's `jobId`), as the worker client routes them.
-import type { OnnxRuntimeChoice } from '../util/onnx-runtime.js';
-import type { OnnxWorkerData } from '../util/onnx-worker.js';
-import type { CancelMessage } from '../util/worker-client.js';
+// What one synthesis is asked to do, and what it reports: the engine builds a SynthJob from a request, the
+// Synthesizer (synthesizer.ts) runs it.
 import type { PhonemeTables } from './phoneme-ids.js';
-import type { SpokenWord } from './types.js';
-
-/** Settings of one worker thread, fixed when it starts. */
-export interface SynthWorkerSettings {
-  /** ONNX Runtime intra-op threads per session. */
-  intraOpThreads: number;
-  /** ONNX Runtime's CPU memory arena and memory patterns (TtsOptions.memoryArena). */
-  memoryArena: boolean;
-  /** Release a voice's session after this many ms without use; 0 keeps it. */
-  sessionIdleMs: number;
-  /** Which ONNX Runtime runs the voices. */
-  onnxRuntime: OnnxRuntimeChoice;
-}
-
-/** What a synthesis worker receives: its settings and the shared ONNX Runtime in-flight count. */
-export interface SynthWorkerData extends SynthWorkerSettings, OnnxWorkerData {}
 
 /**
  * A piece of a job: text (whole sentences), or from SSML a chunk whose parts are text or IPA phonemes spoken at a
@@ -46,7 +26,6 @@ export type VoiceSettings = Pick<
 
 /** One synthesis job: text chunks for one voice, speaker and speed. */
 export interface SynthJob {
-  jobId: number;
   /** Other voices chunks name (SSML `<voice>`); their audio is resampled to `sampleRate`. */
   voices?: VoiceSettings[];
   modelPath: string;
@@ -63,19 +42,11 @@ export interface SynthJob {
   sid: number | undefined;
   /** Normalized text, split into chunks of whole sentences; SSML input gives the richer forms of SynthChunk. */
   chunks: SynthChunk[];
-  /** Sentences the worker may synthesize before waiting for more credit. */
-  credit: number;
   /** Report when each word is spoken (the voice's graph is edited to return its phoneme durations). */
   wordTimes: boolean;
+  /** Scale each sentence to a peak of full scale (piper-tts's normalize_audio). */
+  normalizeAudio: boolean;
 }
-
-export type ToWorker =
-  | { type: 'job'; job: SynthJob }
-  /** The consumer took `n` more sentences: the worker may synthesize that many more. */
-  | { type: 'credit'; id: number; n: number }
-  | CancelMessage
-  /** Stop: cancel the job, release every session, then exit the thread (never terminated inside ONNX Runtime). */
-  | { type: 'shutdown' };
 
 /** Counters a finished job reports. */
 export interface SynthStats {
@@ -91,18 +62,3 @@ export interface SynthStats {
   /** Time to find or make the voice graph with its duration output, when this job loaded one (0: not asked). */
   graphEditMs: number;
 }
-
-export type FromWorker =
-  /**
-   * One sentence of audio at the voice's rate, after its share of silence; when the job asked, its words, timed
-   * from the start of this audio (the pause included).
-   */
-  | { type: 'audio'; id: number; samples: Float32Array; words?: SpokenWord[] }
-  | { type: 'done'; id: number; stats: SynthStats }
-  /**
-   * The job failed. `fatal`: the worker's state can no longer be trusted (the phonemizer's WASM trapped, and
-   * piper-phonemize hangs on the next call after a trap), so the engine replaces the worker.
-   */
-  | { type: 'error'; id: number; code: string; message: string; fatal: boolean }
-  /** Answers a cancel once the worker stopped working on the job. */
-  | { type: 'cancelled'; id: number };

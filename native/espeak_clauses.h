@@ -1,0 +1,18 @@
+// One clause of text to IPA phonemes with espeak-ng, and the clause's terminator (its punctuation and whether it ends
+// a sentence), which Piper's phonemizer turns into punctuation phonemes and sentence breaks. espeak-ng 1.52.0's
+// release has the internal TranslateClauseWithTerminator but not yet its public wrapper (added upstream in
+// espeak-ng#2127, which Debian carries as a patch): this is that wrapper, compiled against espeak-ng's internal
+// headers, so the sources need no patching. C, like espeak-ng; not thread-safe (espeak-ng has global state): callers
+// hold the phonemizer's lock.
+#pragma once
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// As espeak_TextToPhonemes(textptr, textmode, phonememode), also writing the clause's terminator flags.
+const char* voxmill_espeak_clause_phonemes(const void** textptr, int textmode, int phonememode, int* terminator);
+
+#ifdef __cplusplus
+}
+#endif

