@@ -1,8 +1,10 @@
 #include "onnx_core.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <utility>
 
 namespace voxmill {
@@ -190,11 +192,39 @@ std::shared_ptr<OnnxSessionCore> OnnxSessionCore::Load(const std::string& runtim
     Check(api, api.DisableMemPattern(so), "MODEL_LOAD_FAILED", context);
   }
   Owned<OrtSession> session(api.ReleaseSession);
-  if (bytes.empty()) {
-    Check(api, api.CreateSession(env, modelPath.c_str(), so, session.out()), "MODEL_LOAD_FAILED", context);
-  } else {
-    Check(api, api.CreateSessionFromArray(env, bytes.data(), bytes.size(), so, session.out()), "MODEL_LOAD_FAILED",
-          context);
+  const std::string cached =
+      options.optimizedCache.empty() ? "" : options.optimizedCache + "-ort" + OnnxLoadedVersion() + ".onnx";
+  std::error_code missing;
+  if (!cached.empty() && std::filesystem::is_regular_file(cached, missing)) {
+    // The optimized copy of an earlier load; should it fail to load, the model itself is loaded below.
+    OrtStatus* status = api.CreateSession(env, cached.c_str(), so, session.out());
+    if (status != nullptr) api.ReleaseStatus(status);
+  }
+  if (session.get() == nullptr && !cached.empty()) {
+    // Optimized here at the extended level and written to a name of this load's own, then renamed into place, so a
+    // reader never sees half a file and two processes loading at once do not write into each other's.
+    static std::atomic<unsigned> counter{0};
+    const std::string partial = cached + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    Owned<OrtSessionOptions> saving(api.ReleaseSessionOptions);
+    Check(api, api.CloneSessionOptions(so, saving.out()), "MODEL_LOAD_FAILED", context);
+    Check(api, api.SetSessionGraphOptimizationLevel(saving.get(), ORT_ENABLE_EXTENDED), "MODEL_LOAD_FAILED", context);
+    Check(api, api.SetOptimizedModelFilePath(saving.get(), partial.c_str()), "MODEL_LOAD_FAILED", context);
+    OrtStatus* status = bytes.empty()
+                            ? api.CreateSession(env, modelPath.c_str(), saving.get(), session.out())
+                            : api.CreateSessionFromArray(env, bytes.data(), bytes.size(), saving.get(), session.out());
+    // A cache that cannot be written (a read-only folder) only costs the next load its speed.
+    if (status != nullptr) api.ReleaseStatus(status);
+    std::error_code ignored;
+    if (session.get() != nullptr) std::filesystem::rename(partial, cached, ignored);
+    std::filesystem::remove(partial, ignored);
+  }
+  if (session.get() == nullptr) {
+    if (bytes.empty()) {
+      Check(api, api.CreateSession(env, modelPath.c_str(), so, session.out()), "MODEL_LOAD_FAILED", context);
+    } else {
+      Check(api, api.CreateSessionFromArray(env, bytes.data(), bytes.size(), so, session.out()), "MODEL_LOAD_FAILED",
+            context);
+    }
   }
   std::shared_ptr<OnnxSessionCore> core(new OnnxSessionCore(api, session.take()));
   OrtAllocator* allocator = nullptr;

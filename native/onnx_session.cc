@@ -229,6 +229,7 @@ Napi::Value OnnxSession::Load(const Napi::CallbackInfo& info) {
   SessionOptions sessionOptions;
   sessionOptions.intraOpThreads = static_cast<int>(ReadInteger(env, options, "intraOpThreads", 1, 1024));
   sessionOptions.memoryArena = ReadBoolean(env, options, "memoryArena");
+  sessionOptions.optimizedCache = OptionalString(env, options, "optimizedCache", "", kMaxPathBytes);
   std::vector<uint8_t> bytes;
   std::string modelPath = source.path;
   if (source.path.empty()) {

@@ -52,9 +52,9 @@ std::vector<std::vector<Clause>> Phonemize(const std::string& dataDir, const std
   Initialize(espeak, dataDir);
   if (espeak.voice != voice) {
     espeak.voice.clear();
-    if (espeak_SetVoiceByName(voice.c_str()) != EE_OK) {
-      throw PhonemizeError("NO_VOICE", "espeak-ng has no voice \"" + voice + "\"");
-    }
+    const espeak_ERROR changed = espeak_SetVoiceByName(voice.c_str());
+    voxmill_espeak_drop_wave_commands();
+    if (changed != EE_OK) throw PhonemizeError("NO_VOICE", "espeak-ng has no voice \"" + voice + "\"");
     espeak.voice = voice;
   }
   std::vector<std::vector<Clause>> out;

@@ -86,7 +86,7 @@ case "$target" in
     for source in "$espeak"/libespeak-ng/{common,mnemonics,error,ieee80,compiledata,compiledict,dictionary,encoding,intonation,langopts,numbers,phoneme,phonemelist,readclause,setlengths,soundicon,spect,ssml,synthdata,synthesize,tr_languages,translate,translateword,voices,wavegen,speech,espeak_api}.c \
       "$espeak"/ucd-tools/src/{case,categories,ctype,proplist,scripts,tostring}.c native/espeak_clauses.c; do
       object="$out/espeak/$(basename "$source" .c).o"
-      "$cc" -std=c99 -w -fwrapv "${sanitize[@]}" -fsanitize=fuzzer-no-link,address,undefined \
+      "$cc" -std=gnu99 -w -fwrapv "${sanitize[@]}" -fsanitize=fuzzer-no-link,address,undefined \
         -I"$out/espeak" -I"$espeak/include" -I"$espeak/libespeak-ng" -I"$espeak/ucd-tools/src/include" \
         -DLIBESPEAK_NG_EXPORT=1 '-DPATH_ESPEAK_DATA="/nonexistent"' -c "$source" -o "$object"
       objects+=("$object")

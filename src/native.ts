@@ -277,6 +277,11 @@ export interface NativeOnnxSessionOptions {
   memoryArena: boolean;
   /** For a model given as bytes: what error messages call it. */
   name?: string;
+  /**
+   * Keep the graph ONNX Runtime optimized here for the next load: a path prefix, to which the runtime's version and
+   * `.onnx` are added (native/onnx_core.h). Left out: no cache.
+   */
+  optimizedCache?: string;
 }
 
 /** One ONNX model on the addon's ONNX Runtime. Runs are jobs on libuv's pool; several may run at once. */

@@ -1,5 +1,5 @@
 // The installed package from CommonJS (Node's require of an ES module): decode a file with the addon, speak with the
-// fixture voice on whichever ONNX Runtime is installed. Arguments: a WAV file, a voices directory. Prints JSON facts.
+// fixture voice on the ONNX Runtime the package ships. Arguments: a WAV file, a voices directory. Prints JSON facts.
 const { createSpeech, decodeAudio } = require('voxmill');
 
 async function main() {

@@ -2,7 +2,8 @@
 # The package as an app gets it: `npm pack`, then `npm install <tarball>` into a fresh app (the registry is the only
 # network this machine reaches), timed, and again offline from npm's cache; node_modules' size; no ONNX Runtime GPU
 # libraries and no compiled addon of the app's own; then the package used from CommonJS and from an ES module (the
-# addon decodes a file, a fixture voice speaks) and type-checked from both.
+# addon decodes a file, a fixture voice speaks on the ONNX Runtime and espeak-ng shipped beside it) and type-checked
+# from both.
 #
 #   bash scripts/tarball/tarball-test.sh
 #
@@ -75,6 +76,9 @@ check "no CUDA library under node_modules" bash -c '! find node_modules -iname "
 check "the package ships the prebuilt addon for $(node -p 'process.platform + "-" + process.arch')" \
   test -f "$voxmill/prebuilds/$(node -p 'process.platform + "-" + process.arch')/voxmill.node"
 check "the app compiled nothing (no build/ in the package)" test ! -e "$voxmill/build"
+prebuilt="$voxmill/prebuilds/$(node -p 'process.platform + "-" + process.arch')"
+check "ONNX Runtime's library and espeak-ng's data ship beside the addon" \
+  test -f "$prebuilt/libonnxruntime.so.1" -a -f "$prebuilt/espeak-ng-data/phontab"
 # stdout only (a warning on stderr must not break the JSON); stderr is shown when the check fails.
 cjs="$(node smoke.cjs "$data/audio/jfk.wav" "$root/test/fixtures/voices" 2>"$work/cjs.err" | tail -1)" || true
 echo "  cjs: $cjs"
@@ -87,9 +91,11 @@ echo "  esm: $esm"
 check "ES module: import from 'voxmill' decodes jfk.wav and speaks" \
   node -e 'const r = JSON.parse(process.argv[1]); process.exit(r.decodedSeconds > 10 && r.spokenBytes > 1000 ? 0 : 1)' "$esm"
 tsc="$root/node_modules/typescript/bin/tsc"
+# With Node's own types, as a TypeScript app on Node has them (@types/node; here the checkout's): voxmill's types use
+# Buffer and node:stream, and no dependency of voxmill brings @types/node along any more.
 check "types from an ES module and from CommonJS (tsc, module nodenext)" \
   node "$tsc" --noEmit --strict --module nodenext --moduleResolution nodenext --target es2022 --skipLibCheck false \
-  types.mts types.cts
+  --typeRoots "$root/node_modules/@types" --types node types.mts types.cts
 
 echo "tarball: install ${online_ms} ms online, ${offline_ms} ms offline; node_modules ${modules_mb} MB"
 echo "tarball: $passed passed, $failed failed"

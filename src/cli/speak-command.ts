@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { readFile, rename, rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { type Command, InvalidArgumentError, Option } from 'commander';
@@ -73,6 +74,9 @@ function collect(value: string, previous: string[] = []): string[] {
 
 function engineFor(flags: { voiceDir?: string[]; modelsDir?: string }) {
   return createSpeech({
+    // A command that speaks once and ends has the machine to itself: every core, as piper-tts's CLI takes them, not
+    // the library's default that leaves one to the host app.
+    cpuThreads: availableParallelism(),
     ...(flags.modelsDir ? { modelsDir: flags.modelsDir } : {}),
     ...(flags.voiceDir ? { voiceDirs: flags.voiceDir } : {}),
   });

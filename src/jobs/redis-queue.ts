@@ -4,9 +4,12 @@
 // or in a shared directory), each owner's list of jobs, cancel markers and a cancel channel that reaches the worker
 // running a job, and a second queue that delivers signed callbacks with retries.
 import { EventEmitter } from 'node:events';
+import { createRequire } from 'node:module';
 import { setTimeout as delay } from 'node:timers/promises';
-import { type Job, type JobState, Queue, QueueEvents, UnrecoverableError, WaitingError, Worker } from 'bullmq';
-import { Redis, type RedisOptions } from 'ioredis';
+import type * as BullMQ from 'bullmq';
+import type { Job, JobState, Queue, QueueEvents, Worker } from 'bullmq';
+import type * as IORedis from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { ClosedError, JobNotFoundError, JobStoreError, QueueFullError, VoxmillError } from '../errors.js';
 import type { Transcription } from '../stt/types.js';
 import { settlesWithin } from '../util/job.js';
@@ -36,6 +39,20 @@ import type {
   TranscriptionJob,
   TranscriptionJobRequest,
 } from './types.js';
+
+// BullMQ and ioredis load when a queue on Redis is made, not with the library: they take about 160 ms to import,
+// which every program using voxmill (and every `voxmill say`) would otherwise pay. Both ship CommonJS builds.
+const requireHere = createRequire(import.meta.url);
+let bullmqModule: typeof BullMQ | undefined;
+let ioredisModule: typeof IORedis | undefined;
+const bullmq = (): typeof BullMQ => {
+  bullmqModule ??= requireHere('bullmq') as typeof BullMQ;
+  return bullmqModule;
+};
+const ioredis = (): typeof IORedis => {
+  ioredisModule ??= requireHere('ioredis') as typeof IORedis;
+  return ioredisModule;
+};
 
 /** What a BullMQ job carries; the audio itself is in the audio store. */
 interface StoredJob {
@@ -91,7 +108,8 @@ function redisOptions(connection: string | Record<string, unknown>, forWorker: b
 
 function newClient(connection: string | Record<string, unknown>, forWorker: boolean): Redis {
   const options = redisOptions(connection, forWorker);
-  return typeof connection === 'string' ? new Redis(connection, options) : new Redis(options);
+  const { Redis: Client } = ioredis();
+  return typeof connection === 'string' ? new Client(connection, options) : new Client(options);
 }
 
 export class RedisJobQueue extends EventEmitter implements JobQueue {
@@ -119,9 +137,10 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
     this.#prefix = `voxmill:${options.name}`;
     this.#client = this.connect(false);
     const bull = { connection: this.#client };
-    this.#queue = new Queue(options.name, bull);
-    this.#callbacks = new Queue(`${options.name}-callbacks`, bull);
-    this.#events = new QueueEvents(options.name, { connection: this.connect(true) });
+    const { Queue: BullQueue, QueueEvents: BullQueueEvents } = bullmq();
+    this.#queue = new BullQueue(options.name, bull);
+    this.#callbacks = new BullQueue(`${options.name}-callbacks`, bull);
+    this.#events = new BullQueueEvents(options.name, { connection: this.connect(true) });
     const report = (error: Error) => this.emit('connectionError', error);
     this.#queue.on('error', report);
     this.#callbacks.on('error', report);
@@ -477,7 +496,8 @@ class Working {
     this.#engine = options.speech as JobEngine;
     const report = (error: Error) => queue.emit('connectionError', error);
     this.#workerClient = queue.connect(true);
-    this.#worker = new Worker<StoredJob, Transcription>(
+    const { Worker: BullWorker } = bullmq();
+    this.#worker = new BullWorker<StoredJob, Transcription>(
       options.name,
       (job, token, signal) => this.#process(job, token, signal),
       {
@@ -499,7 +519,7 @@ class Working {
       if (job.finishedOn) void this.#afterEnd(job.id as string);
       queue.emit('worked', workedRun(job, job.finishedOn ? 'failed' : 'retrying', decodeError(error.message)));
     });
-    this.#callbackWorker = new Worker<StoredCallback>(
+    this.#callbackWorker = new BullWorker<StoredCallback>(
       `${options.name}-callbacks`,
       async (job) => {
         await this.#ended(job.data.job.id);
@@ -561,7 +581,7 @@ class Working {
     const final = (error: JobError) => !isRetriable(error) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     const fail = async (error: JobError): Promise<never> => {
       if (final(error) && job.data.callbackUrl) await this.#callback(job, error);
-      throw isRetriable(error) ? new Error(encodeError(error)) : new UnrecoverableError(encodeError(error));
+      throw isRetriable(error) ? new Error(encodeError(error)) : new (bullmq().UnrecoverableError)(encodeError(error));
     };
     if (await this.#queue.isCancelled(id)) return fail(CANCELLED);
     const bytes = await audio.get(id);
@@ -578,7 +598,7 @@ class Working {
       if (controller.signal.aborted && this.#handingBack && !(await this.#queue.isCancelled(id))) {
         // Shutting down past the drain deadline: back to the queue for another worker, no attempt spent.
         await job.moveToWait(token);
-        throw new WaitingError();
+        throw new (bullmq().WaitingError)();
       }
       const cancelled = controller.signal.aborted && (await this.#queue.isCancelled(id));
       return fail(cancelled ? CANCELLED : jobErrorOf(cause));

@@ -4,7 +4,13 @@
 // the event loop.
 import { stat } from 'node:fs/promises';
 import { SynthesisError } from '../errors.js';
-import { OnnxFailure, OnnxModel, type OnnxModelOptions } from '../util/onnx-model.js';
+import {
+  OnnxFailure,
+  OnnxModel,
+  type OnnxModelOptions,
+  optimizedCacheFor,
+  removeStaleOptimizedCopies,
+} from '../util/onnx-model.js';
 import { DurationGraphError, timedVoiceModel } from './duration-output.js';
 
 export interface VoiceSessionsOptions extends OnnxModelOptions {
@@ -139,12 +145,15 @@ export class VoiceSessions {
       onGraphEdit(performance.now() - started);
     }
     let model: OnnxModel;
+    const optimizedCache = typeof source === 'string' ? await optimizedCacheFor(source) : undefined;
     try {
       model = await OnnxModel.load(source, {
         intraOpThreads: this.#options.intraOpThreads,
         memoryArena: this.#options.memoryArena,
         name: modelPath,
+        ...(optimizedCache ? { optimizedCache } : {}),
       });
+      if (optimizedCache) void removeStaleOptimizedCopies(source as string, optimizedCache);
     } catch (error) {
       const message = error instanceof OnnxFailure ? error.message : (error as Error).message;
       throw new SynthesisError(`cannot load voice model ${modelPath}: ${message}`, { code: 'MODEL_LOAD_FAILED' });

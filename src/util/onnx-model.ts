@@ -2,6 +2,10 @@
 // Loading and every run are native jobs on libuv's thread pool, so inference never blocks the event loop and no
 // JavaScript worker thread is involved; an AbortSignal stops a run between ONNX kernels. The runtime is the library
 // shipped beside the addon (src/native.ts nativeAssets), never the system's.
+import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { access, readdir, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import {
   isNativeError,
   type NativeJob,
@@ -18,6 +22,36 @@ export interface OnnxModelOptions {
   intraOpThreads: number;
   /** ONNX Runtime's CPU memory arena and memory patterns. */
   memoryArena: boolean;
+}
+
+/**
+ * Where a model file's optimized graph is kept between loads: a hidden file beside it named by the file's size and
+ * time (the addon adds ONNX Runtime's version), or undefined when that folder cannot be written or is read-only. Older copies of the
+ * same model are removed in the background once a load made a new one.
+ */
+export async function optimizedCacheFor(modelPath: string): Promise<string | undefined> {
+  const dir = dirname(modelPath);
+  try {
+    await access(dir, constants.W_OK);
+    // A folder without a write bit is meant to be read-only even where this process could write it (root).
+    if (((await stat(dir)).mode & 0o222) === 0) return undefined;
+    const info = await stat(modelPath);
+    const key = createHash('sha256').update(`${info.size}:${info.mtimeMs}`).digest('hex').slice(0, 16);
+    return join(dir, `.${basename(modelPath)}.opt-${key}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Removes a model's optimized copies other than `kept` (its current one), quietly. */
+export async function removeStaleOptimizedCopies(modelPath: string, kept: string): Promise<void> {
+  const dir = dirname(modelPath);
+  const prefix = `.${basename(modelPath)}.opt-`;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (name.startsWith(prefix) && !join(dir, name).startsWith(kept)) {
+      await rm(join(dir, name), { force: true }).catch(() => {});
+    }
+  }
 }
 
 /** A failure of ONNX Runtime or of the addon, with the native code (MODEL_LOAD_FAILED, INFERENCE_FAILED, ...). */
@@ -67,7 +101,7 @@ export class OnnxModel {
    */
   static async load(
     source: string | Uint8Array,
-    options: OnnxModelOptions & { name?: string },
+    options: OnnxModelOptions & { name?: string; optimizedCache?: string },
     signal?: AbortSignal,
   ): Promise<OnnxModel> {
     signal?.throwIfAborted();

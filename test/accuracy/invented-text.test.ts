@@ -178,7 +178,8 @@ describe.skipIf(tinyEn.skip)(`invented text, real tiny.en with the defaults ${ti
       const samples = trimmed(Float32Array.from(pcm, (s) => s / 32768));
       expect(samples.length / RATE, word).toBeLessThan(1);
       const result = await speech.transcribe(samples, { language: 'en' });
-      const heard = normalizedWords(result.text).map((w) => (w === '7' ? 'seven' : w));
+      // The normalizer writes numbers as digits on both sides ("Seven." and "7." are both "7").
+      const heard = normalizedWords(result.text);
       if (heard.join(' ') !== normalizedWords(word).join(' ')) missed.push(`${word} -> ${result.text}`);
     }
     expect(missed.length, missed.join('; ')).toBeLessThanOrEqual(1);
