@@ -20,6 +20,8 @@
 // - espeak-ng data: sherpa's dataDir is the espeak-ng-data shipped beside voxmill's addon (piper-phonemize's), so
 //   sherpa and voxmill phonemize with the same dictionaries; piper-tts uses its own (espeak-ng 1.52's).
 //
+// voxmill runs twice: with the voice's own weights, and with `precision: 'int8'` (the svc-tts-1-flash tier's default;
+// the quantized graph is made before the repeats, as the first int8 synthesis caches it beside the voice).
 // Each repeat runs one fresh process per side, one after the other (never at once), the order rotating per repeat.
 // Every side runs on one thread (voxmill: createSpeech({ cpuThreads: 1, tts: { intraOpThreads: 1, workers: 1 } });
 // sherpa: numThreads 1; piper-tts: voxmill's session options with one intra-op thread, as scripts/peers/piper_peer.py
@@ -78,7 +80,9 @@ const self = fileURLToPath(import.meta.url);
 
 const SHERPA_VERSION = '1.13.8';
 const JOE = { voice: 'en_US-joe', variant: 'en_US-joe-medium' };
-const SIDES = ['voxmill', 'sherpa', 'piper-tts'];
+/** voxmill-int8: the same voice with `precision: 'int8'` (the svc-tts-1-flash tier's default), its graph made before. */
+const OURS = ['voxmill', 'voxmill-int8'];
+const SIDES = [...OURS, 'sherpa', 'piper-tts'];
 const PEERS = ['sherpa', 'piper-tts'];
 const SHORT_TEXT = 'Hi.';
 /** The first three sentences of bench/tts.mjs's walking paragraph (317 characters), as in bench/tts-real.mjs. */
@@ -102,14 +106,15 @@ async function childVoxmill(task) {
     voiceDirs: [task.voiceDir],
     vadModel: null,
   });
+  const precision = task.kind === 'voxmill-int8' ? 'int8' : 'fp32';
   const whole = async (input) => {
     const t = performance.now();
-    const result = await speech.synthesizeToBuffer({ voice: JOE.voice, input, format: 'pcm16' });
+    const result = await speech.synthesizeToBuffer({ voice: JOE.voice, input, format: 'pcm16', precision });
     return { ms: performance.now() - t, seconds: result.duration, sampleRate: result.sampleRate };
   };
   const stream = async (input) => {
     const t = performance.now();
-    const audio = await speech.synthesize({ voice: JOE.voice, input, format: 'pcm16' });
+    const audio = await speech.synthesize({ voice: JOE.voice, input, format: 'pcm16', precision });
     let firstMs;
     let firstBytes = 0;
     let bytes = 0;
@@ -271,7 +276,12 @@ async function childPiperTts(task) {
   return { importMs, loadMs, warm, short, paragraph, sentences, memory: { hwmKb }, versions: ready };
 }
 
-const CHILDREN = { voxmill: childVoxmill, sherpa: childSherpa, 'piper-tts': childPiperTts };
+const CHILDREN = {
+  voxmill: childVoxmill,
+  'voxmill-int8': childVoxmill,
+  sherpa: childSherpa,
+  'piper-tts': childPiperTts,
+};
 
 // ---------------------------------------------------------------------------------------------------------------
 // The peer: installed into a scratch folder, the voice exported for it.
@@ -407,12 +417,16 @@ const METRICS = {
   peakRssKb: (r) => r.memory.hwmKb,
 };
 
-/** The numbers of one repeat: each metric per side, and voxmill / the better peer (every metric: lower is better). */
+/**
+ * The numbers of one repeat: each metric per side, and each voxmill side / the better peer (every metric: lower is
+ * better).
+ */
 function deriveRepeat(results) {
   return Object.fromEntries(
     Object.entries(METRICS).map(([name, value]) => {
       const values = Object.fromEntries(SIDES.map((side) => [side, value(results[side])]));
-      return [name, { values, ratio: values.voxmill / Math.min(...PEERS.map((peer) => values[peer])) }];
+      const best = Math.min(...PEERS.map((peer) => values[peer]));
+      return [name, { values, ratios: Object.fromEntries(OURS.map((side) => [side, values[side] / best])) }];
     }),
   );
 }
@@ -421,12 +435,15 @@ function deriveRepeat(results) {
 function summarize(derived) {
   return Object.fromEntries(
     Object.keys(METRICS).map((name) => {
-      const ratios = derived.map((d) => d[name].ratio);
+      const ratioOf = (side) => {
+        const ratios = derived.map((d) => d[name].ratios[side]);
+        return { median: median(ratios), range: spread(ratios), perRepeat: ratios };
+      };
       return [
         name,
         {
           medians: Object.fromEntries(SIDES.map((side) => [side, median(derived.map((d) => d[name].values[side]))])),
-          ratio: { median: median(ratios), range: spread(ratios), perRepeat: ratios },
+          ratios: Object.fromEntries(OURS.map((side) => [side, ratioOf(side)])),
         },
       ];
     }),
@@ -438,18 +455,21 @@ const mb = (kb) => (kb / 1024).toFixed(1);
 
 function report(summary, facts, settings) {
   const row = (label, name, format) => {
-    const { medians, ratio } = summary[name];
-    const range = `${ratio.range[0].toFixed(3)}–${ratio.range[1].toFixed(3)}`;
+    const { medians, ratios } = summary[name];
     const cells = SIDES.map((side) => format(medians[side])).join(' | ');
-    return `| ${label} | ${cells} | **${ratio.median.toFixed(3)}** (${range}) |`;
+    const ratioCells = OURS.map((side) => {
+      const { median: m, range } = ratios[side];
+      return `**${m.toFixed(3)}** (${range[0].toFixed(3)}–${range[1].toFixed(3)})`;
+    });
+    return `| ${label} | ${cells} | ${ratioCells.join(' | ')} |`;
   };
   const seconds = (side, key) => facts[side][key].toFixed(2);
   return [
     `\nvoxmill against piper-tts ${facts.versions?.piper_tts ?? ''} and sherpa-onnx-node ${SHERPA_VERSION}, ` +
       `${JOE.variant}, 1 thread each; medians over ${settings.repeats} repeat(s); ratio voxmill / the better peer per ` +
-      'repeat, median (range): below 1, voxmill faster or smaller than both',
-    '| measure | voxmill | sherpa-onnx-node | piper-tts | ratio |',
-    '|---|--:|--:|--:|--:|',
+      'repeat, median (range): below 1, voxmill faster or smaller than both; int8: precision int8 (svc-tts-1-flash)',
+    '| measure | voxmill | voxmill int8 | sherpa-onnx-node | piper-tts | ratio | ratio int8 |',
+    '|---|--:|--:|--:|--:|--:|--:|',
     row('load + warm-up ms (create, then the short sentence once)', 'loadMs', ms0),
     row(`fixed cost ms ("${SHORT_TEXT}", median of ${settings.shortCalls} warm calls)`, 'shortMs', (v) => v.toFixed(1)),
     row(`time to first audio ms (${PARAGRAPH_TEXT.length}-character, 3-sentence paragraph)`, 'firstAudioMs', ms0),
@@ -482,6 +502,9 @@ async function main() {
     lengthScale: config.inference?.length_scale ?? 1,
   };
   const sentenceSilence = config.inference?.sentence_silence ?? 0.2; // voxmill's pause between sentences
+  // The int8 graph is made once and cached beside the voice (as the first int8 synthesis would): load is its load.
+  const { editedVoiceModel } = await import(pathToFileURL(join(root, 'dist', 'tts', 'edited-voice.js')).href);
+  await editedVoiceModel(modelPath, { timed: false, int8: true });
   const peer = ensurePeer(log);
   const voice = await sherpaVoice(peer.dir, modelPath, config, log);
   const espeakData = await espeakDataDir();
@@ -522,7 +545,7 @@ async function main() {
     loads.push(loadavg());
     const v = (name, format) => SIDES.map((side) => format(derived[name].values[side])).join(' / ');
     log(
-      `[${repeat + 1}/${settings.repeats}] ${order.join(' → ')} (voxmill / sherpa / piper-tts): load ` +
+      `[${repeat + 1}/${settings.repeats}] ${order.join(' → ')} (voxmill / int8 / sherpa / piper-tts): load ` +
         `${v('loadMs', ms0)} ms; "${SHORT_TEXT}" ${v('shortMs', (x) => x.toFixed(1))} ms; first audio ` +
         `${v('firstAudioMs', ms0)} ms; RTF ${v('rtf', (x) => x.toFixed(4))}; peak RSS ${v('peakRssKb', mb)} MB; load ` +
         `average ${loadavg()[0].toFixed(2)}\n`,

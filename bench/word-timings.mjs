@@ -122,7 +122,7 @@ async function main() {
   });
   ensureDist();
   const voxmill = await import(pathToFileURL(distEntry).href);
-  const { timedVoiceModel } = await import(pathToFileURL(join(root, 'dist', 'tts', 'duration-output.js')).href);
+  const { timedVoiceModel } = await import(pathToFileURL(join(root, 'dist', 'tts', 'edited-voice.js')).href);
   const models = realModels(['whisper-tiny.en', 'whisper-base', 'piper-joe-medium']);
   const scratch = mkdtempSync(join(tmpdir(), 'voxmill-word-times-'));
   try {

@@ -52,6 +52,20 @@ export function isTtsModelId(id: string): id is TtsModelId {
   return (TTS_MODEL_IDS as readonly string[]).includes(id);
 }
 
+/** The arithmetic a voice runs in: its float weights, or its convolutions quantized to int8 (`precision`). */
+export const VOICE_PRECISIONS = ['fp32', 'int8'] as const;
+export type VoicePrecision = (typeof VOICE_PRECISIONS)[number];
+
+/**
+ * The precision a text-to-speech id runs voices in unless the request or the engine's `tts.precision` says: the best
+ * tier in float; the fast one in int8 (en_US-joe-medium on one thread: about 1.25 times as fast, 19 MB instead of 63,
+ * its words as well understood within a word in 150; BENCHMARKS.md, "int8 voices").
+ */
+export const TTS_TIER_PRECISION: Readonly<Record<TtsModelId, VoicePrecision>> = {
+  'svc-tts-1': 'fp32',
+  'svc-tts-1-flash': 'int8',
+};
+
 /** Which installed quality of a voice a text-to-speech id picks. */
 export function voicePreference(model: TtsModelId): 'best' | 'fastest' {
   return model === 'svc-tts-1-flash' ? 'fastest' : 'best';

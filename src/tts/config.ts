@@ -1,8 +1,9 @@
 // The engine's text-to-speech settings (`createSpeech({ tts: { ... } })`), validated, with defaults sized from the
 // engine's CPU budget: ONNX Runtime threads per voice, and as many syntheses at once as the budget holds.
 import { InvalidOptionTypeError } from '../errors.js';
+import { TTS_MODEL_IDS, TTS_TIER_PRECISION, type TtsModelId, VOICE_PRECISIONS, type VoicePrecision } from '../tiers.js';
 import { defaultCpuThreads } from '../util/cpu-budget.js';
-import { booleanOption, integerOption, objectOption, rejectUnknownKeys } from '../util/validate.js';
+import { booleanOption, enumOption, integerOption, objectOption, rejectUnknownKeys } from '../util/validate.js';
 import type { TextNormalizer } from './normalize/normalizers.js';
 import { DEFAULT_MAX_INPUT_CHARS } from './request.js';
 import { DEFAULT_MAX_CHUNK_CODE_POINTS } from './text.js';
@@ -52,9 +53,16 @@ export interface TtsOptions {
    * the text to speak (at most 10 times as long); it runs on the main thread, so it must be fast. Default {}.
    */
   normalizers?: Record<string, TextNormalizer | null>;
+  /**
+   * The precision each text-to-speech id runs voices in when a request names none (`SynthesizeOptions.precision`):
+   * `{ 'svc-tts-1': 'fp32', 'svc-tts-1-flash': 'int8' }` by default; an id left out keeps its default.
+   */
+  precision?: Partial<Record<TtsModelId, VoicePrecision>>;
 }
 
-export type ResolvedTtsOptions = Required<TtsOptions>;
+export type ResolvedTtsOptions = Required<Omit<TtsOptions, 'precision'>> & {
+  precision: Readonly<Record<TtsModelId, VoicePrecision>>;
+};
 
 const KEYS = [
   'workers',
@@ -68,7 +76,17 @@ const KEYS = [
   'maxInputChars',
   'maxChunkChars',
   'normalizers',
+  'precision',
 ] as const;
+
+function precisionOption(value: unknown): Record<TtsModelId, VoicePrecision> {
+  const raw = objectOption('tts.precision', value);
+  rejectUnknownKeys('tts.precision', raw, TTS_MODEL_IDS);
+  const resolved = { ...TTS_TIER_PRECISION };
+  for (const id of TTS_MODEL_IDS)
+    resolved[id] = enumOption(`tts.precision.${id}`, raw[id], VOICE_PRECISIONS) ?? resolved[id];
+  return resolved;
+}
 
 function normalizersOption(value: unknown): Record<string, TextNormalizer | null> {
   const raw = objectOption('tts.normalizers', value);
@@ -101,5 +119,6 @@ export function resolveTtsOptions(value: unknown, budget = defaultCpuThreads()):
     maxInputChars: integerOption('tts.maxInputChars', raw.maxInputChars, 1, 1_000_000) ?? DEFAULT_MAX_INPUT_CHARS,
     maxChunkChars: integerOption('tts.maxChunkChars', raw.maxChunkChars, 16, 100_000) ?? DEFAULT_MAX_CHUNK_CODE_POINTS,
     normalizers: normalizersOption(raw.normalizers),
+    precision: precisionOption(raw.precision),
   };
 }

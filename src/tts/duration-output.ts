@@ -2,12 +2,7 @@
 // the duration predictor's output up to whole frames (`w_ceil = ceil(exp(logw) * mask * length_scale)`, a Ceil node
 // whose result feeds the CumSum that builds the alignment path) and decodes 256 samples per frame. This adds that
 // tensor to the graph's outputs, in memory, by appending one ValueInfoProto to the GraphProto: the weights are
-// skipped by their length, never decoded. The edited model is cached beside the voice under a hidden name keyed by
-// the voice file's size and time (the user's file is never changed); where that directory cannot be written, the
-// edited bytes are used from memory.
-import { createHash } from 'node:crypto';
-import { readdir, readFile, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+// skipped by their length, never decoded. src/tts/edited-voice.ts caches the edited model beside the voice.
 import {
   fieldsOf,
   lengthField,
@@ -16,7 +11,6 @@ import {
   stringOf,
   varintField,
 } from '../util/protobuf-fields.js';
-import { writeAtomically } from '../util/write-atomically.js';
 
 // Field numbers of onnx.proto (ModelProto, GraphProto, NodeProto, ValueInfoProto, TypeProto, TypeProto.Tensor).
 const MODEL_GRAPH = 7;
@@ -32,7 +26,7 @@ const TENSOR_ELEM_TYPE = 1;
 const FLOAT = 1;
 
 /** Bumped when the edit changes, so caches made by an older edit are made again. */
-const EDIT_VERSION = 1;
+export const DURATION_EDIT_VERSION = 1;
 
 export class DurationGraphError extends Error {}
 
@@ -110,42 +104,4 @@ function valueInfoName(model: Uint8Array, info: ProtobufField): string {
 function durationTensor(nodes: readonly GraphNode[]): string | undefined {
   const cumSumInputs = new Set(nodes.filter((n) => n.opType === 'CumSum').flatMap((n) => n.inputs));
   return nodes.find((n) => n.opType === 'Ceil' && n.outputs.some((o) => cumSumInputs.has(o)))?.outputs[0];
-}
-
-/** Where the edited model lives: a file to load, or (its directory read-only) the bytes. */
-export type TimedVoiceModel = ({ path: string } | { bytes: Uint8Array }) & {
-  /** Whether it was made now (false: a cached file). */
-  made: boolean;
-};
-
-/**
- * The voice at `modelPath` with its durations as an output: the cached edit when it matches the file's size and
- * time, else made now and cached (atomically: written under a temporary name, then renamed; older caches of the
- * same voice are removed).
- */
-export async function timedVoiceModel(modelPath: string): Promise<TimedVoiceModel> {
-  const info = await stat(modelPath);
-  const key = createHash('sha256').update(`${EDIT_VERSION}:${info.size}:${info.mtimeMs}`).digest('hex').slice(0, 16);
-  const dir = dirname(modelPath);
-  const prefix = `.${basename(modelPath)}.timed-`;
-  const cachePath = join(dir, `${prefix}${key}.onnx`);
-  try {
-    await stat(cachePath);
-    return { path: cachePath, made: false };
-  } catch {
-    // Not cached yet.
-  }
-  const { model } = addDurationOutput(await readFile(modelPath));
-  try {
-    await writeAtomically(cachePath, model);
-  } catch {
-    return { bytes: model, made: true };
-  }
-  // Older edits of this voice, and temporary files a stopped worker left, go; a failure to remove one (another
-  // process still loading it, a sticky directory) is not this request's failure.
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
-    if (name.startsWith(prefix) && name !== basename(cachePath))
-      await rm(join(dir, name), { force: true }).catch(() => {});
-  }
-  return { path: cachePath, made: true };
 }

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { StreamingEncoder } from '../audio/encode.js';
 import { contentTypeOf, defaultSampleRate } from '../audio/formats.js';
 import { ClosedError, InvalidOptionValueError, SynthesisError, VoiceNotFoundError } from '../errors.js';
-import { voicePreference } from '../tiers.js';
+import { type TtsModelId, type VoicePrecision, voicePreference } from '../tiers.js';
 import { abortReason } from '../util/job.js';
 import { LiveSpeech } from './live-speech.js';
 import { normalizerFor, type TextNormalizer } from './normalize/normalizers.js';
@@ -39,6 +39,8 @@ export interface TtsEngineConfig extends SynthPoolOptions {
   maxInputChars: number;
   maxChunkChars: number;
   normalizers: Readonly<Record<string, TextNormalizer | null>>;
+  /** Each text-to-speech id's precision when a request names none. */
+  precision: Readonly<Record<TtsModelId, VoicePrecision>>;
 }
 
 interface Prepared {
@@ -255,6 +257,7 @@ export class TtsEngine {
         sentenceSilenceSeconds: request.sentenceSilence ?? config.sentenceSilenceSeconds,
         wordTimes: request.timestamps === 'word',
         normalizeAudio: request.normalizeAudio,
+        int8: (request.precision ?? this.#config.precision[request.model]) === 'int8',
       },
       normalize,
     };

@@ -1,7 +1,7 @@
 // Validation of synthesis requests (the rules of POST /v1/speech): every rule names the field and what was received.
 import { checkSampleRate, SPEECH_FORMATS, type SpeechFormat } from '../audio/formats.js';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
-import { DEFAULT_TTS_MODEL, TTS_MODEL_IDS, type TtsModelId } from '../tiers.js';
+import { DEFAULT_TTS_MODEL, TTS_MODEL_IDS, type TtsModelId, VOICE_PRECISIONS, type VoicePrecision } from '../tiers.js';
 import {
   booleanOption,
   enumOption,
@@ -48,6 +48,8 @@ export interface NormalizedSynthesizeOptions {
   normalize: boolean;
   /** Whether each sentence's audio is scaled to a peak of full scale, as piper-tts does. */
   normalizeAudio: boolean;
+  /** undefined: the tier's (the engine's `tts.precision`). */
+  precision: VoicePrecision | undefined;
   signal: AbortSignal | undefined;
 }
 
@@ -69,6 +71,7 @@ const KEYS = [
   'timestamps',
   'normalize',
   'normalizeAudio',
+  'precision',
   'signal',
 ] as const;
 
@@ -140,6 +143,7 @@ function normalizeVoiceRequest(raw: Record<string, unknown>): Omit<NormalizedSyn
     timestamps: enumOption('timestamps', raw.timestamps, SPEECH_TIMESTAMPS) ?? 'none',
     normalize: booleanOption('normalize', raw.normalize) ?? true,
     normalizeAudio: booleanOption('normalizeAudio', raw.normalizeAudio) ?? true,
+    precision: enumOption('precision', raw.precision, VOICE_PRECISIONS),
     signal: signalOption('signal', raw.signal),
   };
 }

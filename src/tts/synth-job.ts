@@ -44,6 +44,8 @@ export interface SynthJob {
   chunks: SynthChunk[];
   /** Report when each word is spoken (the voice's graph is edited to return its phoneme durations). */
   wordTimes: boolean;
+  /** Run the voices with their convolutions in int8 (edited-voice.ts); a voice that cannot be runs in float. */
+  int8: boolean;
   /** Scale each sentence to a peak of full scale (piper-tts's normalize_audio). */
   normalizeAudio: boolean;
 }

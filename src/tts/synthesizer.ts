@@ -214,7 +214,7 @@ export class Synthesizer {
     const voiceOf = async (voice: VoiceSettings) => {
       let entry = loaded.get(voice);
       if (!entry) {
-        const voiceHeld = await this.voices.acquire(voice.modelPath, job.wordTimes, signal);
+        const voiceHeld = await this.voices.acquire(voice.modelPath, job.wordTimes, job.int8, signal);
         held.push(voiceHeld);
         stats.sessionLoadMs += voiceHeld.loadMs;
         stats.graphEditMs += voiceHeld.graphEditMs;

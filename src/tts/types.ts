@@ -72,6 +72,13 @@ export interface SynthesizeOptions {
    * for en_US-joe-medium is 5.6 dB quieter. Default true.
    */
   normalizeAudio?: boolean;
+  /**
+   * `'int8'`: run the voice with its convolution weights quantized to int8 (made on first use from the voice file and
+   * cached beside it as a hidden file, like word timings' graph): faster and smaller, a little less exact; a voice
+   * with nothing to quantize runs in float. `'fp32'`: the voice's own weights. Default the tier's: `svc-tts-1` fp32,
+   * `svc-tts-1-flash` int8 (the engine's `tts.precision` changes them).
+   */
+  precision?: 'fp32' | 'int8';
   /** Stops synthesis (the ONNX run in flight is cancelled) and frees its place. */
   signal?: AbortSignal;
 }

@@ -1,6 +1,6 @@
-// The loaded Piper voices: one ONNX model per voice file (two when word timings also need the graph that returns
-// phoneme durations), loaded on first use, shared by every synthesis of that voice, and released after
-// `sessionIdleMs` without use. Loading and inference are native jobs (src/util/onnx-model.ts): nothing here blocks
+// The loaded Piper voices: one ONNX model per voice file and graph (the graph that also returns phoneme durations for
+// word timings, the int8 one for `precision: 'int8'`: edited-voice.ts), loaded on first use, shared by every
+// synthesis of that voice, and released after `sessionIdleMs` without use. Loading and inference are native jobs (src/util/onnx-model.ts): nothing here blocks
 // the event loop.
 import { stat } from 'node:fs/promises';
 import { SynthesisError } from '../errors.js';
@@ -11,17 +11,21 @@ import {
   optimizedCacheFor,
   removeStaleOptimizedCopies,
 } from '../util/onnx-model.js';
-import { DurationGraphError, timedVoiceModel } from './duration-output.js';
+import { DurationGraphError } from './duration-output.js';
+import { editedVoiceModel, type VoiceEdits } from './edited-voice.js';
+import { QuantizeGraphError } from './voice-quantize.js';
 
 export interface VoiceSessionsOptions extends OnnxModelOptions {
   /** Release a voice after this many ms unused; 0 keeps it. */
   sessionIdleMs: number;
 }
 
-/** A loaded voice: its model, and the name of its duration output when it has one (the timed graph). */
+/** A loaded voice: its model, the name of its duration output when it has one (the timed graph), its precision. */
 export interface VoiceSession {
   model: OnnxModel;
   durations: string | undefined;
+  /** false where int8 was asked for and the voice has no convolution weights to quantize (it runs in float). */
+  int8: boolean;
 }
 
 interface Entry {
@@ -49,6 +53,8 @@ export class VoiceSessions {
   readonly #entries = new Map<string, Entry>();
   /** Voices whose graph has no durations, by path, with the file identity that was checked. */
   readonly #withoutDurations = new Map<string, string>();
+  /** Voices whose graph cannot be quantized, by path, with the file identity that was checked. */
+  readonly #withoutInt8 = new Map<string, string>();
   readonly #timer: NodeJS.Timeout | undefined;
   #closed = false;
 
@@ -69,18 +75,21 @@ export class VoiceSessions {
   /**
    * The voice's session, loaded on first use, held until the returned release(). With `timed`, the session runs the
    * graph with its phoneme durations as an extra output (duration-output.ts); a plain request uses that one too when
-   * it is loaded and the plain one is not.
+   * it is loaded and the plain one is not. With `int8`, the graph with int8 convolutions (voice-quantize.ts), or the
+   * float one where the voice cannot be quantized.
    */
-  async acquire(modelPath: string, timed: boolean, signal?: AbortSignal): Promise<HeldVoice> {
+  async acquire(modelPath: string, timed: boolean, int8: boolean, signal?: AbortSignal): Promise<HeldVoice> {
     if (this.#closed) throw new SynthesisError('the text-to-speech engine is closed', { code: 'ENGINE_CLOSED' });
-    const timedKey = `${modelPath}\u0000timed`;
-    const key = timed || (this.#entries.has(timedKey) && !this.#entries.has(modelPath)) ? timedKey : modelPath;
+    const plainKey = `${modelPath}\u0000${int8 ? 'int8' : 'fp32'}`;
+    const timedKey = `${plainKey}\u0000timed`;
+    const key = timed || (this.#entries.has(timedKey) && !this.#entries.has(plainKey)) ? timedKey : plainKey;
+    const edits: VoiceEdits = { timed: key === timedKey, int8 };
     let entry = this.#entries.get(key);
     let loadMs = 0;
     let graphEditMs = 0;
     if (!entry) {
       const started = performance.now();
-      const loading = this.#load(modelPath, timed, (ms) => {
+      const loading = this.#load(modelPath, edits, (ms) => {
         graphEditMs = ms;
       });
       entry = { loading, session: undefined, lastUsed: Date.now(), users: 0 };
@@ -137,13 +146,11 @@ export class VoiceSessions {
     }
   }
 
-  async #load(modelPath: string, timed: boolean, onGraphEdit: (ms: number) => void): Promise<VoiceSession> {
-    let source: string | Uint8Array = modelPath;
-    if (timed) {
-      const started = performance.now();
-      source = await this.#timedSource(modelPath);
-      onGraphEdit(performance.now() - started);
-    }
+  async #load(modelPath: string, edits: VoiceEdits, onGraphEdit: (ms: number) => void): Promise<VoiceSession> {
+    const started = performance.now();
+    const { source, int8 } = await this.#editedSource(modelPath, edits);
+    if (source !== modelPath) onGraphEdit(performance.now() - started);
+    const { timed } = edits;
     let model: OnnxModel;
     const optimizedCache = typeof source === 'string' ? await optimizedCacheFor(source) : undefined;
     try {
@@ -178,27 +185,37 @@ export class VoiceSessions {
       }
       durations = extra[0];
     }
-    return { model, durations };
+    return { model, durations, int8 };
   }
 
-  /** The voice with its durations as an output (a cached file, or bytes), or SynthesisError TTS_NO_WORD_TIMES. */
-  async #timedSource(modelPath: string): Promise<string | Uint8Array> {
+  /**
+   * The voice's graph with `edits` (a cached file, or bytes); SynthesisError TTS_NO_WORD_TIMES when it has no
+   * durations. A voice that cannot be quantized is used in float (`int8` false), and not tried again until its file
+   * changes.
+   */
+  async #editedSource(modelPath: string, edits: VoiceEdits): Promise<{ source: string | Uint8Array; int8: boolean }> {
+    if (!edits.timed && !edits.int8) return { source: modelPath, int8: false };
     let identity = '';
     try {
       const info = await stat(modelPath);
       identity = `${info.size}:${info.mtimeMs}`;
     } catch {
-      // timedVoiceModel reports the missing file.
+      // editedVoiceModel reports the missing file.
     }
-    if (this.#withoutDurations.get(modelPath) === identity && identity !== '') {
+    if (edits.timed && this.#withoutDurations.get(modelPath) === identity && identity !== '') {
       throw new SynthesisError(`${modelPath} cannot give word timings: its graph has no phoneme durations`, {
         code: 'TTS_NO_WORD_TIMES',
       });
     }
+    const int8 = edits.int8 && !(this.#withoutInt8.get(modelPath) === identity && identity !== '');
     try {
-      const timed = await timedVoiceModel(modelPath);
-      return 'path' in timed ? timed.path : timed.bytes;
+      const edited = await editedVoiceModel(modelPath, { timed: edits.timed, int8 });
+      return { source: 'path' in edited ? edited.path : edited.bytes, int8 };
     } catch (error) {
+      if (error instanceof QuantizeGraphError) {
+        this.#withoutInt8.set(modelPath, identity);
+        return this.#editedSource(modelPath, { timed: edits.timed, int8: false });
+      }
       if (error instanceof DurationGraphError) {
         this.#withoutDurations.set(modelPath, identity);
         throw new SynthesisError(`${modelPath} cannot give word timings: ${error.message}`, {

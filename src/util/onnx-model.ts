@@ -3,8 +3,7 @@
 // JavaScript worker thread is involved; an AbortSignal stops a run between ONNX kernels. The runtime is the library
 // shipped beside the addon (src/native.ts nativeAssets), never the system's.
 import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
-import { access, readdir, rm, stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import {
   isNativeError,
@@ -16,6 +15,7 @@ import {
   nativeAssets,
 } from '../native.js';
 import { abortReason, untilAborted } from './job.js';
+import { mayWriteIn } from './write-atomically.js';
 
 export interface OnnxModelOptions {
   /** ONNX Runtime's intra-op threads for this model's runs. */
@@ -31,10 +31,8 @@ export interface OnnxModelOptions {
  */
 export async function optimizedCacheFor(modelPath: string): Promise<string | undefined> {
   const dir = dirname(modelPath);
+  if (!(await mayWriteIn(dir))) return undefined;
   try {
-    await access(dir, constants.W_OK);
-    // A folder without a write bit is meant to be read-only even where this process could write it (root).
-    if (((await stat(dir)).mode & 0o222) === 0) return undefined;
     const info = await stat(modelPath);
     const key = createHash('sha256').update(`${info.size}:${info.mtimeMs}`).digest('hex').slice(0, 16);
     return join(dir, `.${basename(modelPath)}.opt-${key}`);

@@ -1,9 +1,27 @@
 // Files that must never be seen half-written: written beside the target under a temporary name and renamed into
 // place (atomic within one directory); on failure the temporary file is removed and the error thrown.
 import { randomBytes } from 'node:crypto';
-import { rename, rm, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, rename, rm, stat, writeFile } from 'node:fs/promises';
 
-export async function writeAtomically(path: string, content: string | Uint8Array): Promise<void> {
+/**
+ * Whether caches may be written in `dir`: it is writable and has a write bit. A folder without one is meant to be
+ * read-only even where this process could write it (root), as the test data in ../shared is.
+ */
+export async function mayWriteIn(dir: string): Promise<boolean> {
+  try {
+    await access(dir, constants.W_OK);
+    return ((await stat(dir)).mode & 0o222) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Writes `content` (or its parts, one after the other, never joined in memory) to `path`, atomically. */
+export async function writeAtomically(
+  path: string,
+  content: string | Uint8Array | readonly Uint8Array[],
+): Promise<void> {
   const temporary = `${path}.${randomBytes(4).toString('hex')}.part`;
   try {
     await writeFile(temporary, content, { flag: 'wx' });

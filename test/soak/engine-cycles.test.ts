@@ -3,15 +3,18 @@
 // never leak threads or memory. Worker threads brought two process aborts of this kind before synthesis moved into the
 // addon (Node aborting when a worker's isolate went while V8 compiled for it; onnxruntime-node's session wrapper
 // throwing out of a terminated worker). VOXMILL_ENGINE_CYCLES sets the cycles (default: 150 in CI, 1,000 with
-// VOXMILL_TEST_FULL=1, as `npm run soak` runs it).
+// VOXMILL_TEST_FULL=1, as `npm run soak` runs it). The counts (cycles, work finished and cut, RSS, threads) go to
+// test/soak/results/engine-cycles.json (git-ignored) for BENCHMARKS.md.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSpeech, decodeAudio } from '../../src/index.js';
-import { fixture, sharedAudio, sharedModel } from '../helpers/paths.js';
+import { fixture, repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js';
 import { ciScoped } from '../helpers/test-scope.js';
 
+const resultsFile = join(repoRoot, 'test', 'soak', 'results', 'engine-cycles.json');
 const CYCLES = Number(process.env.VOXMILL_ENGINE_CYCLES ?? ciScoped(1000, 150));
 const rssMb = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) / 1024;
 const threads = () => readdirSync('/proc/self/task').length;
@@ -42,8 +45,12 @@ describe('engines closed with native work in flight, under CPU load', () => {
       const speech = createSpeech(options);
       const synthesis = speech.synthesizeToBuffer({ voice: 'en_US-fixture_heavy', input: TEXT, format: 'pcm16' });
       const diarization = speech.diarize(pcm.slice(), { numSpeakers: 2 });
-      // Close at a different point of the work every cycle: before the voice loads, during a run, between sentences.
-      await new Promise((resolve) => setTimeout(resolve, index % 40));
+      // Handled now: one may fail while the cycle waits on the other.
+      for (const work of [synthesis, diarization]) work.catch(() => undefined);
+      // Close at a different point of the work every cycle: before the voice loads, during a run, between sentences;
+      // every tenth cycle after its synthesis has finished (under load nothing finishes within 40 ms).
+      if (index % 10 === 9) await synthesis.catch(() => undefined);
+      else await new Promise((resolve) => setTimeout(resolve, index % 40));
       await speech.close();
       const outcomes = await Promise.allSettled([synthesis, diarization]);
       for (const outcome of outcomes) {
@@ -62,6 +69,11 @@ describe('engines closed with native work in flight, under CPU load', () => {
     // Native runs still finishing after their engine closed are done within a moment.
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const after = { rss: rssMb(), threads: threads() };
+    mkdirSync(dirname(resultsFile), { recursive: true });
+    writeFileSync(
+      resultsFile,
+      `${JSON.stringify({ cycles: CYCLES, finished, cut: 2 * CYCLES - finished, before, rssAtTenth, after }, null, 1)}\n`,
+    );
     // Some work finishes before its close, most is cut: both paths ran.
     expect(finished).toBeGreaterThan(0);
     expect(finished).toBeLessThan(2 * CYCLES);

@@ -198,8 +198,25 @@ describe('normalizeSynthesizeOptions (spec 4.3 and section 8)', () => {
       timestamps: 'none',
       normalize: true,
       normalizeAudio: true,
+      precision: undefined,
       signal: undefined,
     });
+  });
+
+  it("accepts precision fp32|int8 (undefined: the tier's), and tts.precision per tier, naming each when wrong", () => {
+    expect(normalizeSynthesizeOptions({ ...ok, precision: 'int8' })).toMatchObject({ precision: 'int8' });
+    expect(() => normalizeSynthesizeOptions({ ...ok, precision: 'int4' })).toThrow(/^precision must be one of/);
+    expect(() => normalizeSynthesizeOptions({ ...ok, precision: 8 })).toThrow(InvalidOptionTypeError);
+    expect(resolveTtsOptions({}).precision).toEqual({ 'svc-tts-1': 'fp32', 'svc-tts-1-flash': 'int8' });
+    expect(resolveTtsOptions({ precision: { 'svc-tts-1-flash': 'fp32' } }).precision).toEqual({
+      'svc-tts-1': 'fp32',
+      'svc-tts-1-flash': 'fp32',
+    });
+    expect(() => resolveTtsOptions({ precision: { 'svc-tts-1': 'int16' } })).toThrow(
+      /^tts\.precision\.svc-tts-1 must be one of/,
+    );
+    expect(() => resolveTtsOptions({ precision: { 'tts-1': 'int8' } })).toThrow(/tts\.precision/);
+    expect(() => resolveTtsOptions({ precision: 'int8' })).toThrow(InvalidOptionTypeError);
   });
 
   it('accepts lengthScale 0.05-20, sentenceSilence 0-10 s and timestamps none|word, naming each when wrong', () => {
