@@ -215,7 +215,18 @@ std::shared_ptr<OnnxSessionCore> OnnxSessionCore::Load(const std::string& runtim
     // A cache that cannot be written (a read-only folder) only costs the next load its speed.
     if (status != nullptr) api.ReleaseStatus(status);
     std::error_code ignored;
-    if (session.get() != nullptr) std::filesystem::rename(partial, cached, ignored);
+    if (session.get() != nullptr) {
+      std::error_code renamed;
+      std::filesystem::rename(partial, cached, renamed);
+      if (!renamed) {
+        // That session was optimized at the extended level only; the one that serves is the copy at every level,
+        // as every later load makes it (the same kernels, so the same output from the first load on).
+        OrtSession* extended = session.take();
+        api.ReleaseSession(extended);
+        OrtStatus* reload = api.CreateSession(env, cached.c_str(), so, session.out());
+        if (reload != nullptr) api.ReleaseStatus(reload);
+      }
+    }
     std::filesystem::remove(partial, ignored);
   }
   if (session.get() == nullptr) {

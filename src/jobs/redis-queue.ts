@@ -4,7 +4,6 @@
 // or in a shared directory), each owner's list of jobs, cancel markers and a cancel channel that reaches the worker
 // running a job, and a second queue that delivers signed callbacks with retries.
 import { EventEmitter } from 'node:events';
-import { createRequire } from 'node:module';
 import { setTimeout as delay } from 'node:timers/promises';
 import type * as BullMQ from 'bullmq';
 import type { Job, JobState, Queue, QueueEvents, Worker } from 'bullmq';
@@ -13,6 +12,7 @@ import type { Redis, RedisOptions } from 'ioredis';
 import { ClosedError, JobNotFoundError, JobStoreError, QueueFullError, VoxmillError } from '../errors.js';
 import type { Transcription } from '../stt/types.js';
 import { settlesWithin } from '../util/job.js';
+import { lazyModule } from '../util/lazy-module.js';
 import { type AudioStore, directoryAudioStore, redisAudioStore } from './audio-store.js';
 import { callbackBody, deliverCallback } from './callback.js';
 import {
@@ -40,19 +40,9 @@ import type {
   TranscriptionJobRequest,
 } from './types.js';
 
-// BullMQ and ioredis load when a queue on Redis is made, not with the library: they take about 160 ms to import,
-// which every program using voxmill (and every `voxmill say`) would otherwise pay. Both ship CommonJS builds.
-const requireHere = createRequire(import.meta.url);
-let bullmqModule: typeof BullMQ | undefined;
-let ioredisModule: typeof IORedis | undefined;
-const bullmq = (): typeof BullMQ => {
-  bullmqModule ??= requireHere('bullmq') as typeof BullMQ;
-  return bullmqModule;
-};
-const ioredis = (): typeof IORedis => {
-  ioredisModule ??= requireHere('ioredis') as typeof IORedis;
-  return ioredisModule;
-};
+// BullMQ and ioredis load when a queue on Redis is made, not with the library (about 160 ms to import).
+const bullmq = lazyModule<typeof BullMQ>('bullmq');
+const ioredis = lazyModule<typeof IORedis>('ioredis');
 
 /** What a BullMQ job carries; the audio itself is in the audio store. */
 interface StoredJob {

@@ -1,10 +1,15 @@
 // Prometheus metrics (prom-client) of one process: its HTTP requests, its jobs, its transcriptions and models, and
 // the process itself. One registry per SpeechMetrics, never prom-client's global one, so a host's own metrics and
 // several engines in one process stay apart.
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type * as PromClient from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { SttModelStatus } from '../engine/model-registry.js';
 import type { JobQueue } from '../jobs/types.js';
 import type { TranscribedEvent } from '../speech.js';
+import { lazyModule } from '../util/lazy-module.js';
+
+// prom-client loads when metrics are made, not with the library (about 35 ms to import).
+const promClient = lazyModule<typeof PromClient>('prom-client');
 
 /** What the metrics read from an engine. */
 export interface MetricsEngine {
@@ -57,6 +62,7 @@ const RTF_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1, 1.5, 2, 5];
  * `GET /metrics`) and give them to `createSpeechHandler({ metrics })` to count its requests.
  */
 export function createSpeechMetrics(options: SpeechMetricsOptions = {}): SpeechMetrics {
+  const { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } = promClient();
   const prefix = options.prefix ?? 'voxmill_';
   if (!/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(prefix)) {
     throw new RangeError(`prefix must be a Prometheus metric name prefix ([a-zA-Z_:][a-zA-Z0-9_:]*); got "${prefix}"`);

@@ -63,7 +63,7 @@ export async function editedVoiceModel(modelPath: string, edits: VoiceEdits): Pr
   // request's failure.
   const names = await readdir(dir).catch(() => [] as string[]);
   for (const name of names) {
-    if (name.startsWith(prefix) && name !== basename(cachePath) && editedName(name, prefix)) {
+    if (name.startsWith(prefix) && name !== basename(cachePath) && (await staleEdit(join(dir, name), prefix))) {
       await rm(join(dir, name), { force: true }).catch(() => {});
       for (const copy of names.filter((other) => other.startsWith(`.${name}.opt-`))) {
         await rm(join(dir, copy), { force: true }).catch(() => {});
@@ -73,9 +73,19 @@ export async function editedVoiceModel(modelPath: string, edits: VoiceEdits): Pr
   return { path: cachePath, made: true };
 }
 
-/** `.<voice>.timed-<key>.onnx[.<tmp>.part]`, and not `.<voice>.timed-int8-...` when the prefix is `timed-`. */
-function editedName(name: string, prefix: string): boolean {
-  return /^[0-9a-f]{16}\.onnx/u.test(name.slice(prefix.length));
+/** A temporary file older than this was left by a process that stopped (another may be writing a younger one). */
+const ABANDONED_PART_MS = 10 * 60_000;
+
+/**
+ * Whether `path` (named with `prefix`) is an edit of another key to remove: a finished `.<voice>.<edits>-<key>.onnx`,
+ * or an abandoned `.part`; never `.<voice>.timed-int8-...` for the prefix `timed-`.
+ */
+async function staleEdit(path: string, prefix: string): Promise<boolean> {
+  const rest = basename(path).slice(prefix.length);
+  if (/^[0-9a-f]{16}\.onnx$/u.test(rest)) return true;
+  if (!/^[0-9a-f]{16}\.onnx\.[0-9a-f]+\.part$/u.test(rest)) return false;
+  const info = await stat(path).catch(() => undefined);
+  return info !== undefined && Date.now() - info.mtimeMs > ABANDONED_PART_MS;
 }
 
 /** The voice with its durations as an output ({@link editedVoiceModel} with only `timed`). */

@@ -223,6 +223,21 @@ export class Synthesizer {
       }
       return entry;
     };
+    // The first chunk of the job's own voice is phonemized while the voice loads (both native jobs, on libuv's pool):
+    // a cold start pays the longer of the two, not their sum.
+    const first = job.chunks[0];
+    const firstParts =
+      typeof first === 'string'
+        ? [{ text: first }]
+        : first && 'parts' in first && first.voice === undefined
+          ? first.parts
+          : undefined;
+    let early: Promise<number[][]> | undefined;
+    if (firstParts) {
+      early = this.#phonemizeParts(firstParts, job.espeakVoice, signal);
+      // Awaited with the first chunk below; should the voice fail to load first, its failure is the synthesis's.
+      early.catch(() => undefined);
+    }
     try {
       await voiceOf(job);
       const silence = Math.round(job.sentenceSilenceSeconds * job.sampleRate);
@@ -250,7 +265,8 @@ export class Synthesizer {
         const voice = other === undefined ? job : (job.voices?.[other] ?? job);
         const { session, encoder } = await voiceOf(voice);
         let started = performance.now();
-        const sentences = await this.#phonemizeParts(parts, voice.espeakVoice, signal);
+        const sentences = await (early ?? this.#phonemizeParts(parts, voice.espeakVoice, signal));
+        early = undefined;
         const encoded = sentences.map((phonemes) => encoder.encodeWithSources(phonemes));
         let timer: ChunkWordTimer | undefined;
         if (job.wordTimes) {

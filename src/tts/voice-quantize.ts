@@ -29,6 +29,10 @@ const OPSET_DOMAIN = 1;
 const OPSET_VERSION = 2;
 const GRAPH_NODE = 1;
 const GRAPH_INITIALIZER = 5;
+const GRAPH_INPUT = 11;
+const GRAPH_OUTPUT = 12;
+const GRAPH_VALUE_INFO = 13;
+const VALUE_INFO_NAME = 1;
 const NODE_INPUT = 1;
 const NODE_OUTPUT = 2;
 const NODE_NAME = 3;
@@ -107,18 +111,30 @@ export async function quantizeConvWeights(model: Uint8Array): Promise<QuantizedV
   }
   if (!graph) throw new QuantizeGraphError('the ONNX model has no graph');
   if (opset < MIN_OPSET) throw new QuantizeGraphError(`the model's opset is ${opset}; int8 needs 11 or later`);
-  const { nodes, initializers, fields } = readGraph(model, graph);
+  const { nodes, initializers, fields, graphEnds, names } = readGraph(model, graph);
 
+  // Who reads a tensor: nodes, and the graph's own inputs and outputs (an exporter may list its initializers as
+  // inputs, which a caller could then feed: such a weight is neither quantized nor removed).
   const uses = new Map<string, number>();
   for (const node of nodes) for (const input of node.inputs) uses.set(input, (uses.get(input) ?? 0) + 1);
+  for (const name of graphEnds) uses.set(name, (uses.get(name) ?? 0) + 1);
   // A subgraph (If, Loop) may read an initializer by name from outside: then no initializer is removed.
   const mayRemove = !nodes.some((node) => node.hasSubgraph);
-  const targets = nodes.filter((node) => quantizable(node, initializers));
+  const targets = nodes.filter(
+    (node) => quantizable(node, initializers) && !node.inputs.slice(1).some((name) => graphEnds.has(name)),
+  );
   if (targets.length === 0) throw new QuantizeGraphError('the model has no Conv with float weights to quantize');
+  // Every tensor and node this adds gets a name the graph does not have yet.
+  const fresh = (wanted: string): string => {
+    let name = wanted;
+    for (let n = 1; names.has(name); n++) name = `${wanted}_${n}`;
+    names.add(name);
+    return name;
+  };
 
   const added: Uint8Array[] = [];
   const replaced = new Map<ProtobufField, Uint8Array[]>();
-  const quantizedInputs = new Set<string>();
+  const quantizedInputs = new Map<string, { input: string; scale: string; zeroPoint: string }>();
   const quantizedWeights = new Map<string, { weight: string; scale: string; zeroPoint: string }>();
   const convUses = new Map<string, number>();
   let floatBytes = 0;
@@ -126,9 +142,18 @@ export async function quantizeConvWeights(model: Uint8Array): Promise<QuantizedV
     const [x, w, b] = node.inputs as [string, string, string | undefined];
     const tag = `voxmill_int8/${index}`;
     const out: Uint8Array[] = [];
-    if (!quantizedInputs.has(x)) {
-      quantizedInputs.add(x);
-      out.push(nodeBytes(`${tag}/quantize_input`, 'DynamicQuantizeLinear', [x], [`${x}_q8`, `${x}_q8s`, `${x}_q8z`]));
+    let input = quantizedInputs.get(x);
+    if (!input) {
+      input = { input: fresh(`${x}_q8`), scale: fresh(`${x}_q8s`), zeroPoint: fresh(`${x}_q8z`) };
+      quantizedInputs.set(x, input);
+      out.push(
+        nodeBytes(
+          fresh(`${tag}/quantize_input`),
+          'DynamicQuantizeLinear',
+          [x],
+          [input.input, input.scale, input.zeroPoint],
+        ),
+      );
     }
     let weight = quantizedWeights.get(w);
     if (!weight) {
@@ -136,7 +161,7 @@ export async function quantizeConvWeights(model: Uint8Array): Promise<QuantizedV
       const values = floatsOf(model, init);
       floatBytes += values.length * 4;
       const { quantized, scale, zeroPoint } = quantizeTensor(values);
-      weight = { weight: `${w}_q8`, scale: `${w}_q8s`, zeroPoint: `${w}_q8z` };
+      weight = { weight: fresh(`${w}_q8`), scale: fresh(`${w}_q8s`), zeroPoint: fresh(`${w}_q8z`) };
       added.push(
         tensorBytes(weight.weight, UINT8, init.dims, quantized),
         tensorBytes(weight.scale, FLOAT, [], new Uint8Array(Float32Array.of(scale).buffer)),
@@ -148,26 +173,26 @@ export async function quantizeConvWeights(model: Uint8Array): Promise<QuantizedV
     }
     convUses.set(w, (convUses.get(w) ?? 0) + 1);
     const output = node.outputs[0] as string;
-    const integer = `${tag}/int32`;
-    const asFloat = `${tag}/float`;
-    const scale = `${tag}/scale`;
-    const scaled = b ? `${tag}/scaled` : output;
+    const integer = fresh(`${tag}/int32`);
+    const asFloat = fresh(`${tag}/float`);
+    const scale = fresh(`${tag}/scale`);
+    const scaled = b ? fresh(`${tag}/scaled`) : output;
     out.push(
       nodeBytes(
-        `${tag}/conv`,
+        fresh(`${tag}/conv`),
         'ConvInteger',
-        [`${x}_q8`, weight.weight, `${x}_q8z`, weight.zeroPoint],
+        [input.input, weight.weight, input.zeroPoint, weight.zeroPoint],
         [integer],
         node.attributes,
       ),
-      nodeBytes(`${tag}/cast`, 'Cast', [integer], [asFloat], [intAttribute('to', FLOAT)]),
-      nodeBytes(`${tag}/scales`, 'Mul', [`${x}_q8s`, weight.scale], [scale]),
-      nodeBytes(`${tag}/rescale`, 'Mul', [asFloat, scale], [scaled]),
+      nodeBytes(fresh(`${tag}/cast`), 'Cast', [integer], [asFloat], [intAttribute('to', FLOAT)]),
+      nodeBytes(fresh(`${tag}/scales`), 'Mul', [input.scale, weight.scale], [scale]),
+      nodeBytes(fresh(`${tag}/rescale`), 'Mul', [asFloat, scale], [scaled]),
     );
     if (b) {
       // Conv adds its bias per output channel; a plain Add needs it shaped [channels, 1, ...] to broadcast.
       const bias = initializers.get(b) as Initializer;
-      const reshaped = `${tag}/bias`;
+      const reshaped = fresh(`${tag}/bias`);
       const floats = floatsOf(model, bias);
       const dims = [
         floats.length,
@@ -176,7 +201,7 @@ export async function quantizeConvWeights(model: Uint8Array): Promise<QuantizedV
       added.push(
         tensorBytes(reshaped, FLOAT, dims, new Uint8Array(floats.buffer, floats.byteOffset, floats.byteLength)),
       );
-      out.push(nodeBytes(`${tag}/bias_add`, 'Add', [scaled, reshaped], [output]));
+      out.push(nodeBytes(fresh(`${tag}/bias_add`), 'Add', [scaled, reshaped], [output]));
       convUses.set(b, (convUses.get(b) ?? 0) + 1);
     }
     replaced.set(node.field, out);
@@ -223,24 +248,42 @@ export function quantizeTensor(values: Float32Array): { quantized: Uint8Array; s
   return { quantized, scale: Math.fround(scale), zeroPoint };
 }
 
+/** The graph's nodes, initializers, fields in order, input and output names, and every name a tensor or node has. */
 function readGraph(model: Uint8Array, graph: ProtobufField) {
   const nodes: Node[] = [];
   const initializers = new Map<string, Initializer>();
   const fields: ProtobufField[] = [];
+  const graphEnds = new Set<string>();
+  const names = new Set<string>();
   try {
     for (const field of fieldsOf(model, graph.valueStart, graph.end)) {
       fields.push(field);
-      if (field.field === GRAPH_NODE) nodes.push(nodeOf(model, field));
-      else if (field.field === GRAPH_INITIALIZER) {
+      if (field.field === GRAPH_NODE) {
+        const node = nodeOf(model, field);
+        nodes.push(node);
+        for (const name of [node.name, ...node.inputs, ...node.outputs]) names.add(name);
+      } else if (field.field === GRAPH_INITIALIZER) {
         const init = initializerOf(model, field);
         initializers.set(init.name, init.initializer);
+        names.add(init.name);
+      } else if (field.field === GRAPH_INPUT || field.field === GRAPH_OUTPUT || field.field === GRAPH_VALUE_INFO) {
+        const name = valueInfoName(model, field);
+        names.add(name);
+        if (field.field !== GRAPH_VALUE_INFO) graphEnds.add(name);
       }
     }
   } catch (error) {
     if (error instanceof ProtobufError) throw new QuantizeGraphError(`malformed ONNX graph: ${error.message}`);
     throw error;
   }
-  return { nodes, initializers, fields };
+  return { nodes, initializers, fields, graphEnds, names };
+}
+
+function valueInfoName(model: Uint8Array, field: ProtobufField): string {
+  for (const part of fieldsOf(model, field.valueStart, field.end)) {
+    if (part.field === VALUE_INFO_NAME) return stringOf(model, part);
+  }
+  return '';
 }
 
 function quantizable(node: Node, initializers: ReadonlyMap<string, Initializer>): boolean {

@@ -2,7 +2,7 @@
 // word timings, the int8 one for `precision: 'int8'`: edited-voice.ts), loaded on first use, shared by every
 // synthesis of that voice, and released after `sessionIdleMs` without use. Loading and inference are native jobs (src/util/onnx-model.ts): nothing here blocks
 // the event loop.
-import { stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { SynthesisError } from '../errors.js';
 import {
   OnnxFailure,
@@ -148,22 +148,20 @@ export class VoiceSessions {
 
   async #load(modelPath: string, edits: VoiceEdits, onGraphEdit: (ms: number) => void): Promise<VoiceSession> {
     const started = performance.now();
-    const { source, int8 } = await this.#editedSource(modelPath, edits);
+    let { source, int8 } = await this.#editedSource(modelPath, edits);
     if (source !== modelPath) onGraphEdit(performance.now() - started);
     const { timed } = edits;
     let model: OnnxModel;
-    const optimizedCache = typeof source === 'string' ? await optimizedCacheFor(source) : undefined;
     try {
-      model = await OnnxModel.load(source, {
-        intraOpThreads: this.#options.intraOpThreads,
-        memoryArena: this.#options.memoryArena,
-        name: modelPath,
-        ...(optimizedCache ? { optimizedCache } : {}),
-      });
-      if (optimizedCache) void removeStaleOptimizedCopies(source as string, optimizedCache);
+      model = await this.#loadModel(source, modelPath);
     } catch (error) {
-      const message = error instanceof OnnxFailure ? error.message : (error as Error).message;
-      throw new SynthesisError(`cannot load voice model ${modelPath}: ${message}`, { code: 'MODEL_LOAD_FAILED' });
+      // A cached edit that does not load (torn, or made by an older edit with a bug) is removed; an int8 graph ONNX
+      // Runtime refuses leaves the voice in float, any other edit is made again, once.
+      if (typeof source !== 'string' || source === modelPath) throw error;
+      await rm(source, { force: true }).catch(() => {});
+      if (int8) this.#withoutInt8.set(modelPath, await fileIdentity(modelPath));
+      ({ source, int8 } = await this.#editedSource(modelPath, { timed, int8: false }));
+      model = await this.#loadModel(source, modelPath);
     }
     for (const name of ['input', 'input_lengths', 'scales']) {
       if (!model.hasInput(name)) {
@@ -188,6 +186,23 @@ export class VoiceSessions {
     return { model, durations, int8 };
   }
 
+  async #loadModel(source: string | Uint8Array, modelPath: string): Promise<OnnxModel> {
+    const optimizedCache = typeof source === 'string' ? await optimizedCacheFor(source) : undefined;
+    try {
+      const model = await OnnxModel.load(source, {
+        intraOpThreads: this.#options.intraOpThreads,
+        memoryArena: this.#options.memoryArena,
+        name: modelPath,
+        ...(optimizedCache ? { optimizedCache } : {}),
+      });
+      if (optimizedCache) void removeStaleOptimizedCopies(source as string, optimizedCache);
+      return model;
+    } catch (error) {
+      const message = error instanceof OnnxFailure ? error.message : (error as Error).message;
+      throw new SynthesisError(`cannot load voice model ${modelPath}: ${message}`, { code: 'MODEL_LOAD_FAILED' });
+    }
+  }
+
   /**
    * The voice's graph with `edits` (a cached file, or bytes); SynthesisError TTS_NO_WORD_TIMES when it has no
    * durations. A voice that cannot be quantized is used in float (`int8` false), and not tried again until its file
@@ -195,13 +210,7 @@ export class VoiceSessions {
    */
   async #editedSource(modelPath: string, edits: VoiceEdits): Promise<{ source: string | Uint8Array; int8: boolean }> {
     if (!edits.timed && !edits.int8) return { source: modelPath, int8: false };
-    let identity = '';
-    try {
-      const info = await stat(modelPath);
-      identity = `${info.size}:${info.mtimeMs}`;
-    } catch {
-      // editedVoiceModel reports the missing file.
-    }
+    const identity = await fileIdentity(modelPath);
     if (edits.timed && this.#withoutDurations.get(modelPath) === identity && identity !== '') {
       throw new SynthesisError(`${modelPath} cannot give word timings: its graph has no phoneme durations`, {
         code: 'TTS_NO_WORD_TIMES',
@@ -226,5 +235,15 @@ export class VoiceSessions {
         code: 'MODEL_LOAD_FAILED',
       });
     }
+  }
+}
+
+/** A voice file's size and time ('' when it cannot be read: the load then says why). */
+async function fileIdentity(path: string): Promise<string> {
+  try {
+    const info = await stat(path);
+    return `${info.size}:${info.mtimeMs}`;
+  } catch {
+    return '';
   }
 }

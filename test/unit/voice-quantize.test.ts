@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import * as ort from 'onnxruntime-node';
 import { describe, expect, it } from 'vitest';
 import { QuantizeGraphError, quantizeConvWeights, quantizeTensor } from '../../src/tts/voice-quantize.js';
-import { lengthField, varintField } from '../../src/util/protobuf-fields.js';
+import { fieldsOf, lengthField, stringOf, varintField } from '../../src/util/protobuf-fields.js';
 import { fixture } from '../helpers/paths.js';
 
 const FLOAT = 1;
@@ -59,8 +59,9 @@ function values(count: number, seed: number): Float32Array {
  * x [1, 8, T] -> Conv(k3, pad 1, bias) -> a; x -> Conv(k1, no bias) -> b; a -> Conv(group 4, k3, dilation 2,
  * pad 2, bias) -> c; output a + b + c [1, 8, T]. Two Convs read x; one is grouped.
  */
-function convModel(opset = 17): Buffer {
+function convModel(opset = 17, extra: Buffer[] = []): Buffer {
   const graph = Buffer.concat([
+    ...extra,
     lengthField(1, node('Conv', ['x', 'w1', 'b1'], ['a'], [ints('kernel_shape', [3]), ints('pads', [1, 1])])),
     lengthField(1, node('Conv', ['x', 'w2'], ['b'], [ints('kernel_shape', [1])])),
     lengthField(
@@ -97,9 +98,22 @@ async function run(model: Uint8Array, input: Float32Array): Promise<Float32Array
   }
 }
 
-function opTypes(model: Uint8Array): string[] {
-  const text = Buffer.from(model).toString('latin1');
-  return ['ConvInteger', 'DynamicQuantizeLinear', 'Conv\u0012'].filter((op) => text.includes(op));
+/** The graph's node op types (counted) and initializer names. */
+function graphOf(model: Uint8Array): { ops: Record<string, number>; initializers: string[]; outputs: string[] } {
+  const ops: Record<string, number> = {};
+  const initializers: string[] = [];
+  const outputs: string[] = [];
+  const graph = [...fieldsOf(model)].find((f) => f.field === 7);
+  if (!graph) throw new Error('no graph');
+  for (const field of fieldsOf(model, graph.valueStart, graph.end)) {
+    if (field.field !== 1 && field.field !== 5) continue;
+    for (const part of fieldsOf(model, field.valueStart, field.end)) {
+      if (field.field === 1 && part.field === 4) ops[stringOf(model, part)] = (ops[stringOf(model, part)] ?? 0) + 1;
+      if (field.field === 1 && part.field === 2) outputs.push(stringOf(model, part));
+      if (field.field === 5 && part.field === 8) initializers.push(stringOf(model, part));
+    }
+  }
+  return { ops, initializers, outputs };
 }
 
 describe('quantizeTensor', () => {
@@ -125,9 +139,17 @@ describe('quantizeConvWeights', () => {
     const quantized = Buffer.concat(parts);
     expect(convs).toBe(3);
     expect(floatBytes).toBe((192 + 64 + 48) * 4);
-    expect(opTypes(quantized)).toEqual(['ConvInteger', 'DynamicQuantizeLinear']);
+    const before = graphOf(model);
+    const after = graphOf(quantized);
+    expect(before.ops).toMatchObject({ Conv: 3 });
     // x feeds two Convs, a one: two DynamicQuantizeLinear nodes.
-    expect(Buffer.from(quantized).toString('latin1').split('DynamicQuantizeLinear').length - 1).toBe(2);
+    expect(after.ops).toMatchObject({ ConvInteger: 3, DynamicQuantizeLinear: 2, Cast: 3 });
+    expect(after.ops.Conv).toBeUndefined();
+    // The float weights and biases are gone; their uint8 forms are there.
+    for (const name of ['w1', 'b1', 'w2', 'w3', 'b3']) expect(after.initializers).not.toContain(name);
+    expect(after.initializers).toEqual(expect.arrayContaining(['w1_q8', 'w2_q8', 'w3_q8']));
+    // Each tensor has one producer.
+    expect(new Set(after.outputs).size).toBe(after.outputs.length);
     const input = values(8 * 50, 9);
     const [expected, got] = [await run(model, input), await run(quantized, input)];
     expect(got.length).toBe(expected.length);
@@ -140,6 +162,33 @@ describe('quantizeConvWeights', () => {
     // 8-bit weights and activations: a few percent of the output's range at most.
     expect(worst / peak).toBeLessThan(0.05);
     expect(worst).toBeGreaterThan(0);
+  });
+
+  it('keeps a weight another node reads, leaves a weight the graph lists as an input, and never reuses a name', async () => {
+    // w2 is also read by a Mul (kept as float beside its uint8 form); w3 is a graph input a caller may feed (its Conv
+    // stays float); a tensor already named like the quantizer's first choice (x_q8) keeps its name and its producer.
+    const model = convModel(17, [
+      lengthField(1, node('Mul', ['w2', 'w2'], ['w2_squared'])),
+      lengthField(1, node('Identity', ['x'], ['x_q8'])),
+      lengthField(11, valueInfo('w3', [8, 2, 3])),
+    ]);
+    const { parts, convs } = await quantizeConvWeights(model);
+    const quantized = Buffer.concat(parts);
+    const after = graphOf(quantized);
+    expect(convs).toBe(2);
+    expect(after.ops).toMatchObject({ Conv: 1, ConvInteger: 2 });
+    expect(after.initializers).toEqual(expect.arrayContaining(['w2', 'w3', 'b3', 'w2_q8']));
+    expect(after.initializers).not.toContain('w1');
+    expect(new Set(after.outputs).size).toBe(after.outputs.length);
+    expect(after.outputs.filter((name) => name === 'x_q8')).toHaveLength(1);
+    const input = values(8 * 20, 3);
+    const session = await ort.InferenceSession.create(quantized);
+    try {
+      const result = await session.run({ x: new ort.Tensor('float32', input, [1, 8, 20]) });
+      expect(result.y?.dims).toEqual([1, 8, 20]);
+    } finally {
+      await session.release();
+    }
   });
 
   it('refuses models it cannot quantize with QuantizeGraphError, saying why', async () => {

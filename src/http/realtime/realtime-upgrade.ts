@@ -3,12 +3,17 @@
 // then one RealtimeSession per socket, up to `realtime.maxSessions`.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type WebSocket, WebSocketServer } from 'ws';
+import type * as Ws from 'ws';
+import type { WebSocket } from 'ws';
+import { lazyModule } from '../../util/lazy-module.js';
 import { toHttpError } from '../http-error.js';
 import type { ResolvedOpenAiOptions } from '../openai/openai-options.js';
 import type { SessionDialect } from './realtime-config.js';
 import type { ResolvedRealtimeOptions } from './realtime-options.js';
 import { type RealtimeEngine, RealtimeSession } from './realtime-session.js';
+
+// ws loads when the realtime endpoint is mounted, not with the library (about 17 ms to import).
+const ws = lazyModule<typeof Ws>('ws');
 
 /** Node's `upgrade` event handler: answers the realtime path and returns true, or returns false for any other. */
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer) => boolean;
@@ -60,6 +65,7 @@ export function realtimeEndpoint(parts: RealtimeEndpointParts): RealtimeEndpoint
   let opened = 0;
   /** After closeAll(): upgrades still authenticating are turned away. */
   let closing = false;
+  const { WebSocketServer } = ws();
   const server = new WebSocketServer({
     noServer: true,
     clientTracking: false,
