@@ -24,6 +24,8 @@ const char* voxmill_espeak_clause_phonemes(const void** textptr, int textmode, i
   return GetTranslatedPhonemeString(phonememode);
 }
 
+void voxmill_espeak_begin_text(void) { InitText(0); }
+
 void voxmill_espeak_drop_wave_commands(void) {
   for (int i = wcmdq_head; i != wcmdq_tail; i = (i + 1) % N_WCMDQ) {
     if (wcmdq[i][0] == WCMD_VOICE) free((void*)wcmdq[i][2]);

@@ -64,6 +64,7 @@ std::vector<std::vector<Clause>> Phonemize(const std::string& dataDir, const std
       throw PhonemizeError("ABORTED", "phonemizing was cancelled");
     }
     std::vector<Clause> clauses;
+    voxmill_espeak_begin_text();
     // An empty text has no clause (espeak-ng would report one empty clause ending the input).
     const void* position = text.empty() ? nullptr : text.c_str();
     while (position != nullptr) {

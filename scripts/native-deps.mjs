@@ -207,9 +207,95 @@ export const ESPEAK_FIXES = [
     find: '\tchar ph_10T[20];\n',
     replace: '\tchar ph_10T[64]; /* voxmill: LookupThousands writes up to 52 bytes here */\n',
   },
+  {
+    // InterpretPhoneme's conditions look back along the clause's phoneme list until a word start (CountVowelPosition,
+    // isAfterStress, prevPh, prev2PhW), and a list whose first entry starts no word took them in front of it, into
+    // MakePhonemeList's other locals (mixed-script text read by the Vietnamese voice). Two pauses that start a word now stand before
+    // the list, so every such walk ends there.
+    file: 'src/libespeak-ng/phonemelist.c',
+    find: '\tPHONEME_LIST ph_list3[N_PHONEME_LIST];\n',
+    replace:
+      '\tPHONEME_LIST ph_list3_guarded[N_PHONEME_LIST + 2]; /* voxmill: two word-start pauses before the list */\n' +
+      '\tPHONEME_LIST *ph_list3 = ph_list3_guarded + 2;\n' +
+      '\tmemset(ph_list3_guarded, 0, 2 * sizeof(PHONEME_LIST));\n' +
+      '\tfor (int guard = 0; guard < 2; guard++) {\n' +
+      '\t\tph_list3_guarded[guard].sourceix = 1;\n' +
+      '\t\tph_list3_guarded[guard].phcode = phonPAUSE;\n' +
+      '\t\tph_list3_guarded[guard].ph = phoneme_tab[phonPAUSE];\n' +
+      '\t\tph_list3_guarded[guard].type = phoneme_tab[phonPAUSE]->type;\n' +
+      '\t}\n',
+  },
+  {
+    // An entry of that list can have no phoneme (a code past the phoneme table switched to in the middle of the
+    // clause): counting vowels back to the word's start read through its null pointer.
+    file: 'src/libespeak-ng/synthdata.c',
+    find: '\t\tif (plist->ph->type == phVOWEL)\n\t\t\tcount++;\n',
+    replace:
+      '\t\tif (plist->ph != NULL && plist->ph->type == phVOWEL) /* voxmill: an entry may have no phoneme */\n\t\t\tcount++;\n',
+  },
+  {
+    // The same entry as the phoneme a condition tests (prevPh, nextPh, ...): the condition is false.
+    file: 'src/libespeak-ng/synthdata.c',
+    find: '\t\tPHONEME_TAB *ph;\n\t\tph = plist->ph;\n',
+    replace:
+      '\t\tPHONEME_TAB *ph;\n\t\tph = plist->ph;\n\t\tif (ph == NULL) return false; /* voxmill: an entry may have no phoneme */\n',
+  },
+  {
+    // Those walks also run over the finished list (phoneme_list, from its second entry, when the phonemes are
+    // written out): counting vowels back to a word start went in front of the array.
+    file: 'src/libespeak-ng/synthdata.c',
+    find: '\t\tif (plist->sourceix != 0)\n\t\t\tbreak;\n\t\tplist--;\n',
+    replace:
+      '\t\tif (plist->sourceix != 0 || plist == phoneme_list) /* voxmill: not before the list */\n\t\t\tbreak;\n\t\tplist--;\n',
+  },
+  {
+    file: 'src/libespeak-ng/synthdata.c',
+    find: '\t\t\t\tdo {\n\t\t\t\t\tplist--;\n',
+    replace:
+      '\t\t\t\tdo {\n\t\t\t\t\tif (plist == phoneme_list) return false; /* voxmill: not before the list */\n\t\t\t\t\tplist--;\n',
+  },
+  {
+    file: 'src/libespeak-ng/synthdata.c',
+    find: '\t\t\tif ((plist[0].sourceix) || (plist[-1].sourceix))\n\t\t\t\treturn false;\n\t\t\tplist -= 2;\n',
+    replace:
+      '\t\t\tif ((plist[0].sourceix) || (plist[-1].sourceix) || plist == phoneme_list + 1) /* voxmill: not before the list */\n' +
+      '\t\t\t\treturn false;\n\t\t\tplist -= 2;\n',
+  },
+  {
+    // A rule's context that counts syllables or looks for vowels walks the word to its space, and from past the
+    // clause's last word it walked on through the zeros after it and off the end of the clause's buffer (read past
+    // TranslateClause's sbuf, Spanish text with an "etc"). Each such walk stops at the end of the text too.
+    file: 'src/libespeak-ng/dictionary.c',
+    find: '\t\t\t\t\twhile (letter_w != RULE_SPACE) {\n' + '\t\t\t\t\t\tif ((vowel == 0)',
+    replace:
+      '\t\t\t\t\twhile (letter_w != RULE_SPACE && letter_w != 0) { /* voxmill: not past the clause */\n' +
+      '\t\t\t\t\t\tif ((vowel == 0)',
+  },
+  {
+    file: 'src/libespeak-ng/dictionary.c',
+    find:
+      '\t\t\t\t\twhile (letter_w != RULE_SPACE) {\n' +
+      '\t\t\t\t\t\tif (IsLetter(tr, letter_w, LETTERGP_VOWEL2)) {\n\t\t\t\t\t\t\tfailed = 1;\n\t\t\t\t\t\t\tbreak;\n\t\t\t\t\t\t}\n' +
+      '\t\t\t\t\t\tp += utf8_in(',
+    replace:
+      '\t\t\t\t\twhile (letter_w != RULE_SPACE && letter_w != 0) { /* voxmill: not past the clause */\n' +
+      '\t\t\t\t\t\tif (IsLetter(tr, letter_w, LETTERGP_VOWEL2)) {\n\t\t\t\t\t\t\tfailed = 1;\n\t\t\t\t\t\t\tbreak;\n\t\t\t\t\t\t}\n' +
+      '\t\t\t\t\t\tp += utf8_in(',
+  },
+  {
+    file: 'src/libespeak-ng/dictionary.c',
+    find:
+      '\t\t\t\t\twhile (letter_w != RULE_SPACE) {\n' +
+      '\t\t\t\t\t\tif (IsLetter(tr, letter_w, LETTERGP_VOWEL2)) {\n\t\t\t\t\t\t\tfailed = 1;\n\t\t\t\t\t\t\tbreak;\n\t\t\t\t\t\t}\n' +
+      '\t\t\t\t\t\tp -= utf8_in2(',
+    replace:
+      '\t\t\t\t\twhile (letter_w != RULE_SPACE && letter_w != 0) { /* voxmill: not past the clause */\n' +
+      '\t\t\t\t\t\tif (IsLetter(tr, letter_w, LETTERGP_VOWEL2)) {\n\t\t\t\t\t\t\tfailed = 1;\n\t\t\t\t\t\t\tbreak;\n\t\t\t\t\t\t}\n' +
+      '\t\t\t\t\t\tp -= utf8_in2(',
+  },
 ];
 /** Bumped with every change to ESPEAK_FIXES, so a cached tree with older fixes is unpacked again. */
-const ESPEAK_FIXES_VERSION = 1;
+const ESPEAK_FIXES_VERSION = 5;
 
 /** The unpacked espeak-ng tree with ESPEAK_FIXES applied. */
 async function fixedEspeak() {
