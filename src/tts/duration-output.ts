@@ -4,6 +4,20 @@
 // tensor to the graph's outputs, in memory, by appending one ValueInfoProto to the GraphProto: the weights are
 // skipped by their length, never decoded. src/tts/edited-voice.ts caches the edited model beside the voice.
 import {
+  FLOAT,
+  GRAPH_NODE,
+  GRAPH_OUTPUT,
+  MODEL_GRAPH,
+  NODE_INPUT,
+  NODE_OP_TYPE,
+  NODE_OUTPUT,
+  TENSOR_ELEM_TYPE,
+  TYPE_TENSOR,
+  VALUE_INFO_NAME,
+  VALUE_INFO_TYPE,
+  valueInfoName,
+} from '../util/onnx-fields.js';
+import {
   fieldsOf,
   lengthField,
   ProtobufError,
@@ -11,19 +25,6 @@ import {
   stringOf,
   varintField,
 } from '../util/protobuf-fields.js';
-
-// Field numbers of onnx.proto (ModelProto, GraphProto, NodeProto, ValueInfoProto, TypeProto, TypeProto.Tensor).
-const MODEL_GRAPH = 7;
-const GRAPH_NODE = 1;
-const GRAPH_OUTPUT = 12;
-const NODE_INPUT = 1;
-const NODE_OUTPUT = 2;
-const NODE_OP_TYPE = 4;
-const VALUE_INFO_NAME = 1;
-const VALUE_INFO_TYPE = 2;
-const TYPE_TENSOR = 1;
-const TENSOR_ELEM_TYPE = 1;
-const FLOAT = 1;
 
 /** Bumped when the edit changes, so caches made by an older edit are made again. */
 export const DURATION_EDIT_VERSION = 1;
@@ -91,13 +92,6 @@ function nodeOf(model: Uint8Array, node: ProtobufField): GraphNode {
     else if (field.field === NODE_OP_TYPE) result.opType = stringOf(model, field);
   }
   return result;
-}
-
-function valueInfoName(model: Uint8Array, info: ProtobufField): string {
-  for (const field of fieldsOf(model, info.valueStart, info.end)) {
-    if (field.field === VALUE_INFO_NAME) return stringOf(model, field);
-  }
-  return '';
 }
 
 /** The output of the Ceil node that a CumSum reads: Piper's w_ceil. */

@@ -12,48 +12,48 @@
 // (src/util/protobuf-fields.ts); only the Conv weights are decoded. Work yields to the event loop between tensors.
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import {
-  encodeVarint,
+  ATTRIBUTE_G,
+  ATTRIBUTE_GRAPHS,
+  ATTRIBUTE_I,
+  ATTRIBUTE_NAME,
+  ATTRIBUTE_TYPE,
+  ATTRIBUTE_TYPE_INT,
+  FLOAT,
+  GRAPH_INITIALIZER,
+  GRAPH_INPUT,
+  GRAPH_NODE,
+  GRAPH_OUTPUT,
+  GRAPH_VALUE_INFO,
+  MODEL_GRAPH,
+  MODEL_OPSET_IMPORT,
+  NODE_ATTRIBUTE,
+  NODE_DOMAIN,
+  NODE_INPUT,
+  NODE_NAME,
+  NODE_OP_TYPE,
+  NODE_OUTPUT,
+  OPSET_DOMAIN,
+  OPSET_VERSION,
+  TENSOR_DATA_LOCATION,
+  TENSOR_DATA_TYPE,
+  TENSOR_DIMS,
+  TENSOR_EXTERNAL_DATA,
+  TENSOR_FLOAT_DATA,
+  TENSOR_NAME,
+  TENSOR_RAW_DATA,
+  UINT8,
+  valueInfoName,
+} from '../util/onnx-fields.js';
+import {
   fieldsOf,
   lengthField,
+  lengthHeader,
   ProtobufError,
   type ProtobufField,
+  packedVarints,
   stringOf,
   varintField,
-  WireType,
 } from '../util/protobuf-fields.js';
-
-// Field numbers of onnx.proto.
-const MODEL_GRAPH = 7;
-const MODEL_OPSET_IMPORT = 8;
-const OPSET_DOMAIN = 1;
-const OPSET_VERSION = 2;
-const GRAPH_NODE = 1;
-const GRAPH_INITIALIZER = 5;
-const GRAPH_INPUT = 11;
-const GRAPH_OUTPUT = 12;
-const GRAPH_VALUE_INFO = 13;
-const VALUE_INFO_NAME = 1;
-const NODE_INPUT = 1;
-const NODE_OUTPUT = 2;
-const NODE_NAME = 3;
-const NODE_OP_TYPE = 4;
-const NODE_ATTRIBUTE = 5;
-const NODE_DOMAIN = 7;
-const ATTRIBUTE_NAME = 1;
-const ATTRIBUTE_I = 3;
-const ATTRIBUTE_G = 6;
-const ATTRIBUTE_GRAPHS = 11;
-const ATTRIBUTE_TYPE = 20;
-const ATTRIBUTE_TYPE_INT = 2;
-const TENSOR_DIMS = 1;
-const TENSOR_DATA_TYPE = 2;
-const TENSOR_FLOAT_DATA = 4;
-const TENSOR_NAME = 8;
-const TENSOR_RAW_DATA = 9;
-const TENSOR_EXTERNAL_DATA = 13;
-const TENSOR_DATA_LOCATION = 14;
-const FLOAT = 1;
-const UINT8 = 2;
 
 /** Bumped when the edit changes, so caches made by an older edit are made again. */
 export const QUANTIZE_EDIT_VERSION = 1;
@@ -208,13 +208,17 @@ export async function quantizeConvWeights(model: Uint8Array): Promise<QuantizedV
   }
 
   // Float weights and biases no node reads any more leave the model.
-  const removable = new Set<string>();
-  if (mayRemove) for (const [name, count] of convUses) if (uses.get(name) === count) removable.add(name);
+  const removable = new Set<ProtobufField>();
+  if (mayRemove) {
+    for (const [name, count] of convUses) {
+      if (uses.get(name) === count) removable.add((initializers.get(name) as Initializer).field);
+    }
+  }
   const graphParts: Uint8Array[] = [];
   for (const field of fields) {
     const replacement = replaced.get(field);
     if (replacement) graphParts.push(...replacement.map((node) => lengthField(GRAPH_NODE, node)));
-    else if (field.field === GRAPH_INITIALIZER && removable.has(initializerName(model, field))) continue;
+    else if (removable.has(field)) continue;
     else graphParts.push(model.subarray(field.keyStart, field.end));
   }
   for (const tensor of added) graphParts.push(lengthField(GRAPH_INITIALIZER, tensor));
@@ -279,13 +283,6 @@ function readGraph(model: Uint8Array, graph: ProtobufField) {
   return { nodes, initializers, fields, graphEnds, names };
 }
 
-function valueInfoName(model: Uint8Array, field: ProtobufField): string {
-  for (const part of fieldsOf(model, field.valueStart, field.end)) {
-    if (part.field === VALUE_INFO_NAME) return stringOf(model, part);
-  }
-  return '';
-}
-
 function quantizable(node: Node, initializers: ReadonlyMap<string, Initializer>): boolean {
   if (node.opType !== 'Conv' || (node.domain !== '' && node.domain !== 'ai.onnx')) return false;
   if (node.inputs.length < 2 || node.inputs.length > 3 || node.outputs.length !== 1) return false;
@@ -345,29 +342,6 @@ function initializerOf(model: Uint8Array, field: ProtobufField): { name: string;
   return { name, initializer };
 }
 
-function initializerName(model: Uint8Array, field: ProtobufField): string {
-  for (const part of fieldsOf(model, field.valueStart, field.end))
-    if (part.field === TENSOR_NAME) return stringOf(model, part);
-  return '';
-}
-
-function* packedVarints(model: Uint8Array, field: ProtobufField): Generator<number> {
-  // A packed run of varints is a message of field-less varints; read them with a key-less loop.
-  let offset = field.valueStart;
-  while (offset < field.end) {
-    let value = 0;
-    let scale = 1;
-    for (;;) {
-      const byte = model[offset++] as number;
-      value += (byte & 0x7f) * scale;
-      if (byte < 0x80) break;
-      scale *= 128;
-      if (offset >= field.end) throw new ProtobufError('truncated packed varint');
-    }
-    yield value;
-  }
-}
-
 /** A float tensor's values, copied to aligned memory (the model's bytes may sit at any offset). */
 function floatsOf(model: Uint8Array, init: Initializer): Float32Array {
   const total = init.data.reduce((sum, part) => sum + (part.end - part.valueStart), 0);
@@ -420,9 +394,4 @@ function tensorBytes(name: string, dataType: number, dims: readonly number[], da
     lengthField(TENSOR_NAME, name),
     lengthField(TENSOR_RAW_DATA, data),
   ]);
-}
-
-/** A length-delimited field's key and length, for a value written after it in parts. */
-function lengthHeader(field: number, length: number): Uint8Array {
-  return Buffer.concat([encodeVarint(field * 8 + WireType.length), encodeVarint(length)]);
 }

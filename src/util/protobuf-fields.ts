@@ -98,3 +98,18 @@ export function lengthField(field: number, value: string | Uint8Array): Buffer {
   const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
   return Buffer.concat([encodeVarint(field * 8 + WireType.length), encodeVarint(bytes.length), bytes]);
 }
+
+/** The values of a packed repeated varint field (a run of varints with no keys). */
+export function* packedVarints(bytes: Uint8Array, field: ProtobufField): Generator<number> {
+  let offset = field.valueStart;
+  while (offset < field.end) {
+    const [value, next] = readVarint(bytes, offset, field.end);
+    yield value;
+    offset = next;
+  }
+}
+
+/** A length-delimited field's key and length, for a value written after it in parts. */
+export function lengthHeader(field: number, length: number): Buffer {
+  return Buffer.concat([encodeVarint(field * 8 + WireType.length), encodeVarint(length)]);
+}
