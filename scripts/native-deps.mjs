@@ -77,6 +77,25 @@ export const PINNED = {
     sha256: 'd2a886bae3547a15c52801cb37e415230834a7ee7f9a57352b98d60454d97cea',
     licence: 'GPL-3.0-or-later (espeak-ng)',
   },
+  // FFmpeg and the encoders' libraries, built into static libraries by scripts/static-ffmpeg.mjs.
+  ffmpegSource: {
+    file: 'ffmpeg_5.1.9.orig.tar.xz',
+    url: () => `${debianMirror}/pool/main/f/ffmpeg/ffmpeg_5.1.9.orig.tar.xz`,
+    sha256: 'd9b593bb2ba93d4b50f74177e0cdcd41747e708596367deed0c30348a71dd176',
+    licence: 'LGPL-2.1-or-later (FFmpeg, as configured: no GPL or nonfree parts)',
+  },
+  lameSource: {
+    file: 'lame_3.100.orig.tar.gz',
+    url: () => `${debianMirror}/pool/main/l/lame/lame_3.100.orig.tar.gz`,
+    sha256: 'ddfe36cab873794038ae2c1210557ad34857a4b6bdc515785d1da9e175b1da1e',
+    licence: 'LGPL-2.0-or-later (LAME)',
+  },
+  opusSource: {
+    file: 'opus_1.3.1.orig.tar.gz',
+    url: () => `${debianMirror}/pool/main/o/opus/opus_1.3.1.orig.tar.gz`,
+    sha256: '65b58e1e25b2a114157014736a3d9dfeaad8d41be1c8179866f144a2fb44ff9d',
+    licence: 'BSD-3-Clause (Opus)',
+  },
   espeakData: {
     file: 'piper-phonemize-1.4.11.tgz',
     npm: 'piper-phonemize@1.4.11',
@@ -85,7 +104,7 @@ export const PINNED = {
   },
 };
 
-function cacheDir() {
+export function cacheDir() {
   return resolve(process.env.VOXMILL_DEPS_CACHE || join(homedir(), '.cache', 'voxmill', 'native-deps'));
 }
 
@@ -129,7 +148,7 @@ function download(url, path, redirects = 5) {
 }
 
 /** The pinned file in the cache, fetched and checked when missing. */
-async function fetched(dep) {
+export async function fetched(dep) {
   const dir = join(cacheDir(), 'files');
   mkdirSync(dir, { recursive: true });
   const path = join(dir, dep.file);
@@ -160,7 +179,7 @@ async function fetched(dep) {
 }
 
 /** Unpacks `archive` (tar, tar.gz, tar.xz or a .deb: cmake's libarchive reads them all) into a fresh `into`. */
-function unpack(archive, into) {
+export function unpack(archive, into) {
   mkdirSync(into, { recursive: true });
   const result = spawnSync('cmake', ['-E', 'tar', 'xf', archive], { cwd: into, encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`cannot unpack ${archive}: ${(result.stderr || '').trim()}`);
@@ -293,9 +312,131 @@ export const ESPEAK_FIXES = [
       '\t\t\t\t\t\tif (IsLetter(tr, letter_w, LETTERGP_VOWEL2)) {\n\t\t\t\t\t\t\tfailed = 1;\n\t\t\t\t\t\t\tbreak;\n\t\t\t\t\t\t}\n' +
       '\t\t\t\t\t\tp -= utf8_in2(',
   },
+  {
+    // A long number is split into three-digit words in number_buf (150 bytes), written while under its last 20 bytes;
+    // a step writes up to six, and then 16 bytes of the text after the number and a terminator follow: up to two bytes
+    // past its end. 24 more bytes hold them; the two loops keep their old limit.
+    file: 'src/libespeak-ng/translate.c',
+    find: '\t\tchar number_buf[150];\n',
+    replace: '\t\tchar number_buf[150 + 24]; /* voxmill: the split number and 17 more bytes fit */\n',
+  },
+  {
+    file: 'src/libespeak-ng/translate.c',
+    find: '\t\t\twhile (pn < &number_buf[sizeof(number_buf)-20]) {\n\t\t\t\tif (iswdigit(*pw))',
+    replace: '\t\t\twhile (pn < &number_buf[150-20]) {\n\t\t\t\tif (iswdigit(*pw))',
+  },
+  {
+    file: 'src/libespeak-ng/translate.c',
+    find: '\t\t\twhile (pn < &number_buf[sizeof(number_buf)-20]) {\n\t\t\t\tif (!IsDigit09(',
+    replace: '\t\t\twhile (pn < &number_buf[150-20]) {\n\t\t\t\tif (!IsDigit09(',
+  },
+  {
+    // Each part is then translated up to its space; when the 16 bytes copied after the number have none, the search
+    // went on past their terminator to the end of number_buf (found by scripts/fuzz.sh: a long number among Hebrew
+    // letters, read by the French voice). It stops at the terminator, which also ends the parts.
+    file: 'src/libespeak-ng/translate.c',
+    find: "\t\t\t\twhile (*pw++ != ' ')\n\t\t\t\t\t;\n\t\t\t\twords[ix].pre_pause = 0;\n",
+    replace:
+      "\t\t\t\twhile (*pw != 0 && *pw++ != ' ') /* voxmill: not past the copied text */\n\t\t\t\t\t;\n" +
+      '\t\t\t\twords[ix].pre_pause = 0;\n\t\t\t\tif (*pw == 0)\n\t\t\t\t\tbreak;\n',
+  },
+  {
+    // The clause's text starts two bytes into sbuf, and looking back from a word's end for a suffix's spelling
+    // ("spong" before an "-ing" removed in English) read up to three bytes in front of it ("iing is scheduled").
+    // Eight zero bytes now stand before sbuf, as sbuf[0] is.
+    file: 'src/libespeak-ng/translate.c',
+    find: '\tchar sbuf[N_TR_SOURCE];\n',
+    replace:
+      '\tchar sbuf_guarded[8 + N_TR_SOURCE] = { 0 }; /* voxmill: look-behinds from the first word stay inside */\n' +
+      '\tchar *sbuf = sbuf_guarded + 8;\n',
+  },
+  {
+    file: 'src/libespeak-ng/translate.c',
+    find: '(ix < (int)sizeof(sbuf) - 1)',
+    replace: '(ix < N_TR_SOURCE - 1)',
+  },
+  {
+    // A number's phonemes are appended without bounds: each further decimal point adds "point" and its digits, and
+    // each leading zero of a French-style fraction adds "zero" ("9999999;999..." overflowed the word's 200 bytes of
+    // phonemes in TranslateWord3). The two loops stop once the phonemes are far past a word's, and the number is
+    // translated into room for that much, then cut to the word's buffer.
+    file: 'src/libespeak-ng/numbers.c',
+    find: '\twhile (decimal_point) {\n',
+    replace: '\twhile (decimal_point && strlen(ph_out) < N_WORD_PHONEMES * 8) { /* voxmill: bounded */\n',
+  },
+  {
+    file: 'src/libespeak-ng/numbers.c',
+    find: "\t\t\twhile (word[n_digits] == '0') {\n",
+    replace: "\t\t\twhile (word[n_digits] == '0' && strlen(ph_out) < N_WORD_PHONEMES * 8) { /* voxmill: bounded */\n",
+  },
+  {
+    file: 'src/libespeak-ng/numbers.c',
+    find: '\t\treturn TranslateNumber_1(tr, word1, ph_out, flags, wtab, control);\n',
+    replace:
+      '\t{\n' +
+      '\t\t/* voxmill: into room for the loops above; what ph_out held is kept when nothing is written */\n' +
+      '\t\tchar wide[N_WORD_PHONEMES * 16];\n' +
+      '\t\tsize_t length = strnlen(ph_out, N_WORD_PHONEMES - 1);\n' +
+      '\t\tmemcpy(wide, ph_out, length);\n' +
+      '\t\twide[length] = 0;\n' +
+      '\t\tint found = TranslateNumber_1(tr, word1, wide, flags, wtab, control);\n' +
+      '\t\tlength = strnlen(wide, N_WORD_PHONEMES - 1);\n' +
+      '\t\tmemcpy(ph_out, wide, length);\n' +
+      '\t\tph_out[length] = 0;\n' +
+      '\t\treturn found;\n' +
+      '\t}\n',
+  },
+  {
+    // A character's name is looked up into 60 bytes (55 for a special word), where the dictionary may write a whole
+    // entry's phonemes (up to N_PHONEME_BYTES; a symbol's long name in one language overflowed it), and its mnemonics
+    // were then written into 55 and 60 bytes. Each buffer now holds what may be written to it, and a name whose
+    // mnemonics do not fit the 60 bytes the callers give is left unspoken.
+    file: 'src/libespeak-ng/readclause.c',
+    find: '\tchar phonemes[55];\n\tchar *string1',
+    replace: '\tchar phonemes[N_WORD_PHONEMES]; /* voxmill: what LookupDictList may write */\n\tchar *string1',
+  },
+  {
+    file: 'src/libespeak-ng/readclause.c',
+    find: '\tchar phonemes[60];\n',
+    replace: '\tchar phonemes[N_WORD_PHONEMES]; /* voxmill: what LookupDictList may write */\n',
+  },
+  {
+    file: 'src/libespeak-ng/readclause.c',
+    find: '\tchar ph_buf[30];\n',
+    replace: '\tchar ph_buf[60]; /* voxmill: DecodeWithPhonemeMode writes up to 60 */\n',
+  },
+  {
+    file: 'src/libespeak-ng/readclause.c',
+    find:
+      '\tchar phonemes2[55];\n\tif (tr2 == NULL) {\n\t\tSetWordStress(tr, phonemes, flags, -1, 0);\n' +
+      '\t\tDecodePhonemes(phonemes, phonemes2);\n\t\tsprintf(buf, "[\\002%s]]", phonemes2);\n',
+    replace:
+      '\tchar phonemes2[4 * N_WORD_PHONEMES + 8]; /* voxmill: up to four mnemonic bytes a phoneme */\n' +
+      '\tchar decoded[4 * N_WORD_PHONEMES + 40];\n' +
+      '\tchar *const out = buf;\n' +
+      '\tbuf = decoded;\n' +
+      '\tif (tr2 == NULL) {\n\t\tSetWordStress(tr, phonemes, flags, -1, 0);\n' +
+      '\t\tDecodePhonemes(phonemes, phonemes2);\n\t\tsprintf(buf, "[\\002%s]]", phonemes2);\n',
+  },
+  {
+    file: 'src/libespeak-ng/readclause.c',
+    find: '\t    sprintf(buf, "[\\002_^_%s %s _^_%s]]", ESPEAKNG_DEFAULT_VOICE, phonemes2, WordToString2(wbuf, tr->translator_name));\n    }\n}\n',
+    replace:
+      '\t    sprintf(buf, "[\\002_^_%s %s _^_%s]]", ESPEAKNG_DEFAULT_VOICE, phonemes2, WordToString2(wbuf, tr->translator_name));\n    }\n' +
+      '\tif (strlen(decoded) < 60) /* voxmill: the callers give 60 bytes */\n\t\tstrcpy(out, decoded);\n\telse\n\t\tout[0] = 0;\n}\n',
+  },
+  {
+    // A switch to another language's phonemes ("_^_" and a name, which the text can spell) copied the name, however
+    // long, into 12 bytes. Longer names are cut there, and then name no phoneme table.
+    file: 'src/libespeak-ng/translate.c',
+    find: '\t\tlang_name[ix++] = tolower(c1);\n',
+    replace:
+      '\t\tif (ix < (int)sizeof(lang_name) - 1) /* voxmill: the name is cut to the buffer */\n' +
+      '\t\t\tlang_name[ix++] = tolower(c1);\n',
+  },
 ];
 /** Bumped with every change to ESPEAK_FIXES, so a cached tree with older fixes is unpacked again. */
-const ESPEAK_FIXES_VERSION = 5;
+const ESPEAK_FIXES_VERSION = 8;
 
 /** The unpacked espeak-ng tree with ESPEAK_FIXES applied. */
 async function fixedEspeak() {

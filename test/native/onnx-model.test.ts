@@ -28,10 +28,15 @@ describe('OnnxModel.release', () => {
     for (const model of models) await model.run(feeds(ids));
     // One of them with a run in flight: the run ends normally, and frees the session on its own thread.
     const running = models[0]?.run(feeds(ids)) as Promise<Map<string, NativeTensor>>;
-    const started = performance.now();
-    for (const model of models) model.release();
-    const mainThreadMs = performance.now() - started;
-    expect(mainThreadMs).toBeLessThan(scaledMs(4));
+    // Each release timed alone: freeing on the main thread took 18-24 ms each, handing off well under one. Two of the
+    // four must be that quick, so one release that a busy machine preempts (or a GC) does not fail the test.
+    const releaseMs = models.map((model) => {
+      const started = performance.now();
+      model.release();
+      return performance.now() - started;
+    });
+    const [, secondFastest] = [...releaseMs].sort((a, b) => a - b);
+    expect(secondFastest).toBeLessThan(scaledMs(4));
     expect((await running).size).toBeGreaterThan(0);
     await expect(models[1]?.run(feeds(ids))).rejects.toMatchObject({ code: 'MODEL_RELEASED' });
   });
