@@ -30,6 +30,7 @@ Napi::Value Versions(const Napi::CallbackInfo& info) {
   Napi::Object versions = Napi::Object::New(env);
   versions.Set("whisper", whisper_version());
   versions.Set("ffmpeg", FfmpegVersion());
+  versions.Set("ffmpegLinkage", VOXMILL_FFMPEG_USED);
   versions.Set("system", whisper_print_system_info());
   versions.Set("cpuTarget", VOXMILL_CPU_TARGET);
   versions.Set("blas", VOXMILL_BLAS_USED);

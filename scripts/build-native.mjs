@@ -9,6 +9,10 @@
 //                            compiler's), for an addon that must run on other machines (a prebuilt package, a
 //                            container image). With VOXMILL_GPU=cuda the default is portable: native would also build
 //                            for this machine's GPU only, and fail where there is none (a container build)
+//   VOXMILL_FFMPEG           static (default): FFmpeg built from its pinned source with only what voxmill uses
+//                            (scripts/static-ffmpeg.mjs, cached; about 50 s the first time on 2 cores) and linked in, so the addon
+//                            loads no libav* of the system | system: the system's FFmpeg shared libraries through
+//                            pkg-config (Debian/Ubuntu: libavformat-dev libavcodec-dev libswresample-dev libavutil-dev)
 //   VOXMILL_BLAS             auto (default: OpenBLAS when pkg-config finds it) | openblas (required) | none
 //   VOXMILL_CUDA_ARCHS       with VOXMILL_GPU=cuda: CMAKE_CUDA_ARCHITECTURES, e.g. 89-real;90-real. Default: ggml's list
 //                            (CUDA 13: 75-virtual;80-virtual;86-real;89-real;90-virtual;120a-real;121a-real), several
@@ -20,7 +24,7 @@
 //                            With VOXMILL_GPU=vulkan: whisper.cpp needs Vulkan headers 1.3.272 or newer (Debian 12 has
 //                            1.3.239): pass newer ones with VOXMILL_CMAKE_ARGS=-DVulkan_INCLUDE_DIR=<dir>
 //   VOXMILL_TARGET           linux-arm64: cross-compiles for aarch64 on an x86-64 Debian/Ubuntu machine (Debian's
-//                            cross compiler and arm64 FFmpeg through multiarch: scripts/arm64/setup.sh), into
+//                            cross compiler and arm64 OpenBLAS through multiarch: scripts/arm64/setup.sh), into
 //                            build-linux-arm64/ with portable CPU code. Unset: this machine
 //   VOXMILL_BUILD_DIR        the build folder (default build/, or build-<target>/ with VOXMILL_TARGET); the addon is
 //                            <folder>/Release/voxmill.node, loaded from elsewhere with VOXMILL_ADDON_PATH
@@ -35,6 +39,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { nativeDeps } from './native-deps.mjs';
+import { staticFfmpeg } from './static-ffmpeg.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
@@ -112,21 +117,28 @@ function blasChoice() {
   return blas;
 }
 
-function checkTools(cross) {
+function ffmpegChoice() {
+  const ffmpeg = (process.env.VOXMILL_FFMPEG ?? '').trim().toLowerCase() || 'static';
+  if (!['static', 'system'].includes(ffmpeg)) fail(`VOXMILL_FFMPEG must be static or system; received '${ffmpeg}'`);
+  return ffmpeg;
+}
+
+function checkTools(cross, ffmpeg) {
   const cmake = spawnSync('cmake', ['--version'], { encoding: 'utf8' });
   if (cmake.status !== 0) fail('cmake not found. On Debian/Ubuntu: apt-get install cmake');
   if (cross) {
     const compiler = spawnSync(cross.compiler, ['--version']);
     if (compiler.error || compiler.status !== 0) fail(`${cross.compiler} not found; run ${cross.setup}`);
   }
+  if (ffmpeg === 'static') return;
   const pkg = spawnSync('pkg-config', ['--exists', 'libavformat', 'libavcodec', 'libswresample', 'libavutil'], {
     env: cross ? { ...process.env, PKG_CONFIG_LIBDIR: cross.pkgConfigLibDir, PKG_CONFIG_PATH: '' } : process.env,
   });
   if (pkg.error || pkg.status !== 0) {
     fail(
       cross
-        ? `FFmpeg development libraries for ${cross.name} not found; run ${cross.setup}`
-        : 'FFmpeg development libraries not found: apt-get install pkg-config libavformat-dev libavcodec-dev libswresample-dev libavutil-dev',
+        ? `FFmpeg development libraries for ${cross.name} not found (VOXMILL_FFMPEG=system); run ${cross.setup} --system-ffmpeg`
+        : 'FFmpeg development libraries not found (VOXMILL_FFMPEG=system): apt-get install pkg-config libavformat-dev libavcodec-dev libswresample-dev libavutil-dev',
     );
   }
 }
@@ -155,12 +167,24 @@ const whisperDir = whisperTree();
 const gpu = gpuFlags();
 const cpu = cpuTarget(gpu, cross);
 const blas = blasChoice();
-checkTools(cross);
+const ffmpeg = ffmpegChoice();
+checkTools(cross, ffmpeg);
 let deps;
 try {
   deps = await nativeDeps(cross ? cross.arch : process.arch);
 } catch (error) {
   fail(`ONNX Runtime and espeak-ng could not be fetched: ${error.message}`);
+}
+let ffmpegDir = '';
+if (ffmpeg === 'static') {
+  const ffmpegStarted = Date.now();
+  try {
+    ffmpegDir = await staticFfmpeg(cross ? cross.arch : process.arch);
+  } catch (error) {
+    fail(`FFmpeg could not be built (VOXMILL_FFMPEG=system uses the system's instead): ${error.message}`);
+  }
+  const seconds = (Date.now() - ffmpegStarted) / 1000;
+  if (seconds > 1) console.log(`voxmill: FFmpeg built in ${seconds.toFixed(1)} s (${ffmpegDir})`);
 }
 const cmakeJs = join(dirname(require.resolve('cmake-js/package.json')), 'bin', 'cmake-js');
 const nodeAddonApi = dirname(require.resolve('node-addon-api/package.json'));
@@ -176,6 +200,8 @@ const defines = [
   `--CDNODE_ADDON_API_DIR=${nodeAddonApi}`,
   `--CDVOXMILL_CPU=${cpu}`,
   `--CDVOXMILL_BLAS=${blas}`,
+  // Always passed, empty for the system's: CMake's cache would otherwise keep an earlier build's choice.
+  `--CDVOXMILL_FFMPEG_DIR=${ffmpegDir}`,
   ...Object.entries(deps).map(([name, path]) => `--CD${name}=${path}`),
   ...(cross ? [`--CDCMAKE_TOOLCHAIN_FILE=${cross.toolchain}`] : []),
   ...gpu,
@@ -194,5 +220,5 @@ for (const step of [
   if (result.status !== 0) fail(`cmake-js ${step[0]} exited with ${result.status ?? result.signal}`);
 }
 console.log(
-  `voxmill: native addon ${addon} (${cross ? `${cross.name}, ` : ''}${cpu} CPU code, VOXMILL_BLAS=${blas}) built in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  `voxmill: native addon ${addon} (${cross ? `${cross.name}, ` : ''}${cpu} CPU code, VOXMILL_BLAS=${blas}, ${ffmpeg} FFmpeg) built in ${((Date.now() - started) / 1000).toFixed(1)} s`,
 );

@@ -6,17 +6,20 @@
 #              synthesis, in several languages
 #
 #   VOXMILL_FUZZ_TARGET=decode|phonemize bash scripts/fuzz.sh [seconds [libFuzzer flags...]]
-#                                        default 120 s; later flags override the ones below
+#                                        default 120 s; later flags override the ones below. CI passes -seed and
+#                                        -runs: the same inputs on every machine, so a finding there is one everywhere
 #
-# Needs clang with libFuzzer: bash scripts/setup-system.sh --fuzz. FFmpeg is the system's (not instrumented), so
-# memory errors are caught where our code touches memory, FFmpeg's own only when they corrupt ours; espeak-ng is
+# Needs clang with libFuzzer: bash scripts/setup-system.sh --fuzz. FFmpeg is the one the addon links (the static build
+# of scripts/static-ffmpeg.mjs; VOXMILL_FFMPEG=system for the system's), not instrumented, so memory errors are caught
+# where our code touches memory, FFmpeg's own only when they corrupt ours; espeak-ng is
 # compiled here with the sanitizers (its sources and data from scripts/native-deps.mjs, as the addon's).
 #
 # Everything lands in build-fuzz/<target>/ (git-ignored):
 #   <target>_fuzzer  the binary; re-run one input with ./build-fuzz/<target>/<target>_fuzzer FILE
 #   corpus/          inputs that found new coverage; kept between runs, so later runs start further in
 #   seeds/           decode: the first 64 KiB of every clip in $VOXMILL_TEST_DATA/audio and test/fixtures/audio;
-#                    phonemize: the accuracy tier's sentences and the shared transcripts, one a file
+#                    phonemize: the accuracy tier's sentences and the shared transcripts, one a file; both: every
+#                    input in native/fuzz/regressions/<target>/ (earlier findings, kept there once fixed)
 #   crashes/         crash-*, leak-*, timeout-*, oom-* inputs of THIS run (emptied at the start)
 #   fuzz.log         libFuzzer's full output
 # Exits 1 when anything was found (the log's tail, with the stack, is printed), 2 on a setup problem.
@@ -52,12 +55,19 @@ echo "--- fuzz: building $fuzzer"
 build_started=$SECONDS
 case "$target" in
   decode)
-    ffmpeg_libs=(libavformat libavcodec libswresample libavutil)
-    # shellcheck disable=SC2046 # pkg-config's flags are meant to split into words
+    # The FFmpeg the addon links (scripts/static-ffmpeg.mjs, built once and cached), or the system's with
+    # VOXMILL_FFMPEG=system.
+    if [[ "${VOXMILL_FFMPEG:-static}" == system ]]; then
+      ffmpeg_libs=(libavformat libavcodec libswresample libavutil)
+      read -r -a ffmpeg_flags <<<"$(pkg-config --cflags "${ffmpeg_libs[@]}") $(pkg-config --libs "${ffmpeg_libs[@]}")"
+    else
+      ffmpeg_prefix="$(node scripts/static-ffmpeg.mjs)"
+      ffmpeg_flags=(-I"$ffmpeg_prefix/include")
+      for lib in avformat avcodec swresample avutil mp3lame opus; do ffmpeg_flags+=("$ffmpeg_prefix/lib/lib$lib.a"); done
+      ffmpeg_flags+=(-lm -lpthread)
+    fi
     "$cxx" -std=c++17 "${sanitize[@]}" -fsanitize=fuzzer,address,undefined \
-      native/fuzz/decode_fuzzer.cc native/audio_decode.cc native/ffmpeg_log.cc \
-      $(pkg-config --cflags "${ffmpeg_libs[@]}") $(pkg-config --libs "${ffmpeg_libs[@]}") \
-      -o "$fuzzer"
+      native/fuzz/decode_fuzzer.cc native/audio_decode.cc native/ffmpeg_log.cc "${ffmpeg_flags[@]}" -o "$fuzzer"
     # Seeds: real clips give the fuzzer valid headers of every container to mutate. Only their first 64 KiB
     # (-max_len below): a header and some frames, so each run is milliseconds, not a whole clip's decode.
     max_len=65536
@@ -110,6 +120,11 @@ case "$target" in
     exit 2
     ;;
 esac
+# Every input that once found a problem (fixed since) is replayed first: native/fuzz/regressions/<target>/.
+if [[ -d "native/fuzz/regressions/$target" ]]; then
+  cp native/fuzz/regressions/"$target"/* "$out/seeds/"
+  seeded=$(find "$out/seeds" -type f | wc -l)
+fi
 echo "fuzz build took $((SECONDS - build_started)) s"
 if ((seeded == 0)); then
   echo "fuzz: no seeds found; starting from an empty corpus" >&2

@@ -7,8 +7,8 @@
 # How: the addon and whisper.cpp (linked in statically) are compiled by g++ with -fsanitize=address (the targets
 # and the one left out, ggml's CPU kernels, are in scripts/asan.cmake; it needs CMake 3.19+);
 # node itself is not instrumented, so gcc's libasan is LD_PRELOADed (it must be the first library loaded) and
-# src/native.ts is pointed at the ASan build with VOXMILL_ADDON_PATH. FFmpeg and ONNX Runtime are the system's
-# / package's uninstrumented builds: their own out-of-bounds accesses are not seen, their heap misuse is. espeak-ng is
+# src/native.ts is pointed at the ASan build with VOXMILL_ADDON_PATH. FFmpeg (built in, scripts/static-ffmpeg.mjs) and ONNX
+# Runtime (the package's library) are uninstrumented builds: their own out-of-bounds accesses are not seen, their heap misuse is. espeak-ng is
 # compiled into the addon, and scripts/asan.cmake decides whether it is instrumented.
 #
 # Only test/native/ by default: those files drive the native code directly (decode, encode, VAD, whisper, the
@@ -27,6 +27,8 @@ whisper_dir="$(node -p "require('path').join(require('path').dirname(require.res
 node_addon_api="$(node -p "require('path').dirname(require.resolve('node-addon-api/package.json'))")"
 # ONNX Runtime and espeak-ng, as the addon builds with them (fetched and cached once): -D options for cmake-js.
 mapfile -t native_deps < <(node scripts/native-deps.mjs | sed 's/^-D/--CD/')
+# FFmpeg as the addon links it by default: built in from source (scripts/static-ffmpeg.mjs, cached).
+native_deps+=("--CDVOXMILL_FFMPEG_DIR=$(node scripts/static-ffmpeg.mjs)")
 
 echo "--- asan: building $out/$config/voxmill.node (log: $out/build.log)"
 build_started=$SECONDS

@@ -319,6 +319,8 @@ export interface NativeAddon {
   versions(): {
     whisper: string;
     ffmpeg: string;
+    /** static: FFmpeg built in (scripts/static-ffmpeg.mjs); system: the system's shared libraries. Absent from older builds. */
+    ffmpegLinkage?: 'static' | 'system';
     system: string;
     /** Absent from an addon built before they were recorded. */
     cpuTarget?: 'native' | 'portable';

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What the linux-arm64 build and its test run under qemu need on an x86-64 Debian 12 machine (root or sudo):
-#   - Debian's aarch64 cross compiler, qemu-user, and the arm64 FFmpeg and OpenBLAS development packages through
-#     multiarch (dpkg --add-architecture arm64), installed only when missing;
+#   - Debian's aarch64 cross compiler, qemu-user, and the arm64 OpenBLAS development package through multiarch
+#     (dpkg --add-architecture arm64), installed only when missing (FFmpeg is built from source for arm64 by
+#     scripts/static-ffmpeg.mjs; with VOXMILL_FFMPEG=system, pass --system-ffmpeg for Debian's arm64 FFmpeg packages);
 #   - binfmt_misc set up to run arm64 programs through qemu-aarch64 (vitest's forked test processes are started by
 #     path), when the kernel allows it; without it scripts/arm64/test.sh starts the arm64 Node through qemu-aarch64
 #     itself and runs vitest's files in threads;
@@ -12,8 +13,10 @@ cd "$(dirname "$0")/../.."
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
 
-packages=(g++-aarch64-linux-gnu qemu-user libavformat-dev:arm64 libavcodec-dev:arm64 libswresample-dev:arm64
-  libavutil-dev:arm64 libopenblas-dev:arm64)
+packages=(g++-aarch64-linux-gnu qemu-user libopenblas-dev:arm64)
+if [[ " $* " == *" --system-ffmpeg "* ]]; then
+  packages+=(libavformat-dev:arm64 libavcodec-dev:arm64 libswresample-dev:arm64 libavutil-dev:arm64)
+fi
 missing=()
 for pkg in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -79,6 +79,12 @@ check "the app compiled nothing (no build/ in the package)" test ! -e "$voxmill/
 prebuilt="$voxmill/prebuilds/$(node -p 'process.platform + "-" + process.arch')"
 check "ONNX Runtime's library and espeak-ng's data ship beside the addon" \
   test -f "$prebuilt/libonnxruntime.so.1" -a -f "$prebuilt/espeak-ng-data/phontab"
+# FFmpeg is built into the addon (scripts/static-ffmpeg.mjs): it needs no libav* of the system, and exports none.
+echo "  the addon needs: $(readelf -d "$prebuilt/voxmill.node" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
+check "the prebuilt addon links no FFmpeg library of the system" \
+  bash -c '! readelf -d "$1" | grep -q "NEEDED.*lib\(av\|sw\)"' _ "$prebuilt/voxmill.node"
+check "the prebuilt addon exports no FFmpeg symbol" \
+  bash -c '! nm -D --defined-only "$1" | grep -q " T av_"' _ "$prebuilt/voxmill.node"
 # stdout only (a warning on stderr must not break the JSON); stderr is shown when the check fails.
 cjs="$(node smoke.cjs "$data/audio/jfk.wav" "$root/test/fixtures/voices" 2>"$work/cjs.err" | tail -1)" || true
 echo "  cjs: $cjs"

@@ -35,6 +35,12 @@ describe('scripts/build-native.mjs', () => {
     expect(stderr).toContain("VOXMILL_GPU must be one of cuda, vulkan, metal; received 'quantum'");
   });
 
+  it('rejects an unknown VOXMILL_FFMPEG by name', () => {
+    const { status, stderr } = build({ PATH: bareBin, VOXMILL_FFMPEG: 'shared' });
+    expect(status).toBe(1);
+    expect(stderr).toContain("VOXMILL_FFMPEG must be static or system; received 'shared'");
+  });
+
   it('rejects a VOXMILL_WHISPER_CPP_DIR that is not a whisper.cpp tree', () => {
     const { status, stderr } = build({ PATH: bareBin, VOXMILL_WHISPER_CPP_DIR: tmpdir() });
     expect(status).toBe(1);

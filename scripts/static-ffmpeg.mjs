@@ -1,0 +1,248 @@
+#!/usr/bin/env node
+// FFmpeg for the addon, built from source with only what voxmill uses, as static libraries to link into voxmill.node
+// (VOXMILL_FFMPEG=static, the default of scripts/build-native.mjs): the addon then loads no libav* of the system, and
+// one build runs on every Linux of its architecture.
+//
+// What is built (sources from Debian's source packages, pinned by version and sha256 in scripts/native-deps.mjs):
+//   LAME 3.100           the mp3 encoder (libmp3lame)
+//   Opus 1.3.1           the opus encoder (libopus); picks its SSE4.1/AVX/NEON code at run time (--enable-rtcd)
+//   FFmpeg 5.1.9         libavformat, libavcodec, libswresample, libavutil, with
+//     demuxers           wav w64 mp3 ogg flac mov matroska aac aiff caf au (native/audio_decode.cc's whitelist)
+//     decoders           PCM (integer, float, a-law, mu-law), MS and IMA ADPCM, mp1/mp2/mp3, AAC, ALAC, FLAC,
+//                        Vorbis, Opus (FFmpeg's own decoders: no libvorbis or libogg is needed)
+//     encoders, muxers   libmp3lame, libopus, aac, flac, pcm_s16le; mp3, ogg, adts, flac, wav, s16le
+//                        (native/audio_encode.cc's formats)
+//   No programs, devices, filters, network, hardware or other autodetected libraries (zlib, iconv, ...), and no
+//   nasm-assembled x86 code (a build needs only a C compiler and make; decoding is a small share of a transcription,
+//   BENCHMARKS.md "npm install works on every Linux"). No -march: the compiler's baseline for the target.
+//
+//   node scripts/static-ffmpeg.mjs [--arch x64|arm64]   builds what is missing; prints the prefix folder
+//   import { staticFfmpeg } from './static-ffmpeg.mjs'   the same, as a promise of the prefix folder
+//
+// The prefix (<cache>/ffmpeg-static/<arch>-<edition>/, with include/ and lib/) is made once per architecture and
+// edition (a hash of the versions and options below) and reused; a failed build leaves nothing there. arm64 is
+// cross-compiled with Debian's aarch64-linux-gnu-gcc (scripts/arm64/setup.sh).
+//
+// Environment: VOXMILL_DEPS_CACHE, VOXMILL_DEBIAN_MIRROR (as scripts/native-deps.mjs), VOXMILL_BUILD_JOBS (default: the
+// number of CPUs).
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { cacheDir, fetched, PINNED, unpack } from './native-deps.mjs';
+
+const DECODERS = [
+  'aac',
+  'aac_latm',
+  'alac',
+  'flac',
+  'mp1float',
+  'mp2float',
+  'mp3float',
+  'vorbis',
+  'opus',
+  'adpcm_ima_wav',
+  'adpcm_ms',
+  'pcm_alaw',
+  'pcm_mulaw',
+  'pcm_s8',
+  'pcm_u8',
+  ...['s16', 's24', 's32', 'f32', 'f64'].flatMap((format) => [`pcm_${format}le`, `pcm_${format}be`]),
+];
+const DEMUXERS = ['wav', 'w64', 'mp3', 'ogg', 'flac', 'mov', 'matroska', 'aac', 'aiff', 'caf', 'au'];
+const PARSERS = ['aac', 'aac_latm', 'flac', 'mpegaudio', 'opus', 'vorbis'];
+const ENCODERS = ['libmp3lame', 'libopus', 'aac', 'flac', 'pcm_s16le'];
+const MUXERS = ['mp3', 'ogg', 'adts', 'flac', 'wav', 'pcm_s16le'];
+
+/** The C compiler flags of every library: position-independent (linked into a shared object), optimised, no -march. */
+const CFLAGS = '-O2 -fPIC -fno-strict-overflow';
+
+/** Where each architecture's libraries are built: the host's compiler, or Debian's cross compiler. */
+const TARGETS = {
+  x64: { host: 'x86_64-linux-gnu', ffmpegArch: 'x86_64', crossPrefix: null },
+  arm64: { host: 'aarch64-linux-gnu', ffmpegArch: 'aarch64', crossPrefix: 'aarch64-linux-gnu-' },
+};
+
+function ffmpegOptions(prefix, target) {
+  const list = (kind, names) => `--enable-${kind}=${names.join(',')}`;
+  return [
+    `--prefix=${prefix}`,
+    '--enable-static',
+    '--disable-shared',
+    '--enable-pic',
+    '--disable-everything',
+    '--disable-autodetect',
+    '--disable-programs',
+    '--disable-doc',
+    '--disable-network',
+    '--disable-avdevice',
+    '--disable-avfilter',
+    '--disable-swscale',
+    '--disable-postproc',
+    '--disable-debug',
+    '--disable-x86asm',
+    '--enable-libmp3lame',
+    '--enable-libopus',
+    list('decoder', DECODERS),
+    list('demuxer', DEMUXERS),
+    list('parser', PARSERS),
+    list('encoder', ENCODERS),
+    list('muxer', MUXERS),
+    `--extra-cflags=${CFLAGS} -I${prefix}/include`,
+    `--extra-ldflags=-L${prefix}/lib`,
+    ...(target.crossPrefix
+      ? ['--enable-cross-compile', `--cross-prefix=${target.crossPrefix}`, `--arch=${target.ffmpegArch}`]
+      : []),
+    '--target-os=linux',
+    // libopus is found through pkg-config, reading only the opus.pc this script installed into the prefix.
+    '--pkg-config=pkg-config',
+    '--pkg-config-flags=--static',
+  ];
+}
+
+/** A short hash of everything that decides what is built: a change makes a new prefix instead of reusing the old. */
+function edition(arch) {
+  const what = JSON.stringify([
+    PINNED.ffmpegSource.sha256,
+    PINNED.lameSource.sha256,
+    PINNED.opusSource.sha256,
+    CFLAGS,
+    ffmpegOptions('', TARGETS[arch]),
+  ]);
+  return createHash('sha256').update(what).digest('hex').slice(0, 12);
+}
+
+/** Runs one build step, its output appended to `log`; resolves with its milliseconds, rejects with its last lines. */
+function run(command, args, cwd, env, log) {
+  const started = Date.now();
+  return new Promise((done, fail) => {
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const lines = [];
+    const keep = (chunk) => {
+      appendFileSync(log, chunk);
+      lines.push(...chunk.toString().split('\n'));
+      lines.splice(0, Math.max(0, lines.length - 25));
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    child.on('error', (error) => fail(new Error(`${command} in ${cwd}: ${error.message}`)));
+    child.on('close', (code, signal) => {
+      if (code === 0) done(Date.now() - started);
+      else
+        fail(
+          new Error(`${command} ${args[0] ?? ''} in ${cwd} failed (${signal ?? `exit ${code}`}):\n${lines.join('\n')}`),
+        );
+    });
+  });
+}
+
+/** configure, then make install, of an autotools library into the prefix. */
+async function buildLibrary(tree, configureArgs, env, jobs, log) {
+  const configured = await run('./configure', configureArgs, tree, env, log);
+  return configured + (await run('make', [`-j${jobs}`, 'install'], tree, env, log));
+}
+
+/** The prefix with FFmpeg's static libraries for `arch`, built when missing. */
+export async function staticFfmpeg(arch = process.arch) {
+  const target = TARGETS[arch];
+  if (!target) throw new Error(`FFmpeg can be built for x64 and arm64, not '${arch}'`);
+  const prefix = join(cacheDir(), 'ffmpeg-static', `${arch}-${edition(arch)}`);
+  if (existsSync(join(prefix, 'lib', 'libavformat.a'))) return prefix;
+
+  const cc = `${target.crossPrefix ?? ''}gcc`;
+  const probe = spawnSync(cc, ['--version']);
+  if (probe.error || probe.status !== 0) {
+    throw new Error(
+      `${cc} not found: ${arch === 'arm64' ? 'run bash scripts/arm64/setup.sh' : 'apt-get install build-essential'}`,
+    );
+  }
+  const make = spawnSync('make', ['--version']);
+  if (make.error || make.status !== 0) throw new Error('make not found: apt-get install build-essential');
+  const sources = {
+    lame: await fetched(PINNED.lameSource),
+    opus: await fetched(PINNED.opusSource),
+    ffmpeg: await fetched(PINNED.ffmpegSource),
+  };
+  mkdirSync(join(cacheDir(), 'ffmpeg-static'), { recursive: true });
+  const scratch = mkdtempSync(join(cacheDir(), 'ffmpeg-static', `.${arch}-`));
+  const built = join(scratch, 'prefix');
+  const log = join(scratch, 'ffmpeg.log');
+  console.error(`voxmill: building FFmpeg 5.1.9, LAME and Opus for linux-${arch} (once; cached in ${prefix})`);
+  const jobs = process.env.VOXMILL_BUILD_JOBS ?? String(availableParallelism());
+  const env = { ...process.env, CC: cc, CFLAGS, LC_ALL: 'C' };
+  const hostArgs = target.crossPrefix ? [`--host=${target.host}`] : [];
+  const times = {};
+  try {
+    for (const [name, archive] of Object.entries(sources)) unpack(archive, join(scratch, name));
+    const tree = (name, folder) => join(scratch, name, folder);
+    const library = ['--enable-static', '--disable-shared', '--with-pic', `--prefix=${built}`, ...hostArgs];
+    // The two codec libraries build side by side: their configure scripts run on one core each.
+    [times.lame, times.opus] = await Promise.all([
+      buildLibrary(
+        tree('lame', 'lame-3.100'),
+        [...library, '--disable-frontend', '--disable-decoder', '--disable-gtktest'],
+        env,
+        jobs,
+        join(scratch, 'lame.log'),
+      ),
+      buildLibrary(
+        tree('opus', 'opus-1.3.1'),
+        [...library, '--disable-doc', '--disable-extra-programs'],
+        env,
+        jobs,
+        join(scratch, 'opus.log'),
+      ),
+    ]);
+    const ffmpegEnv = { ...env, PKG_CONFIG_LIBDIR: join(built, 'lib', 'pkgconfig'), PKG_CONFIG_PATH: '' };
+    times.ffmpeg = await buildLibrary(
+      tree('ffmpeg', 'ffmpeg-5.1.9'),
+      [...ffmpegOptions(built, target), `--cc=${cc}`],
+      ffmpegEnv,
+      jobs,
+      log,
+    );
+    writeFileSync(
+      join(built, 'voxmill-ffmpeg.json'),
+      `${JSON.stringify({ arch, edition: edition(arch), seconds: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, Math.round(v / 100) / 10])) }, null, 2)}\n`,
+    );
+    rmSync(prefix, { recursive: true, force: true });
+    renameSync(built, prefix);
+    // Earlier editions for this architecture are not used again.
+    for (const entry of readdirSync(join(cacheDir(), 'ffmpeg-static'))) {
+      if (entry.startsWith(`${arch}-`) && join(cacheDir(), 'ffmpeg-static', entry) !== prefix) {
+        rmSync(join(cacheDir(), 'ffmpeg-static', entry), { recursive: true, force: true });
+      }
+    }
+    return prefix;
+  } catch (error) {
+    error.message += `\n(the logs are kept in ${scratch})`;
+    throw error;
+  } finally {
+    if (existsSync(prefix)) rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const archAt = process.argv.indexOf('--arch');
+  const arch = archAt > 0 ? process.argv[archAt + 1] : process.arch;
+  const started = Date.now();
+  try {
+    const prefix = await staticFfmpeg(arch);
+    console.error(`voxmill: static FFmpeg for linux-${arch} ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    console.log(prefix);
+  } catch (error) {
+    console.error(`voxmill: static FFmpeg: ${error.message}`);
+    process.exit(1);
+  }
+}
