@@ -434,9 +434,26 @@ export const ESPEAK_FIXES = [
       '\t\tif (ix < (int)sizeof(lang_name) - 1) /* voxmill: the name is cut to the buffer */\n' +
       '\t\t\tlang_name[ix++] = tolower(c1);\n',
   },
+  {
+    // A word the dictionary replaces by text ("textmode") was copied whole into the caller's 159 bytes
+    // (&word_replaced[2]): 257 bytes of Spanish text overflowed TranslateWord2's stack. It is cut there, at the start
+    // of a character.
+    file: 'src/libespeak-ng/translateword.c',
+    find: '\t\t\t\tstrcpy(word_out, word1);\n',
+    replace:
+      '\t\t\t{ /* voxmill: word_out holds N_WORD_BYTES - 1 bytes; a longer text is cut at a character */\n' +
+      '\t\t\t\tsize_t n = strlen(word1);\n' +
+      '\t\t\t\tif (n > N_WORD_BYTES - 2) {\n' +
+      '\t\t\t\t\tn = N_WORD_BYTES - 2;\n' +
+      '\t\t\t\t\twhile (n > 0 && (word1[n] & 0xc0) == 0x80) n--;\n' +
+      '\t\t\t\t}\n' +
+      '\t\t\t\tmemcpy(word_out, word1, n);\n' +
+      '\t\t\t\tword_out[n] = 0;\n' +
+      '\t\t\t}\n',
+  },
 ];
 /** Bumped with every change to ESPEAK_FIXES, so a cached tree with older fixes is unpacked again. */
-const ESPEAK_FIXES_VERSION = 8;
+const ESPEAK_FIXES_VERSION = 9;
 
 /** The unpacked espeak-ng tree with ESPEAK_FIXES applied. */
 async function fixedEspeak() {

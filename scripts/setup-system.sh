@@ -2,7 +2,7 @@
 # Installs the system packages voxmill builds and tests with (Debian/Ubuntu), only those missing.
 # Needs root or sudo. Node.js 20+ and npm must already be installed.
 set -euo pipefail
-packages=(cmake g++ make pkg-config python3 libavformat-dev libavcodec-dev libswresample-dev libavutil-dev libopenblas-dev)
+packages=(cmake g++ make nasm pkg-config python3 libavformat-dev libavcodec-dev libswresample-dev libavutil-dev libopenblas-dev)
 for arg in "$@"; do
   case "$arg" in
     # Only for developing voxmill itself: test fixtures (ffmpeg CLI) and the C++ format check.

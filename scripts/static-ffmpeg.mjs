@@ -12,9 +12,10 @@
 //                        Vorbis, Opus (FFmpeg's own decoders: no libvorbis or libogg is needed)
 //     encoders, muxers   libmp3lame, libopus, aac, flac, pcm_s16le; mp3, ogg, adts, flac, wav, s16le
 //                        (native/audio_encode.cc's formats)
-//   No programs, devices, filters, network, hardware or other autodetected libraries (zlib, iconv, ...), and no
-//   nasm-assembled x86 code (a build needs only a C compiler and make; decoding is a small share of a transcription,
-//   BENCHMARKS.md "npm install works on every Linux"). No -march: the compiler's baseline for the target.
+//   No programs, devices, filters, network, hardware or other autodetected libraries (zlib, iconv, ...). No -march:
+//   the compiler's baseline for the target; FFmpeg picks its SIMD code at run time. On x64 that code is assembled by
+//   nasm (scripts/setup-system.sh installs it): without nasm the build goes on without it, with a warning, and FLAC and
+//   Opus decode up to 2x slower (BENCHMARKS.md, "npm install works on every Linux").
 //
 //   node scripts/static-ffmpeg.mjs [--arch x64|arm64]   builds what is missing; prints the prefix folder
 //   import { staticFfmpeg } from './static-ffmpeg.mjs'   the same, as a promise of the prefix folder
@@ -91,7 +92,7 @@ function ffmpegOptions(prefix, target) {
     '--disable-swscale',
     '--disable-postproc',
     '--disable-debug',
-    '--disable-x86asm',
+    ...(target.x86asm ? [] : ['--disable-x86asm']),
     '--enable-libmp3lame',
     '--enable-libopus',
     list('decoder', DECODERS),
@@ -111,14 +112,20 @@ function ffmpegOptions(prefix, target) {
   ];
 }
 
+/** Whether nasm can assemble FFmpeg's x86 code here (only x64 has any). */
+function hasNasm() {
+  const nasm = spawnSync('nasm', ['-v']);
+  return !nasm.error && nasm.status === 0;
+}
+
 /** A short hash of everything that decides what is built: a change makes a new prefix instead of reusing the old. */
-function edition(arch) {
+function edition(target) {
   const what = JSON.stringify([
     PINNED.ffmpegSource.sha256,
     PINNED.lameSource.sha256,
     PINNED.opusSource.sha256,
     CFLAGS,
-    ffmpegOptions('', TARGETS[arch]),
+    ffmpegOptions('', target),
   ]);
   return createHash('sha256').update(what).digest('hex').slice(0, 12);
 }
@@ -155,9 +162,12 @@ async function buildLibrary(tree, configureArgs, env, jobs, log) {
 
 /** The prefix with FFmpeg's static libraries for `arch`, built when missing. */
 export async function staticFfmpeg(arch = process.arch) {
-  const target = TARGETS[arch];
-  if (!target) throw new Error(`FFmpeg can be built for x64 and arm64, not '${arch}'`);
-  const prefix = join(cacheDir(), 'ffmpeg-static', `${arch}-${edition(arch)}`);
+  if (!TARGETS[arch]) throw new Error(`FFmpeg can be built for x64 and arm64, not '${arch}'`);
+  const target = { ...TARGETS[arch], x86asm: arch === 'x64' && hasNasm() };
+  if (arch === 'x64' && !target.x86asm) {
+    console.error("voxmill: nasm not found: FFmpeg's x86 SIMD code is left out (apt-get install nasm puts it in)");
+  }
+  const prefix = join(cacheDir(), 'ffmpeg-static', `${arch}-${edition(target)}`);
   if (existsSync(join(prefix, 'lib', 'libavformat.a'))) return prefix;
 
   const cc = `${target.crossPrefix ?? ''}gcc`;
@@ -214,7 +224,7 @@ export async function staticFfmpeg(arch = process.arch) {
     );
     writeFileSync(
       join(built, 'voxmill-ffmpeg.json'),
-      `${JSON.stringify({ arch, edition: edition(arch), seconds: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, Math.round(v / 100) / 10])) }, null, 2)}\n`,
+      `${JSON.stringify({ arch, edition: edition(target), x86asm: target.x86asm, seconds: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, Math.round(v / 100) / 10])) }, null, 2)}\n`,
     );
     rmSync(prefix, { recursive: true, force: true });
     renameSync(built, prefix);
