@@ -15,6 +15,12 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const addon = join(root, 'build', 'Release', 'voxmill.node');
 const target = join(root, 'prebuilds', `${process.platform}-${process.arch}`);
 
+// A release packs voxmill without an addon: the platform packages carry it (scripts/release/platform-packages.mjs).
+if (process.env.VOXMILL_PACK_WITHOUT_ADDON === '1') {
+  rmSync(join(root, 'prebuilds'), { recursive: true, force: true });
+  console.log('voxmill: prepack: no prebuilt addon in this package (VOXMILL_PACK_WITHOUT_ADDON=1)');
+  process.exit(0);
+}
 if (!existsSync(addon)) {
   console.error(`voxmill: prepack: ${addon} is missing; run npm run build:native first`);
   process.exit(1);

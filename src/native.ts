@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { isMainThread } from 'node:worker_threads';
 import type { VadSettings } from './audio/vad-settings.js';
 import { NativeAddonError } from './errors.js';
+import { platformPackageAddon, platformPackageName } from './platform-package.js';
 
 /** A native async job: the promise settles once; abort() asks the worker thread to stop early. */
 export interface NativeJob<T> {
@@ -378,13 +379,16 @@ export function useAddonAt(found: { path: string; prebuilt: boolean } | undefine
 }
 
 /**
- * Where the addon is: `VOXMILL_ADDON_PATH`; else the one built here (`build/Release`, by the install script or
- * `npm run build:native`); else the one the package ships for this platform (`prebuilds/<platform>-<arch>`, made by
- * `npm pack`: npm 11 runs no dependency's install script unless the app allows it).
+ * Where the addon is: `VOXMILL_ADDON_PATH`; else the platform package's (`@voxmill/linux-x64-gnu` and the like, an
+ * optional dependency npm installs where it matches); else the one built here (`build/Release`, by
+ * `npm run build:native`, or `scripts/build-native.mjs` in an app); else one packed into the package itself
+ * (`prebuilds/<platform>-<arch>`, by `npm pack` of a checkout).
  */
 export function addonPath(): { path: string; prebuilt: boolean } | undefined {
   if (given) return given;
   if (process.env.VOXMILL_ADDON_PATH) return { path: process.env.VOXMILL_ADDON_PATH, prebuilt: false };
+  const fromPackage = platformPackageAddon(packageRoot);
+  if (fromPackage) return { path: fromPackage, prebuilt: true };
   const built = join(packageRoot, 'build', 'Release', 'voxmill.node');
   if (existsSync(built)) return { path: built, prebuilt: false };
   const prebuilt = join(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`, 'voxmill.node');
@@ -411,8 +415,9 @@ const CUDA_WHEELS =
   'pip install nvidia-cuda-runtime nvidia-cublas, whose libraries are in site-packages/nvidia/cu13/lib,';
 const FFMPEG_PACKAGES = 'on Debian 12: apt-get install libavformat59 libavcodec59 libswresample4 libavutil57';
 const BUILD_HELP =
-  "build it with 'npm rebuild voxmill' (npm 11 runs it only after 'npm install-scripts approve voxmill'); it needs cmake, a " +
-  'C++17 compiler and: apt-get install pkg-config libavformat-dev libavcodec-dev libswresample-dev libavutil-dev';
+  "build it from source with 'npm install --save-dev cmake-js node-addon-api whisper-cpp-src@npm:nodejs-whisper@0.3.1' " +
+  "and 'node node_modules/voxmill/scripts/build-native.mjs'; it needs cmake, make, nasm and a C++17 compiler " +
+  '(apt-get install cmake g++ make nasm pkg-config), and fetches FFmpeg, ONNX Runtime and espeak-ng';
 
 /**
  * What the addon opens at run time, shipped beside it: ONNX Runtime's library and espeak-ng's data. Never the
@@ -430,8 +435,9 @@ export function native(): NativeAddon {
   const found = addonPath();
   if (!found) {
     throw new NativeAddonError(
-      `the voxmill native addon is not built for ${process.platform}-${process.arch} (no prebuilt one ships for it): ` +
-        BUILD_HELP,
+      `the voxmill native addon is not installed for ${process.platform}-${process.arch}: no ${platformPackageName()} ` +
+        '(npm installs it with voxmill where one is published, unless optional dependencies are omitted) and no ' +
+        `local build; ${BUILD_HELP}`,
     );
   }
   try {

@@ -104,6 +104,50 @@ check "types from an ES module and from CommonJS (tsc, module nodenext)" \
   --typeRoots "$root/node_modules/@types" --types node types.mts types.cts
 
 echo "tarball: install ${online_ms} ms online, ${offline_ms} ms offline; node_modules ${modules_mb} MB"
+
+# As a release publishes it (scripts/release/platform-packages.mjs): voxmill without an addon, and the platform
+# package holding it, installed together. The addon built here may be a native one linked to OpenBLAS: allowed, since
+# it stays on this machine (a release refuses both).
+echo "--- tarball: release packages (voxmill + @voxmill/linux-x64-gnu)"
+started=$SECONDS
+(cd "$root" && node scripts/release/platform-packages.mjs --target "linux-x64=build/Release" --out "$work/release" \
+  --allow-native --allow-system-libraries) >"$work/release.txt" 2>"$work/release.err" || cat "$work/release.err"
+mapfile -t packages <"$work/release.txt"
+echo "assembled in $((SECONDS - started)) s: $(for p in "${packages[@]}"; do echo -n "$(basename "$p") $(du -k "$p" | cut -f1) KB; "; done)"
+app2="$work/app2"
+mkdir -p "$app2"
+cp "$root/scripts/tarball/smoke.cjs" "$app2/"
+cd "$app2"
+echo '{ "name": "voxmill-release-app", "version": "1.0.0", "private": true }' >package.json
+started_ms=$(date +%s%3N)
+release_ok=0
+if ((${#packages[@]} >= 2)); then
+  npm install "${packages[@]}" --no-audit --no-fund --loglevel=error >"$work/install2.log" 2>&1 || release_ok=$?
+else
+  release_ok=1
+  echo "  no release packages were assembled" >"$work/install2.log"
+fi
+release_ms=$(($(date +%s%3N) - started_ms))
+((release_ok == 0)) || cat "$work/install2.log"
+mb() { echo $(($(du -sk "$1" 2>/dev/null | cut -f1 || echo 0) / 1024)); }
+echo "installed in $((release_ms / 1000)).$(((release_ms % 1000) / 100)) s; node_modules $(mb node_modules) MB" \
+  "(voxmill $(mb node_modules/voxmill) MB, @voxmill/linux-x64-gnu $(mb node_modules/@voxmill/linux-x64-gnu) MB)"
+npm ls --all 2>/dev/null | head -40 || true
+check "voxmill and its platform package install together from the release's tarballs" test "$release_ok" -eq 0
+check "the published voxmill has no install script, no addon and no build tools" \
+  node -e 'const p = require("voxmill/package.json"), fs = require("fs");
+    process.exit(!p.scripts?.install && !fs.existsSync("node_modules/voxmill/prebuilds") &&
+      !fs.existsSync("node_modules/cmake-js") && !fs.existsSync("node_modules/whisper-cpp-src") ? 0 : 1)'
+check "its optional dependency names the platform package at voxmill's exact version" \
+  node -e 'const p = require("voxmill/package.json");
+    process.exit(p.optionalDependencies?.["@voxmill/linux-x64-gnu"] === p.version ? 0 : 1)'
+check "the platform package ships its licence notices" test -f node_modules/@voxmill/linux-x64-gnu/LICENSES/ffmpeg.txt
+release_smoke="$(node smoke.cjs "$data/audio/jfk.wav" "$root/test/fixtures/voices" 2>"$work/release-smoke.err" | tail -1)" || true
+echo "  release smoke: $release_smoke"
+[[ -n "$release_smoke" ]] || cat "$work/release-smoke.err"
+check "require('voxmill') loads the platform package's addon, decodes jfk.wav and speaks" \
+  node -e 'const r = JSON.parse(process.argv[1]); process.exit(r.decodedSeconds > 10 && r.spokenBytes > 1000 ? 0 : 1)' "$release_smoke"
+
 echo "tarball: $passed passed, $failed failed"
 [[ -n "${VOXMILL_CI_REPORTS:-}" ]] && echo "$passed $failed" >"$VOXMILL_CI_REPORTS/tarball.count"
 ((failed == 0))
