@@ -1,10 +1,20 @@
 // Versions, CPU code and compute devices of the native build, for diagnostics and `voxmill --version`.
 import { native } from './native.js';
 
-/** Library versions compiled into the addon, and whisper.cpp's CPU feature line. */
-export function versions(): { whisper: string; ffmpeg: string; system: string; espeak: string } {
-  const { whisper, ffmpeg, system, espeak } = native().versions();
-  return { whisper, ffmpeg, system, espeak };
+/**
+ * Library versions compiled into the addon, and whisper.cpp's CPU feature line. `ffmpegLinkage`: `'static'` when
+ * FFmpeg is built into the addon (the default, and every prebuilt package), `'system'` when it links the system's
+ * shared libraries (`VOXMILL_FFMPEG=system`), `'unknown'` for an addon built before it was recorded.
+ */
+export function versions(): {
+  whisper: string;
+  ffmpeg: string;
+  ffmpegLinkage: 'static' | 'system' | 'unknown';
+  system: string;
+  espeak: string;
+} {
+  const { whisper, ffmpeg, ffmpegLinkage, system, espeak } = native().versions();
+  return { whisper, ffmpeg, ffmpegLinkage: ffmpegLinkage ?? 'unknown', system, espeak };
 }
 
 /** The CPU code the addon's whisper.cpp (ggml) runs. */

@@ -89,7 +89,7 @@ for entry in "${entries[@]}"; do
     cp "$data/audio/$file" "$work/in/"
   done
   cp test/fixtures/audio/jfk-faststart.m4a test/fixtures/audio/jfk.webm "$work/in/"
-  cp "$(model whisper-tiny.en)" "$(model speaker-ge2e)" "$work/in/"
+  cp "$(model whisper-tiny.en)" "$(model speaker-ge2e)" "$data/models/whisper/ggml-silero-v6.2.0.bin" "$work/in/"
   voice="$(model piper-joe-medium)"
   cp "$voice" "$voice.json" "$work/in/"
   cp scripts/distro/smoke.mjs "$work/"
@@ -99,12 +99,20 @@ for entry in "${entries[@]}"; do
     formats: ["jfk.wav", "jfk.mp3", "jfk.flac", "jfk.ogg", "jfk.opus", "jfk-faststart.m4a", "jfk.webm"].map((f) => process.argv[1] + "/" + f),
     jfk: process.argv[1] + "/jfk.wav", jfkReference: process.argv[2], tinyEn: process.argv[1] + "/ggml-tiny.en.bin",
     voice: process.argv[1] + "/en_US-joe-medium.onnx", ge2e: process.argv[1] + "/speaker-ge2e.onnx",
+    vad: process.argv[1] + "/ggml-silero-v6.2.0.bin",
     pyannote: process.argv[1] + "/pyannote_sample.wav", pyannoteRttm: process.argv[1] + "/pyannote_sample.rttm" }))' \
     "$in" "$jfk_text" >"$work/inputs.json"
   cp /etc/resolv.conf "$fs/etc/resolv.conf"
+  # A network that reaches the registry through an intercepting proxy has its CA in this machine's bundle: Node in the
+  # root filesystem is given the same one.
+  ca_env=()
+  if [[ -n "${NODE_EXTRA_CA_CERTS:-}" && -f "$NODE_EXTRA_CA_CERTS" ]]; then
+    cp "$NODE_EXTRA_CA_CERTS" "$work/extra-ca.crt"
+    ca_env=(NODE_EXTRA_CA_CERTS=/voxmill-smoke/extra-ca.crt)
+  fi
   mountpoint -q "$fs/proc" || mount -t proc proc "$fs/proc"
   mountpoint -q "$fs/dev" || mount --bind /dev "$fs/dev"
-  in_root() { chroot "$fs" /usr/bin/env -i PATH=/voxmill-smoke/node/bin:/usr/bin:/bin HOME=/root "$@"; }
+  in_root() { chroot "$fs" /usr/bin/env -i PATH=/voxmill-smoke/node/bin:/usr/bin:/bin HOME=/root "${ca_env[@]}" "$@"; }
   install_started=$SECONDS
   install_ok=1
   in_root /bin/sh -c "cd /voxmill-smoke/app && echo '{\"name\":\"app\",\"private\":true}' >package.json &&
@@ -115,7 +123,7 @@ for entry in "${entries[@]}"; do
   smoke="$(in_root /bin/sh -c 'cd /voxmill-smoke/app && node /voxmill-smoke/smoke.mjs /voxmill-smoke/inputs.json' \
     2>"$work/smoke.err" | tail -n 1)" || true
   smoke_s=$((SECONDS - smoke_started))
-  umount "$fs/dev" "$fs/proc" || true
+  umount "$fs/dev" "$fs/proc" 2>/dev/null || umount -l "$fs/dev" "$fs/proc" 2>/dev/null || true
   ok=yes
   ((install_ok == 1)) || {
     ok=no

@@ -72,6 +72,7 @@ await step('decode every input format', async () => {
 });
 const speech = createSpeech({
   models: { 'svc-stt-1': { model: inputs.tinyEn } },
+  vadModel: inputs.vad,
   cpuThreads: 2,
   voiceDirs: [dirname(inputs.voice)],
   diarization: { embeddingModel: inputs.ge2e },

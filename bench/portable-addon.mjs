@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+// The addon a release ships (VOXMILL_CPU=portable VOXMILL_BLAS=none, FFmpeg built in: build-release-x64/, made by
+// scripts/distro/matrix.sh or by hand) against the one built here for this machine (build/Release: VOXMILL_CPU=native,
+// OpenBLAS), transcribing the same audio with the same real model: wall time, each in a fresh process per repeat,
+// their order alternating; the ratio (portable / native) is the median of the per-repeat ratios.
+//
+//   node bench/portable-addon.mjs [--model whisper-base|whisper-tiny.en] [--repeats N]   defaults: whisper-base, 3
+//
+// Audio: gb0.wav (127 s) from the shared test data. Raw results: bench/out/portable-addon-<timestamp>.json.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
+const option = (name, fallback) => {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? process.argv[at + 1] : fallback;
+};
+const modelName = option('--model', 'whisper-base');
+const repeats = Number(option('--repeats', '3'));
+const models = JSON.parse(readFileSync(join(root, 'test', 'fixtures', 'real', 'models.json'), 'utf8'));
+const model = models[modelName];
+const audio = join(resolve(root, process.env.VOXMILL_TEST_DATA ?? '../shared'), 'audio', 'gb0.wav');
+const addons = {
+  portable: join(root, 'build-release-x64', 'Release', 'voxmill.node'),
+  native: join(root, 'build', 'Release', 'voxmill.node'),
+};
+for (const path of [model, audio, ...Object.values(addons)]) {
+  if (!path || !existsSync(path)) {
+    console.error(
+      `missing ${path ?? modelName} (npm run models:test; bash scripts/distro/matrix.sh builds the portable addon)`,
+    );
+    process.exit(2);
+  }
+}
+
+const child = `
+  const { performance } = require('node:perf_hooks');
+  (async () => {
+    const { createSpeech, cpuInfo } = await import(${JSON.stringify(join(root, 'dist', 'index.js'))});
+    const speech = createSpeech({ models: { 'svc-stt-1': { model: process.argv[1] } }, cpuThreads: 2 });
+    await speech.transcribe(process.argv[2].replace(/gb0.wav$/, 'jfk.wav')); // loads the model
+    const started = performance.now();
+    const { text } = await speech.transcribe(process.argv[2]);
+    const ms = performance.now() - started;
+    await speech.close();
+    const cpu = cpuInfo();
+    console.log(JSON.stringify({ ms, words: text.split(/\\s+/).length, instructionSets: cpu.instructionSets, blas: cpu.blas }));
+  })().catch((error) => { console.error(error); process.exit(1); });
+`;
+function measure(addon) {
+  const run = spawnSync(process.execPath, ['-e', child, model, audio], {
+    env: { ...process.env, VOXMILL_ADDON_PATH: addon },
+    encoding: 'utf8',
+  });
+  if (run.status !== 0) throw new Error(`${addon}: ${run.stderr}`);
+  return JSON.parse(run.stdout.trim().split('\n').pop());
+}
+const runs = [];
+for (let repeat = 0; repeat < repeats; repeat++) {
+  const pair = {};
+  for (const side of repeat % 2 === 0 ? ['portable', 'native'] : ['native', 'portable'])
+    pair[side] = measure(addons[side]);
+  runs.push(pair);
+  console.log(
+    `repeat ${repeat + 1}: portable ${pair.portable.ms.toFixed(0)} ms, native ${pair.native.ms.toFixed(0)} ms`,
+  );
+}
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const ratio = median(runs.map((run) => run.portable.ms / run.native.ms));
+console.log(`${modelName} on gb0.wav (127 s), median of ${repeats}:`);
+for (const side of ['portable', 'native']) {
+  const r = runs[0][side];
+  console.log(
+    `  ${side}: ${median(runs.map((run) => run[side].ms)).toFixed(0)} ms (${r.instructionSets.join(' ')}; BLAS ${r.blas})`,
+  );
+}
+console.log(`  ratio portable / native: ${ratio.toFixed(2)}`);
+mkdirSync(join(root, 'bench', 'out'), { recursive: true });
+const file = join(root, 'bench', 'out', `portable-addon-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+writeFileSync(file, `${JSON.stringify({ model: modelName, repeats, ratio, runs }, null, 2)}\n`);
+console.log(`raw: ${file}`);
