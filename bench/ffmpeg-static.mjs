@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The addon with FFmpeg built in (scripts/static-ffmpeg.mjs: no nasm-assembled x86 code, only voxmill's components)
-// against the same addon linked to the system's FFmpeg (Debian 12's 5.1 packages, with their x86 assembly): decoding
+// The addon with FFmpeg built in (scripts/static-ffmpeg.mjs: only voxmill's components, x86 SIMD when nasm was there)
+// against the same addon linked to the system's FFmpeg (Debian 12's 5.1 packages): decoding
 // and encoding speed, and each one's memory after loading. Both addons run in fresh child processes, one after the
 // other, their order alternating per repeat; each ratio (static / system) is the median of the per-repeat ratios.
 //

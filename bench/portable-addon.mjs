@@ -19,6 +19,10 @@ const option = (name, fallback) => {
 };
 const modelName = option('--model', 'whisper-base');
 const repeats = Number(option('--repeats', '3'));
+if (!Number.isInteger(repeats) || repeats < 1) {
+  console.error('--repeats must be a positive integer');
+  process.exit(2);
+}
 const models = JSON.parse(readFileSync(join(root, 'test', 'fixtures', 'real', 'models.json'), 'utf8'));
 const model = models[modelName];
 const audio = join(resolve(root, process.env.VOXMILL_TEST_DATA ?? '../shared'), 'audio', 'gb0.wav');
@@ -67,7 +71,11 @@ for (let repeat = 0; repeat < repeats; repeat++) {
     `repeat ${repeat + 1}: portable ${pair.portable.ms.toFixed(0)} ms, native ${pair.native.ms.toFixed(0)} ms`,
   );
 }
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
 const ratio = median(runs.map((run) => run.portable.ms / run.native.ms));
 console.log(`${modelName} on gb0.wav (127 s), median of ${repeats}:`);
 for (const side of ['portable', 'native']) {

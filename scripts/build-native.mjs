@@ -143,6 +143,11 @@ function checkTools(cross, ffmpeg) {
   }
 }
 
+// A release packs voxmill without an addon (scripts/release/platform-packages.mjs): `prepare` builds none then.
+if (process.env.VOXMILL_PACK_WITHOUT_ADDON === '1') {
+  console.log('voxmill: no native build for a package without an addon (VOXMILL_PACK_WITHOUT_ADDON=1)');
+  process.exit(0);
+}
 const cross = crossTarget();
 const buildDir = resolve(root, process.env.VOXMILL_BUILD_DIR || (cross ? `build-${cross.name}` : 'build'));
 const addon = join(buildDir, 'Release', 'voxmill.node');
@@ -188,7 +193,7 @@ if (ffmpeg === 'static') {
 }
 const cmakeJs = join(dirname(require.resolve('cmake-js/package.json')), 'bin', 'cmake-js');
 const nodeAddonApi = dirname(require.resolve('node-addon-api/package.json'));
-const jobs = process.env.VOXMILL_BUILD_JOBS ?? String(availableParallelism());
+const jobs = process.env.VOXMILL_BUILD_JOBS || String(availableParallelism());
 const extra = (process.env.VOXMILL_CMAKE_ARGS ?? '')
   .split(/\s+/)
   .filter(Boolean)

@@ -61,7 +61,10 @@ case "$target" in
       ffmpeg_libs=(libavformat libavcodec libswresample libavutil)
       read -r -a ffmpeg_flags <<<"$(pkg-config --cflags "${ffmpeg_libs[@]}") $(pkg-config --libs "${ffmpeg_libs[@]}")"
     else
-      ffmpeg_prefix="$(node scripts/static-ffmpeg.mjs)"
+      ffmpeg_prefix="$(node scripts/static-ffmpeg.mjs)" || {
+        echo "fuzz: the static FFmpeg did not build (VOXMILL_FFMPEG=system uses the system's)" >&2
+        exit 2
+      }
       ffmpeg_flags=(-I"$ffmpeg_prefix/include")
       for lib in avformat avcodec swresample avutil mp3lame opus; do ffmpeg_flags+=("$ffmpeg_prefix/lib/lib$lib.a"); done
       ffmpeg_flags+=(-lm -lpthread)

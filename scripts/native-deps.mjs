@@ -451,9 +451,21 @@ export const ESPEAK_FIXES = [
       '\t\t\t\tword_out[n] = 0;\n' +
       '\t\t\t}\n',
   },
+  {
+    // The same bound on the alternative fraction form (one lookup a digit, Sinhala), which had none.
+    file: 'src/libespeak-ng/numbers.c',
+    find: '\t\t\twhile (decimal_count-- > 1) {\n',
+    replace: '\t\t\twhile (decimal_count-- > 1 && strlen(ph_out) < N_WORD_PHONEMES * 8) { /* voxmill: bounded */\n',
+  },
+  {
+    // "_cap" is looked up into 30 bytes where DecodeWithPhonemeMode writes up to 60 (capitals mode 2 only).
+    file: 'src/libespeak-ng/readclause.c',
+    find: '\t\t\t\tchar text_buf[30];\n',
+    replace: '\t\t\t\tchar text_buf[60]; /* voxmill: DecodeWithPhonemeMode writes up to 60 */\n',
+  },
 ];
 /** Bumped with every change to ESPEAK_FIXES, so a cached tree with older fixes is unpacked again. */
-const ESPEAK_FIXES_VERSION = 9;
+const ESPEAK_FIXES_VERSION = 10;
 
 /** The unpacked espeak-ng tree with ESPEAK_FIXES applied. */
 async function fixedEspeak() {
@@ -467,7 +479,11 @@ async function fixedEspeak() {
     if (at < 0 || text.indexOf(fix.find, at + 1) >= 0) {
       throw new Error(`espeak-ng fix for ${fix.file} does not apply: ${JSON.stringify(fix.find)} is not there once`);
     }
-    writeFileSync(path, text.replace(fix.find, fix.replace));
+    // A function, so that "$&" or "$'" in a replacement is never read as a pattern.
+    writeFileSync(
+      path,
+      text.replace(fix.find, () => fix.replace),
+    );
   }
   writeFileSync(stamp, `${ESPEAK_FIXES_VERSION}\n`);
   return dir;

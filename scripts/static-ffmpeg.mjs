@@ -21,23 +21,16 @@
 //   import { staticFfmpeg } from './static-ffmpeg.mjs'   the same, as a promise of the prefix folder
 //
 // The prefix (<cache>/ffmpeg-static/<arch>-<edition>/, with include/ and lib/) is made once per architecture and
-// edition (a hash of the versions and options below) and reused; a failed build leaves nothing there. arm64 is
-// cross-compiled with Debian's aarch64-linux-gnu-gcc (scripts/arm64/setup.sh).
+// edition (a hash of the versions and options below) and reused; a build goes to a scratch folder first
+// (.<arch>-XXXXXX/, kept with its logs when the build fails) and a complete prefix is never replaced. Another
+// architecture is cross-compiled with Debian's <host>-gcc (for arm64 on x86-64: scripts/arm64/setup.sh); a machine's
+// own with its gcc. Editions no longer used stay in the cache until it is cleared.
 //
 // Environment: VOXMILL_DEPS_CACHE, VOXMILL_DEBIAN_MIRROR (as scripts/native-deps.mjs), VOXMILL_BUILD_JOBS (default: the
 // number of CPUs).
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -71,8 +64,8 @@ const CFLAGS = '-O2 -fPIC -fno-strict-overflow';
 
 /** Where each architecture's libraries are built: the host's compiler, or Debian's cross compiler. */
 const TARGETS = {
-  x64: { host: 'x86_64-linux-gnu', ffmpegArch: 'x86_64', crossPrefix: null },
-  arm64: { host: 'aarch64-linux-gnu', ffmpegArch: 'aarch64', crossPrefix: 'aarch64-linux-gnu-' },
+  x64: { host: 'x86_64-linux-gnu', ffmpegArch: 'x86_64' },
+  arm64: { host: 'aarch64-linux-gnu', ffmpegArch: 'aarch64' },
 };
 
 function ffmpegOptions(prefix, target) {
@@ -163,7 +156,9 @@ async function buildLibrary(tree, configureArgs, env, jobs, log) {
 /** The prefix with FFmpeg's static libraries for `arch`, built when missing. */
 export async function staticFfmpeg(arch = process.arch) {
   if (!TARGETS[arch]) throw new Error(`FFmpeg can be built for x64 and arm64, not '${arch}'`);
-  const target = { ...TARGETS[arch], x86asm: arch === 'x64' && hasNasm() };
+  // Cross-compiled only for another architecture (Debian's <host>-gcc); on its own, with the machine's gcc.
+  const crossPrefix = arch === process.arch ? null : `${TARGETS[arch].host}-`;
+  const target = { ...TARGETS[arch], crossPrefix, x86asm: arch === 'x64' && hasNasm() };
   if (arch === 'x64' && !target.x86asm) {
     console.error("voxmill: nasm not found: FFmpeg's x86 SIMD code is left out (apt-get install nasm puts it in)");
   }
@@ -174,7 +169,7 @@ export async function staticFfmpeg(arch = process.arch) {
   const probe = spawnSync(cc, ['--version']);
   if (probe.error || probe.status !== 0) {
     throw new Error(
-      `${cc} not found: ${arch === 'arm64' ? 'run bash scripts/arm64/setup.sh' : 'apt-get install build-essential'}`,
+      `${cc} not found: ${crossPrefix ? `install Debian's cross compiler (for arm64 on x86-64: bash scripts/arm64/setup.sh)` : 'apt-get install build-essential'}`,
     );
   }
   const make = spawnSync('make', ['--version']);
@@ -189,10 +184,11 @@ export async function staticFfmpeg(arch = process.arch) {
   const built = join(scratch, 'prefix');
   const log = join(scratch, 'ffmpeg.log');
   console.error(`voxmill: building FFmpeg 5.1.9, LAME and Opus for linux-${arch} (once; cached in ${prefix})`);
-  const jobs = process.env.VOXMILL_BUILD_JOBS ?? String(availableParallelism());
+  const jobs = process.env.VOXMILL_BUILD_JOBS || String(availableParallelism());
   const env = { ...process.env, CC: cc, CFLAGS, LC_ALL: 'C' };
   const hostArgs = target.crossPrefix ? [`--host=${target.host}`] : [];
   const times = {};
+  let done = false;
   try {
     for (const [name, archive] of Object.entries(sources)) unpack(archive, join(scratch, name));
     const tree = (name, folder) => join(scratch, name, folder);
@@ -226,20 +222,23 @@ export async function staticFfmpeg(arch = process.arch) {
       join(built, 'voxmill-ffmpeg.json'),
       `${JSON.stringify({ arch, edition: edition(target), x86asm: target.x86asm, seconds: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, Math.round(v / 100) / 10])) }, null, 2)}\n`,
     );
-    rmSync(prefix, { recursive: true, force: true });
-    renameSync(built, prefix);
-    // Earlier editions for this architecture are not used again.
-    for (const entry of readdirSync(join(cacheDir(), 'ffmpeg-static'))) {
-      if (entry.startsWith(`${arch}-`) && join(cacheDir(), 'ffmpeg-static', entry) !== prefix) {
-        rmSync(join(cacheDir(), 'ffmpeg-static', entry), { recursive: true, force: true });
+    // Another process may have finished the same edition meanwhile: a complete prefix is never replaced.
+    if (!existsSync(join(prefix, 'lib', 'libavformat.a'))) {
+      rmSync(prefix, { recursive: true, force: true });
+      try {
+        renameSync(built, prefix);
+      } catch (error) {
+        if (!existsSync(join(prefix, 'lib', 'libavformat.a'))) throw error;
       }
     }
+    done = true;
     return prefix;
   } catch (error) {
     error.message += `\n(the logs are kept in ${scratch})`;
     throw error;
   } finally {
-    if (existsSync(prefix)) rmSync(scratch, { recursive: true, force: true });
+    // A failed build keeps its scratch folder for the logs; a finished one leaves nothing behind.
+    if (done) rmSync(scratch, { recursive: true, force: true });
   }
 }
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { isMainThread } from 'node:worker_threads';
 import type { VadSettings } from './audio/vad-settings.js';
 import { NativeAddonError } from './errors.js';
-import { platformPackageAddon, platformPackageName } from './platform-package.js';
+import { linuxGlibc, platformPackageAddon, platformPackageName } from './platform-package.js';
 
 /** A native async job: the promise settles once; abort() asks the worker thread to stop early. */
 export interface NativeJob<T> {
@@ -369,6 +369,7 @@ const packageRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 let cached: NativeAddon | undefined;
 /** The addon a worker thread was told to load (its parent's), which wins over the lookup below. */
 let given: { path: string; prebuilt: boolean } | undefined;
+let loaded: { path: string; prebuilt: boolean } | undefined;
 
 /**
  * A worker thread loads the addon its parent loaded (the parent passes addonPath() in its workerData): a worker run
@@ -379,20 +380,27 @@ export function useAddonAt(found: { path: string; prebuilt: boolean } | undefine
 }
 
 /**
- * Where the addon is: `VOXMILL_ADDON_PATH`; else the platform package's (`@voxmill/linux-x64-gnu` and the like, an
- * optional dependency npm installs where it matches); else the one built here (`build/Release`, by
- * `npm run build:native`, or `scripts/build-native.mjs` in an app); else one packed into the package itself
- * (`prebuilds/<platform>-<arch>`, by `npm pack` of a checkout).
+ * The addons that could serve this process, in the order they are tried: `VOXMILL_ADDON_PATH` alone when set; else the
+ * platform package's (`@voxmill/linux-x64-gnu` and the like, an optional dependency npm installs where it matches),
+ * the one built here (`build/Release`, by `npm run build:native`, or `scripts/build-native.mjs` in an app), and one
+ * packed into the package itself (`prebuilds/<platform>-<arch>`, by `npm pack` of a checkout), those that exist.
  */
-export function addonPath(): { path: string; prebuilt: boolean } | undefined {
-  if (given) return given;
-  if (process.env.VOXMILL_ADDON_PATH) return { path: process.env.VOXMILL_ADDON_PATH, prebuilt: false };
+function addonCandidates(): { path: string; prebuilt: boolean }[] {
+  if (given) return [given];
+  if (process.env.VOXMILL_ADDON_PATH) return [{ path: process.env.VOXMILL_ADDON_PATH, prebuilt: false }];
+  const candidates: { path: string; prebuilt: boolean }[] = [];
   const fromPackage = platformPackageAddon(packageRoot);
-  if (fromPackage) return { path: fromPackage, prebuilt: true };
+  if (fromPackage) candidates.push({ path: fromPackage, prebuilt: true });
   const built = join(packageRoot, 'build', 'Release', 'voxmill.node');
-  if (existsSync(built)) return { path: built, prebuilt: false };
+  if (existsSync(built)) candidates.push({ path: built, prebuilt: false });
   const prebuilt = join(packageRoot, 'prebuilds', `${process.platform}-${process.arch}`, 'voxmill.node');
-  return existsSync(prebuilt) ? { path: prebuilt, prebuilt: true } : undefined;
+  if (existsSync(prebuilt)) candidates.push({ path: prebuilt, prebuilt: true });
+  return candidates;
+}
+
+/** The addon this thread loaded; before it loads, the first one it would try. */
+export function addonPath(): { path: string; prebuilt: boolean } | undefined {
+  return loaded ?? addonCandidates()[0];
 }
 
 /** The system libraries (FFmpeg's, OpenBLAS) a prebuilt addon links, as its build recorded them (prebuilds/<target>/voxmill.json). */
@@ -415,7 +423,7 @@ const CUDA_WHEELS =
   'pip install nvidia-cuda-runtime nvidia-cublas, whose libraries are in site-packages/nvidia/cu13/lib,';
 const FFMPEG_PACKAGES = 'on Debian 12: apt-get install libavformat59 libavcodec59 libswresample4 libavutil57';
 const BUILD_HELP =
-  "build it from source with 'npm install --save-dev cmake-js node-addon-api whisper-cpp-src@npm:nodejs-whisper@0.3.1' " +
+  "build it from source with 'npm install --save-dev cmake-js@8.0.0 node-addon-api@8.9.2 whisper-cpp-src@npm:nodejs-whisper@0.3.1' " +
   "and 'node node_modules/voxmill/scripts/build-native.mjs'; it needs cmake, make, nasm and a C++17 compiler " +
   '(apt-get install cmake g++ make nasm pkg-config), and fetches FFmpeg, ONNX Runtime and espeak-ng';
 
@@ -429,27 +437,46 @@ export function nativeAssets(): { onnxRuntime: string; espeakData: string } {
   return { onnxRuntime: join(dir, 'libonnxruntime.so.1'), espeakData: join(dir, 'espeak-ng-data') };
 }
 
-/** Loads the addon once per thread (it is safe to load in worker_threads). */
+/**
+ * Loads the addon once per thread (it is safe to load in worker_threads): the first candidate that loads. One that
+ * cannot load here (a prebuilt addon for a newer glibc) gives way to the next (a local build); when none loads, the
+ * first one's failure is thrown, with what would fix it.
+ */
 export function native(): NativeAddon {
   if (cached) return cached;
-  const found = addonPath();
-  if (!found) {
+  const candidates = addonCandidates();
+  if (candidates.length === 0) {
     throw new NativeAddonError(
       `the voxmill native addon is not installed for ${process.platform}-${process.arch}: no ${platformPackageName()} ` +
         '(npm installs it with voxmill where one is published, unless optional dependencies are omitted) and no ' +
         `local build; ${BUILD_HELP}`,
     );
   }
-  try {
-    cached = createRequire(import.meta.url)(found.path) as NativeAddon;
-    // process.exit() waits for the addon's pool threads; one waiting for this thread would hang the exit for ever.
-    const addon = cached;
-    if (isMainThread) process.once('exit', () => addon.markProcessExiting?.());
-  } catch (cause) {
-    const message = (cause as Error).message;
-    // The addon links the system's FFmpeg libraries (and OpenBLAS when it was built with it); without them dlopen
-    // names the first one missing.
-    const hint = /\blib(av|sw)\w*\.so/.test(message)
+  let failure: NativeAddonError | undefined;
+  for (const candidate of candidates) {
+    try {
+      cached = createRequire(import.meta.url)(candidate.path) as NativeAddon;
+      loaded = candidate;
+      // process.exit() waits for the addon's pool threads; one waiting for this thread would hang the exit for ever.
+      const addon = cached;
+      if (isMainThread) process.once('exit', () => addon.markProcessExiting?.());
+      return cached;
+    } catch (cause) {
+      failure ??= loadFailure(candidate, cause);
+    }
+  }
+  throw failure;
+}
+
+/** Why an addon did not load, with what would fix it. */
+function loadFailure(found: { path: string; prebuilt: boolean }, cause: unknown): NativeAddonError {
+  const message = (cause as Error).message;
+  const glibc = /GLIBC_(\d+\.\d+)' not found/.exec(message);
+  // The addon links the system's FFmpeg libraries (and OpenBLAS when it was built with it); without them dlopen
+  // names the first one missing.
+  const hint = glibc
+    ? `; it needs glibc ${glibc[1]} or newer (this system's is ${linuxGlibc() ?? 'not glibc'}): ${BUILD_HELP}`
+    : /\blib(av|sw)\w*\.so/.test(message)
       ? `; it needs ${found.prebuilt ? prebuiltNeeds(found.path) : "FFmpeg's shared libraries"} (${FFMPEG_PACKAGES})` +
         (found.prebuilt ? `, or ${BUILD_HELP}` : '')
       : /\blibopenblas\w*\.so/.test(message)
@@ -459,7 +486,5 @@ export function native(): NativeAddon {
           : /\blibvulkan\w*\.so/.test(message)
             ? '; it was built with VOXMILL_GPU=vulkan and needs the Vulkan loader (on Debian 12: apt-get install libvulkan1), or rebuild it for the CPU: npm run build:native'
             : '';
-    throw new NativeAddonError(`cannot load the voxmill native addon ${found.path}: ${message}${hint}`, { cause });
-  }
-  return cached;
+  return new NativeAddonError(`cannot load the voxmill native addon ${found.path}: ${message}${hint}`, { cause });
 }

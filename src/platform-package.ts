@@ -4,12 +4,35 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
+let glibc: string | null | undefined;
+
+/**
+ * The glibc version this Linux process runs on ("2.36"), or null for musl or off Linux. Read once from Node's
+ * diagnostic report, with its network part left out (enumerating interfaces and resolving names can take seconds on
+ * a busy host); the host's own report setting is put back.
+ */
+export function linuxGlibc(): string | null {
+  if (glibc !== undefined) return glibc;
+  glibc = null;
+  const report = process.platform === 'linux' ? process.report : undefined;
+  if (report) {
+    const settings = report as { excludeNetwork?: boolean };
+    const excludeNetwork = settings.excludeNetwork;
+    settings.excludeNetwork = true;
+    try {
+      const header = (report.getReport() as { header?: { glibcVersionRuntime?: string } }).header;
+      glibc = header?.glibcVersionRuntime ?? null;
+    } finally {
+      settings.excludeNetwork = excludeNetwork;
+    }
+  }
+  return glibc;
+}
+
 /** The C library of this Linux process: gnu (glibc) or musl; undefined off Linux. */
 export function linuxLibc(): 'gnu' | 'musl' | undefined {
   if (process.platform !== 'linux') return undefined;
-  // Node's report names the glibc it runs on; a musl build of Node has no such field.
-  const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
-  return header?.glibcVersionRuntime ? 'gnu' : 'musl';
+  return linuxGlibc() ? 'gnu' : 'musl';
 }
 
 /** `@voxmill/<platform>-<arch>[-<libc>]`: the package a prebuilt addon for this process would be in. */

@@ -51,8 +51,10 @@ for entry in "${entries[@]}"; do
   fi
   [[ " ${targets[*]} " == *" --target ${target[$arch]}="* ]] || targets+=(--target "${target[$arch]}=$build/Release")
 done
-node scripts/release/platform-packages.mjs "${targets[@]}" --out "$packages_dir" >"$packages_dir.txt"
-mapfile -t tarballs <"$packages_dir.txt"
+list="$(mktemp)"
+node scripts/release/platform-packages.mjs "${targets[@]}" --out "$packages_dir" >"$list"
+mapfile -t tarballs <"$list"
+rm -f "$list"
 echo "release packages: $(for t in "${tarballs[@]}"; do echo -n "$(basename "$t") ($(du -k "$t" | cut -f1) KB) "; done)"
 
 # 2. Each distribution.
@@ -60,6 +62,11 @@ models="$(node -p "JSON.stringify(require('./test/fixtures/real/models.json'))")
 model() { node -p "JSON.parse(process.argv[1])[process.argv[2]]" "$models" "$1"; }
 rows=()
 failed=0
+# /proc and /dev are mounted into a root while its smoke runs; they come off however the script ends, before anything
+# under the root is removed (rm --one-file-system would not cross them either).
+mounted=()
+unmount_all() { for m in "${mounted[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done; }
+trap unmount_all EXIT
 for entry in "${entries[@]}"; do
   suite="${entry%%:*}"
   arch="${entry#*:}"
@@ -67,7 +74,7 @@ for entry in "${entries[@]}"; do
   started=$SECONDS
   if [[ ! -x "$fs/bin/sh" ]]; then
     echo "--- debootstrap $suite ($arch) into $fs"
-    rm -rf "$fs"
+    rm -rf --one-file-system "$fs"
     mkdir -p "$fs"
     debootstrap --variant=minbase --arch="$arch" --include=ca-certificates "$suite" "$fs" "$mirror" >"$fs.log" 2>&1 || {
       tail -n 20 "$fs.log"
@@ -79,7 +86,7 @@ for entry in "${entries[@]}"; do
   glibc="$(chroot "$fs" /bin/sh -c 'ldd --version 2>&1 | head -n 1' | grep -o '[0-9.]*$' || true)"
   # Node of this machine's version for the target, from the npm registry; npm itself is JavaScript.
   work="$fs/voxmill-smoke"
-  rm -rf "$work"
+  rm -rf --one-file-system "$work"
   mkdir -p "$work/app" "$work/in" "$work/pkgs" "$work/node" "$work/npm"
   (cd "$work" && npm pack "node-linux-${addon_arch[$arch]}@${NODE_VERSION:-$(node -p 'process.version.slice(1)')}" \
     --silent >/dev/null && tar xzf node-linux-*.tgz -C node --strip-components=1 && rm node-linux-*.tgz)
@@ -112,6 +119,7 @@ for entry in "${entries[@]}"; do
   fi
   mountpoint -q "$fs/proc" || mount -t proc proc "$fs/proc"
   mountpoint -q "$fs/dev" || mount --bind /dev "$fs/dev"
+  mounted+=("$fs/dev" "$fs/proc")
   in_root() { chroot "$fs" /usr/bin/env -i PATH=/voxmill-smoke/node/bin:/usr/bin:/bin HOME=/root "${ca_env[@]}" "$@"; }
   install_started=$SECONDS
   install_ok=1

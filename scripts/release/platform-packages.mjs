@@ -147,6 +147,9 @@ function npmPack(folder, destination, { env = process.env, scripts = false } = {
 
 /** Builds every package; returns the paths of the tarballs. */
 export async function assemble({ targets, out, allowNative = false, allowSystemLibraries = false }) {
+  if (Object.keys(targets).length === 0) {
+    throw new Error('no build folder to pack: build one (VOXMILL_CPU=portable VOXMILL_BLAS=none) or pass --target');
+  }
   const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
   const { version } = manifest;
   rmSync(out, { recursive: true, force: true });
