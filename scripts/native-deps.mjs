@@ -441,13 +441,15 @@ export const ESPEAK_FIXES = [
     file: 'src/libespeak-ng/translateword.c',
     find: '\t\t\t\tstrcpy(word_out, word1);\n',
     replace:
-      '\t\t\t{ /* voxmill: word_out holds N_WORD_BYTES - 1 bytes; a longer text is cut at a character */\n' +
+      '\t\t\t{ /* voxmill: word_out holds N_WORD_BYTES - 1 bytes; a longer text is cut at a character, then a space */\n' +
       '\t\t\t\tsize_t n = strlen(word1);\n' +
-      '\t\t\t\tif (n > N_WORD_BYTES - 2) {\n' +
-      '\t\t\t\t\tn = N_WORD_BYTES - 2;\n' +
+      '\t\t\t\tif (n > N_WORD_BYTES - 3) {\n' +
+      '\t\t\t\t\tn = N_WORD_BYTES - 3;\n' +
       '\t\t\t\t\twhile (n > 0 && (word1[n] & 0xc0) == 0x80) n--;\n' +
-      '\t\t\t\t}\n' +
-      '\t\t\t\tmemcpy(word_out, word1, n);\n' +
+      '\t\t\t\t\tmemcpy(word_out, word1, n);\n' +
+      '\t\t\t\t\tword_out[n++] = \' \';\n' +
+      '\t\t\t\t} else\n' +
+      '\t\t\t\t\tmemcpy(word_out, word1, n);\n' +
       '\t\t\t\tword_out[n] = 0;\n' +
       '\t\t\t}\n',
   },
@@ -463,9 +465,16 @@ export const ESPEAK_FIXES = [
     find: '\t\t\t\tchar text_buf[30];\n',
     replace: '\t\t\t\tchar text_buf[60]; /* voxmill: DecodeWithPhonemeMode writes up to 60 */\n',
   },
+  {
+    // The words of a text replacement are then walked space to space; a replacement with no space after its last word
+    // (cut above, found by CI's fuzzer after that cut) was walked past its end. The walk stops at the end too.
+    file: 'src/libespeak-ng/translate.c',
+    find: '\t\t\t\twhile (!isspace(*word_out)) ++word_out;\n',
+    replace: '\t\t\t\twhile (*word_out && !isspace(*word_out)) ++word_out; /* voxmill: not past the end */\n',
+  },
 ];
 /** Bumped with every change to ESPEAK_FIXES, so a cached tree with older fixes is unpacked again. */
-const ESPEAK_FIXES_VERSION = 10;
+const ESPEAK_FIXES_VERSION = 11;
 
 /** The unpacked espeak-ng tree with ESPEAK_FIXES applied. */
 async function fixedEspeak() {
