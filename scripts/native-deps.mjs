@@ -447,7 +447,7 @@ export const ESPEAK_FIXES = [
       '\t\t\t\t\tn = N_WORD_BYTES - 3;\n' +
       '\t\t\t\t\twhile (n > 0 && (word1[n] & 0xc0) == 0x80) n--;\n' +
       '\t\t\t\t\tmemcpy(word_out, word1, n);\n' +
-      '\t\t\t\t\tword_out[n++] = \' \';\n' +
+      "\t\t\t\t\tword_out[n++] = ' ';\n" +
       '\t\t\t\t} else\n' +
       '\t\t\t\t\tmemcpy(word_out, word1, n);\n' +
       '\t\t\t\tword_out[n] = 0;\n' +
