@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// The addon a release ships (VOXMILL_CPU=portable VOXMILL_BLAS=none, FFmpeg built in: build-release-x64/, made by
-// scripts/distro/matrix.sh or by hand) against the one built here for this machine (build/Release: VOXMILL_CPU=native,
-// OpenBLAS), transcribing the same audio with the same real model: wall time, each in a fresh process per repeat,
-// their order alternating; the ratio (portable / native) is the median of the per-repeat ratios.
+// The two addons the x64 release ships (zig for glibc 2.28, no BLAS, FFmpeg built in; made by scripts/distro/matrix.sh
+// or by hand): build-release-x64/ (VOXMILL_CPU=portable: AVX2, FMA, F16C, BMI2) and build-release-x64-v2/
+// (VOXMILL_CPU=x86-64-v2: SSE4.2, for CPUs without AVX2), against the one built here for this machine (build/Release:
+// VOXMILL_CPU=native, OpenBLAS), transcribing the same audio with the same real model: wall time, each in a fresh
+// process per repeat, their order rotating; each ratio (a release build / native) is the median of the per-repeat
+// ratios.
 //
 //   node bench/portable-addon.mjs [--model whisper-base|whisper-tiny.en] [--repeats N]   defaults: whisper-base, 3
 //
@@ -28,12 +30,14 @@ const model = models[modelName];
 const audio = join(resolve(root, process.env.VOXMILL_TEST_DATA ?? '../shared'), 'audio', 'gb0.wav');
 const addons = {
   portable: join(root, 'build-release-x64', 'Release', 'voxmill.node'),
+  'x86-64-v2': join(root, 'build-release-x64-v2', 'Release', 'voxmill.node'),
   native: join(root, 'build', 'Release', 'voxmill.node'),
 };
+const sides = Object.keys(addons);
 for (const path of [model, audio, ...Object.values(addons)]) {
   if (!path || !existsSync(path)) {
     console.error(
-      `missing ${path ?? modelName} (npm run models:test; bash scripts/distro/matrix.sh builds the portable addon)`,
+      `missing ${path ?? modelName} (npm run models:test; bash scripts/distro/matrix.sh builds the release addons)`,
     );
     process.exit(2);
   }
@@ -63,29 +67,34 @@ function measure(addon) {
 }
 const runs = [];
 for (let repeat = 0; repeat < repeats; repeat++) {
-  const pair = {};
-  for (const side of repeat % 2 === 0 ? ['portable', 'native'] : ['native', 'portable'])
-    pair[side] = measure(addons[side]);
-  runs.push(pair);
-  console.log(
-    `repeat ${repeat + 1}: portable ${pair.portable.ms.toFixed(0)} ms, native ${pair.native.ms.toFixed(0)} ms`,
-  );
+  const run = {};
+  // Each repeat starts one further along, so no build always runs first (or last).
+  for (let i = 0; i < sides.length; i++) {
+    const side = sides[(i + repeat) % sides.length];
+    run[side] = measure(addons[side]);
+  }
+  runs.push(run);
+  console.log(`repeat ${repeat + 1}: ${sides.map((side) => `${side} ${run[side].ms.toFixed(0)} ms`).join(', ')}`);
 }
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 };
-const ratio = median(runs.map((run) => run.portable.ms / run.native.ms));
+const ratios = Object.fromEntries(
+  sides
+    .filter((side) => side !== 'native')
+    .map((side) => [side, median(runs.map((run) => run[side].ms / run.native.ms))]),
+);
 console.log(`${modelName} on gb0.wav (127 s), median of ${repeats}:`);
-for (const side of ['portable', 'native']) {
+for (const side of sides) {
   const r = runs[0][side];
   console.log(
     `  ${side}: ${median(runs.map((run) => run[side].ms)).toFixed(0)} ms (${r.instructionSets.join(' ')}; BLAS ${r.blas})`,
   );
 }
-console.log(`  ratio portable / native: ${ratio.toFixed(2)}`);
+for (const [side, ratio] of Object.entries(ratios)) console.log(`  ratio ${side} / native: ${ratio.toFixed(2)}`);
 mkdirSync(join(root, 'bench', 'out'), { recursive: true });
 const file = join(root, 'bench', 'out', `portable-addon-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-writeFileSync(file, `${JSON.stringify({ model: modelName, repeats, ratio, runs }, null, 2)}\n`);
+writeFileSync(file, `${JSON.stringify({ model: modelName, repeats, ratios, runs }, null, 2)}\n`);
 console.log(`raw: ${file}`);

@@ -9,11 +9,21 @@
 //                            compiler's), for an addon that must run on other machines (a prebuilt package, a
 //                            container image). With VOXMILL_GPU=cuda the default is portable: native would also build
 //                            for this machine's GPU only, and fail where there is none (a container build)
+//                            | x86-64-v2 (x64 only): SSE4.2 and no AVX, the second build of the x64 platform package,
+//                            which its loader picks on CPUs without AVX2
 //   VOXMILL_FFMPEG           static (default): FFmpeg built from its pinned source with only what voxmill uses
 //                            (scripts/static-ffmpeg.mjs, cached; about 50 s the first time on 2 cores) and linked in, so the addon
 //                            loads no libav* of the system | system: the system's FFmpeg shared libraries through
 //                            pkg-config (Debian/Ubuntu: libavformat-dev libavcodec-dev libswresample-dev libavutil-dev)
-//   VOXMILL_BLAS             auto (default: OpenBLAS when pkg-config finds it) | openblas (required) | none
+//   VOXMILL_GLIBC            a glibc version (2.28 for a release): builds with zig's clang against that glibc
+//                            (scripts/zig-toolchain.mjs, fetched from the Python package index and cached), with libc++
+//                            linked in, so the addon loads on any Linux from that glibc on; also cross-compiles for
+//                            VOXMILL_TARGET=linux-arm64 without Debian's cross compiler. Needs VOXMILL_FFMPEG=static
+//                            and no OpenBLAS (the system's are built for its own glibc). Unset (default): the system's
+//                            compiler, and the addon needs about this system's glibc (on Debian 12, whose glibc is
+//                            2.36: GLIBC_2.35)
+//   VOXMILL_BLAS             auto (default: OpenBLAS when pkg-config finds it; none with VOXMILL_GLIBC) | openblas
+//                            (required) | none
 //   VOXMILL_CUDA_ARCHS       with VOXMILL_GPU=cuda: CMAKE_CUDA_ARCHITECTURES, e.g. 89-real;90-real. Default: ggml's list
 //                            (CUDA 13: 75-virtual;80-virtual;86-real;89-real;90-virtual;120a-real;121a-real), several
 //                            times the compile time of one architecture
@@ -33,13 +43,14 @@
 //   ONNX Runtime and espeak-ng are fetched first by scripts/native-deps.mjs (pinned, cached in ~/.cache/voxmill), which
 //   has its own settings (VOXMILL_DEPS_CACHE, VOXMILL_DEBIAN_MIRROR, and paths for an offline build)
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { nativeDeps } from './native-deps.mjs';
 import { staticFfmpeg } from './static-ffmpeg.mjs';
+import { glibcVersion, zigToolchain } from './zig-toolchain.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
@@ -106,27 +117,68 @@ function cpuTarget(gpu, cross) {
   if (cpu === 'native' && cross) fail(`VOXMILL_CPU=native cannot cross-compile for ${cross.name}; use portable`);
   if (cpu === 'native' && cuda)
     console.warn("voxmill: VOXMILL_CPU=native with CUDA also builds for this machine's GPU only");
-  if (cpu !== 'native' && cpu !== 'portable') fail(`VOXMILL_CPU must be native or portable; received '${cpu}'`);
+  if (!['native', 'portable', 'x86-64-v2'].includes(cpu)) {
+    fail(`VOXMILL_CPU must be native, portable or x86-64-v2; received '${cpu}'`);
+  }
+  if (cpu === 'x86-64-v2' && (cross ? cross.arch : process.arch) !== 'x64') {
+    fail(`VOXMILL_CPU=x86-64-v2 is an x64 level; this build is for ${cross ? cross.arch : process.arch}`);
+  }
   return cpu;
 }
 
-function blasChoice() {
-  const blas = (process.env.VOXMILL_BLAS ?? '').trim().toLowerCase() || 'auto';
+/** The glibc version asked for with VOXMILL_GLIBC, or '' for the system's compiler. */
+function glibcChoice() {
+  const value = (process.env.VOXMILL_GLIBC ?? '').trim().toLowerCase();
+  if (value === '' || value === 'system') return '';
+  try {
+    return glibcVersion(value);
+  } catch (error) {
+    fail(error.message);
+  }
+}
+
+function blasChoice(glibc) {
+  const blas = (process.env.VOXMILL_BLAS ?? '').trim().toLowerCase() || (glibc ? 'none' : 'auto');
   if (!['auto', 'openblas', 'none'].includes(blas))
     fail(`VOXMILL_BLAS must be auto, openblas or none; received '${blas}'`);
+  if (glibc && blas !== 'none') fail(`VOXMILL_GLIBC=${glibc} builds without OpenBLAS; received VOXMILL_BLAS=${blas}`);
   return blas;
 }
 
-function ffmpegChoice() {
+function ffmpegChoice(glibc) {
   const ffmpeg = (process.env.VOXMILL_FFMPEG ?? '').trim().toLowerCase() || 'static';
   if (!['static', 'system'].includes(ffmpeg)) fail(`VOXMILL_FFMPEG must be static or system; received '${ffmpeg}'`);
+  if (glibc && ffmpeg === 'system') {
+    fail(`VOXMILL_GLIBC=${glibc} links FFmpeg in (VOXMILL_FFMPEG=static): the system's is built for its own glibc`);
+  }
   return ffmpeg;
 }
 
-function checkTools(cross, ffmpeg) {
+/** zig caches its own compiles: a compiler launcher from the environment (CI's ccache) is left out of zig builds. */
+function withoutLaunchers(env) {
+  const { CMAKE_C_COMPILER_LAUNCHER, CMAKE_CXX_COMPILER_LAUNCHER, ...rest } = env;
+  return rest;
+}
+
+/**
+ * A build folder configured with another compiler (zig's for another glibc, or the system's) is configured afresh:
+ * CMake does not change the compiler of a configured folder.
+ */
+function forgetOtherCompiler(buildDir, compiler) {
+  const cachePath = join(buildDir, 'CMakeCache.txt');
+  if (!existsSync(cachePath)) return;
+  const cached = /^CMAKE_CXX_COMPILER:[A-Z]+=(.*)$/m.exec(readFileSync(cachePath, 'utf8'))?.[1] ?? '';
+  const zigBuilt = /^VOXMILL_ZIG:BOOL=ON$/m.test(readFileSync(cachePath, 'utf8'));
+  if (compiler ? cached === compiler : !zigBuilt) return;
+  console.log(`voxmill: ${buildDir} was configured with another compiler (${cached}); configuring it afresh`);
+  rmSync(cachePath);
+  rmSync(join(buildDir, 'CMakeFiles'), { recursive: true, force: true });
+}
+
+function checkTools(cross, ffmpeg, glibc) {
   const cmake = spawnSync('cmake', ['--version'], { encoding: 'utf8' });
   if (cmake.status !== 0) fail('cmake not found. On Debian/Ubuntu: apt-get install cmake');
-  if (cross) {
+  if (cross && !glibc) {
     const compiler = spawnSync(cross.compiler, ['--version']);
     if (compiler.error || compiler.status !== 0) fail(`${cross.compiler} not found; run ${cross.setup}`);
   }
@@ -171,12 +223,23 @@ if (!force && !cross && existsSync(prebuilt)) {
 const whisperDir = whisperTree();
 const gpu = gpuFlags();
 const cpu = cpuTarget(gpu, cross);
-const blas = blasChoice();
-const ffmpeg = ffmpegChoice();
-checkTools(cross, ffmpeg);
+const glibc = glibcChoice();
+const blas = blasChoice(glibc);
+const ffmpeg = ffmpegChoice(glibc);
+checkTools(cross, ffmpeg, glibc);
+const arch = cross ? cross.arch : process.arch;
+let zig = null;
+if (glibc) {
+  try {
+    zig = await zigToolchain(arch, glibc);
+  } catch (error) {
+    fail(`zig (VOXMILL_GLIBC=${glibc}) could not be fetched: ${error.message}`);
+  }
+}
+forgetOtherCompiler(buildDir, zig?.cxx ?? '');
 let deps;
 try {
-  deps = await nativeDeps(cross ? cross.arch : process.arch);
+  deps = await nativeDeps(arch);
 } catch (error) {
   fail(`ONNX Runtime and espeak-ng could not be fetched: ${error.message}`);
 }
@@ -184,7 +247,7 @@ let ffmpegDir = '';
 if (ffmpeg === 'static') {
   const ffmpegStarted = Date.now();
   try {
-    ffmpegDir = await staticFfmpeg(cross ? cross.arch : process.arch);
+    ffmpegDir = await staticFfmpeg(arch, glibc);
   } catch (error) {
     fail(`FFmpeg could not be built (VOXMILL_FFMPEG=system uses the system's instead): ${error.message}`);
   }
@@ -208,7 +271,7 @@ const defines = [
   // Always passed, empty for the system's: CMake's cache would otherwise keep an earlier build's choice.
   `--CDVOXMILL_FFMPEG_DIR=${ffmpegDir}`,
   ...Object.entries(deps).map(([name, path]) => `--CD${name}=${path}`),
-  ...(cross ? [`--CDCMAKE_TOOLCHAIN_FILE=${cross.toolchain}`] : []),
+  ...(zig || cross ? [`--CDCMAKE_TOOLCHAIN_FILE=${zig ? zig.cmakeToolchain : cross.toolchain}`] : []),
   ...gpu,
   ...extra,
 ];
@@ -221,9 +284,10 @@ for (const step of [
   const result = spawnSync(process.execPath, [cmakeJs, step[0], ...where, ...step.slice(1)], {
     stdio: 'inherit',
     cwd: root,
+    env: zig ? withoutLaunchers(process.env) : process.env,
   });
   if (result.status !== 0) fail(`cmake-js ${step[0]} exited with ${result.status ?? result.signal}`);
 }
 console.log(
-  `voxmill: native addon ${addon} (${cross ? `${cross.name}, ` : ''}${cpu} CPU code, VOXMILL_BLAS=${blas}, ${ffmpeg} FFmpeg) built in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  `voxmill: native addon ${addon} (${cross ? `${cross.name}, ` : ''}${zig ? `zig for glibc ${glibc}, ` : ''}${cpu} CPU code, VOXMILL_BLAS=${blas}, ${ffmpeg} FFmpeg) built in ${((Date.now() - started) / 1000).toFixed(1)} s`,
 );

@@ -96,6 +96,30 @@ export const PINNED = {
     sha256: '65b58e1e25b2a114157014736a3d9dfeaad8d41be1c8179866f144a2fb44ff9d',
     licence: 'BSD-3-Clause (Opus)',
   },
+  // zig 0.14.1 (scripts/zig-toolchain.mjs): the compiler of release builds, for the machine that builds.
+  zig: {
+    version: '0.14.1',
+    x64: {
+      file: 'ziglang-0.14.1-py3-none-manylinux_2_12_x86_64.manylinux2010_x86_64.musllinux_1_1_x86_64.whl',
+      url: () =>
+        `${pypiFiles}/packages/9d/ef/494f128ea7ec3345850bbd75d2cb7b987006fb5601c37543e8fa83e5e3d4/` +
+        'ziglang-0.14.1-py3-none-manylinux_2_12_x86_64.manylinux2010_x86_64.musllinux_1_1_x86_64.whl',
+      sha256: '6eb9d4d759b292c83810dbee2e9e8e3fbfbf01d864e6e9811bae711fd74e1c2f',
+      licence:
+        'MIT (zig; it builds the addon; what it links in ships: libc++, libc++abi, libunwind (Apache-2.0 WITH ' +
+        'LLVM-exception) and compiler_rt (MIT))',
+    },
+    arm64: {
+      file: 'ziglang-0.14.1-py3-none-manylinux_2_17_aarch64.manylinux2014_aarch64.musllinux_1_1_aarch64.whl',
+      url: () =>
+        `${pypiFiles}/packages/94/84/2ca431d4f7984a260b5115a5ab130c1459d0b0ed08c5ae7d4093e52cb4a3/` +
+        'ziglang-0.14.1-py3-none-manylinux_2_17_aarch64.manylinux2014_aarch64.musllinux_1_1_aarch64.whl',
+      sha256: '7994b27f3cbfcedea43f9b7552e38b45857bdf0e9a45065474092dd74e7048cf',
+      licence:
+        'MIT (zig; it builds the addon; what it links in ships: libc++, libc++abi, libunwind (Apache-2.0 WITH ' +
+        'LLVM-exception) and compiler_rt (MIT))',
+    },
+  },
   espeakData: {
     file: 'piper-phonemize-1.4.11.tgz',
     npm: 'piper-phonemize@1.4.11',
@@ -189,7 +213,7 @@ export function unpack(archive, into) {
  * The unpacked dependency: `<cache>/<name>/`, made once from the pinned file. `keep` is the folder inside the
  * archive that is kept (a .deb's data.tar.xz is unpacked first).
  */
-async function unpacked(name, dep, keep, edition = 0) {
+export async function unpacked(name, dep, keep, edition = 0) {
   const target = join(cacheDir(), name);
   const stamp = join(target, '.voxmill-sha256');
   // The edition changes when what is done to the unpacked files changes (ESPEAK_FIXES): then it is unpacked afresh.

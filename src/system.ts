@@ -21,10 +21,11 @@ export function versions(): {
 export interface CpuInfo {
   /**
    * `'native'`: compiled for the CPU of the machine that built it (the default of a source build); `'portable'`:
-   * the baseline a prebuilt package ships (x86-64: AVX2, FMA, F16C, BMI2). Set at build time with `VOXMILL_CPU`;
-   * `'unknown'` for an addon built before it was recorded.
+   * the baseline a prebuilt package ships (x86-64: AVX2, FMA, F16C, BMI2); `'x86-64-v2'`: the x64 package's second
+   * build (SSE4.2), which it loads on CPUs without AVX2. Set at build time with `VOXMILL_CPU`; `'unknown'` for an
+   * addon built before it was recorded.
    */
-  target: 'native' | 'portable' | 'unknown';
+  target: 'native' | 'portable' | 'x86-64-v2' | 'unknown';
   /** Instruction sets ggml's CPU kernels were compiled with, as ggml names them (`AVX2`, `AVX512`, `NEON`, …). */
   instructionSets: string[];
   /** The BLAS library ggml hands large matrix products to (`VOXMILL_BLAS` at build time), or null. */

@@ -17,7 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 started=$SECONDS
 bash scripts/arm64/setup.sh
-VOXMILL_TARGET=linux-arm64 node scripts/build-native.mjs --force
+# The addon as the arm64 platform package ships it: zig for glibc 2.28 (VOXMILL_GLIBC= builds with Debian's gcc).
+VOXMILL_TARGET=linux-arm64 VOXMILL_GLIBC="${VOXMILL_GLIBC-2.28}" node scripts/build-native.mjs --force
 [[ -f dist/index.js ]] || npx tsc -p tsconfig.build.json
 node scripts/make-fixtures.mjs >/dev/null
 echo "arm64 setup and build took $((SECONDS - started)) s"

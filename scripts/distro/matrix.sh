@@ -5,16 +5,24 @@
 # every output format, a diarization). Needs root (debootstrap, chroot, mounts).
 #
 #   bash scripts/distro/matrix.sh [suite:arch ...]     default: bullseye:amd64 bookworm:amd64 trixie:amd64
-#                                                      (Debian 11, 12, 13; add bookworm:arm64 for arm64 under qemu,
-#                                                      after bash scripts/arm64/setup.sh)
+#                                                      bookworm:arm64 (Debian 11, 12, 13; arm64 runs under qemu-user
+#                                                      through binfmt_misc: apt-get install qemu-user-static)
 #
 # What it makes (all outside the repository except the build folders, which git ignores):
-#   build-release-x64/, build-release-arm64/   the addon as a release builds it: VOXMILL_CPU=portable VOXMILL_BLAS=none
-#                                              (FFmpeg built in), once
+#   build-release-x64/, build-release-x64-v2/, build-release-arm64/
+#                                              the addon as a release builds it, once: zig for glibc 2.28
+#                                              (VOXMILL_GLIBC=2.28, FFmpeg built in, no OpenBLAS), VOXMILL_CPU=portable,
+#                                              and for x64 also VOXMILL_CPU=x86-64-v2 (the package's build for CPUs
+#                                              without AVX2); arm64 cross-compiled by zig
 #   ~/.cache/voxmill/rootfs/<suite>-<arch>/    debootstrap --variant=minbase of Debian's packages, once per suite
 #   Node.js: node-linux-<arch> from the npm registry at this machine's version; npm: this machine's npm (JavaScript)
 # Each distribution's app and inputs live in <rootfs>/voxmill-smoke/ and are made afresh every run. Prints one line a
 # step and a table at the end; exits 1 when any distribution fails.
+#
+# On amd64 the installed app also runs on a CPU without AVX2: qemu-x86_64 -cpu Nehalem (SSE4.2) runs its Node with a
+# /proc/cpuinfo that says so (bind-mounted in a mount namespace), and the package's loader must pick, load and
+# transcribe with voxmill-x86-64-v2.node (smoke.mjs --quick; about 2 minutes emulated). VOXMILL_MATRIX_WITHOUT_AVX2=0
+# leaves it out.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root="$PWD"
@@ -22,7 +30,7 @@ data="${VOXMILL_TEST_DATA:-$root/../shared}"
 cache="${VOXMILL_ROOTFS_CACHE:-$HOME/.cache/voxmill/rootfs}"
 mirror="${VOXMILL_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 entries=("$@")
-((${#entries[@]} > 0)) || entries=(bullseye:amd64 bookworm:amd64 trixie:amd64)
+((${#entries[@]} > 0)) || entries=(bullseye:amd64 bookworm:amd64 trixie:amd64 bookworm:arm64)
 [[ $(id -u) -eq 0 ]] || {
   echo "matrix: needs root (debootstrap, chroot)" >&2
   exit 2
@@ -41,15 +49,24 @@ for entry in "${entries[@]}"; do
     echo "matrix: unknown architecture in '$entry' (amd64 or arm64)" >&2
     exit 2
   }
+  [[ " ${targets[*]} " == *" --target ${target[$arch]}="* ]] && continue
   build="build-release-${addon_arch[$arch]}"
-  if [[ ! -f "$build/Release/voxmill.node" ]]; then
-    echo "--- building the release addon for ${target[$arch]} into $build/"
-    cross=()
-    [[ $arch == arm64 ]] && cross=(VOXMILL_TARGET=linux-arm64)
-    env VOXMILL_CPU=portable VOXMILL_BLAS=none VOXMILL_BUILD_DIR="$build" "${cross[@]}" \
-      node scripts/build-native.mjs --force | tail -n 1
-  fi
-  [[ " ${targets[*]} " == *" --target ${target[$arch]}="* ]] || targets+=(--target "${target[$arch]}=$build/Release")
+  cpus=(portable)
+  [[ $arch == amd64 ]] && cpus+=(x86-64-v2)
+  for cpu in "${cpus[@]}"; do
+    folder="$build"
+    [[ $cpu == portable ]] || folder="$build-${cpu#x86-64-}"
+    if [[ ! -f "$folder/Release/voxmill.node" ]]; then
+      echo "--- building the release addon for ${target[$arch]} ($cpu) into $folder/"
+      env VOXMILL_TARGET="${target[$arch]}" VOXMILL_GLIBC=2.28 VOXMILL_CPU="$cpu" VOXMILL_BUILD_DIR="$folder" \
+        node scripts/build-native.mjs --force | tail -n 1
+    fi
+    if [[ $cpu == portable ]]; then
+      targets+=(--target "${target[$arch]}=$folder/Release")
+    else
+      targets+=(--variant "${target[$arch]}:$cpu=$folder/Release")
+    fi
+  done
 done
 list="$(mktemp)"
 node scripts/release/platform-packages.mjs "${targets[@]}" --out "$packages_dir" >"$list"
@@ -62,6 +79,10 @@ models="$(node -p "JSON.stringify(require('./test/fixtures/real/models.json'))")
 model() { node -p "JSON.parse(process.argv[1])[process.argv[2]]" "$models" "$1"; }
 rows=()
 failed=0
+# Checks for CI's closing count (VOXMILL_CI_REPORTS): the install, each smoke step, and the run without AVX2.
+checks_passed=0
+checks_failed=0
+tally() { if (($1)); then checks_passed=$((checks_passed + 1)); else checks_failed=$((checks_failed + 1)); fi; }
 # /proc and /dev are mounted into a root while its smoke runs; they come off however the script ends, before anything
 # under the root is removed (rm --one-file-system would not cross them either).
 mounted=()
@@ -91,7 +112,12 @@ for entry in "${entries[@]}"; do
   (cd "$work" && npm pack "node-linux-${addon_arch[$arch]}@${NODE_VERSION:-$(node -p 'process.version.slice(1)')}" \
     --silent >/dev/null && tar xzf node-linux-*.tgz -C node --strip-components=1 && rm node-linux-*.tgz)
   cp -r "$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")/." "$work/npm/"
-  cp "${tarballs[@]}" "$work/pkgs/"
+  # voxmill's own tarball and this architecture's platform package (npm refuses to install another's by name).
+  for tarball in "${tarballs[@]}"; do
+    case "$(basename "$tarball")" in
+      voxmill-[0-9]* | "voxmill-${target[$arch]}-"*) cp "$tarball" "$work/pkgs/" ;;
+    esac
+  done
   for file in jfk.wav jfk.mp3 jfk.flac jfk.ogg jfk.opus pyannote_sample.wav pyannote_sample.rttm; do
     cp "$data/audio/$file" "$work/in/"
   done
@@ -117,9 +143,18 @@ for entry in "${entries[@]}"; do
     cp "$NODE_EXTRA_CA_CERTS" "$work/extra-ca.crt"
     ca_env=(NODE_EXTRA_CA_CERTS=/voxmill-smoke/extra-ca.crt)
   fi
-  mountpoint -q "$fs/proc" || mount -t proc proc "$fs/proc"
-  mountpoint -q "$fs/dev" || mount --bind /dev "$fs/dev"
-  mounted+=("$fs/dev" "$fs/proc")
+  # Each mount is remembered as soon as it is made (newest first), so that whatever fails next leaves none behind.
+  here=()
+  mount_here() {
+    mount "$@"
+    here=("${@: -1}" "${here[@]}")
+    mounted=("${@: -1}" "${mounted[@]}")
+  }
+  mountpoint -q "$fs/proc" || mount_here -t proc proc "$fs/proc"
+  mountpoint -q "$fs/dev" || mount_here --bind /dev "$fs/dev"
+  # Under qemu, /proc/cpuinfo is this machine's x86 one, and ONNX Runtime's arm64 CPU detection stops the process on
+  # it: an aarch64 one is put over it (as scripts/arm64/test.sh does).
+  [[ $arch != arm64 ]] || mount_here --bind "$root/scripts/arm64/cpuinfo" "$fs/proc/cpuinfo"
   in_root() { chroot "$fs" /usr/bin/env -i PATH=/voxmill-smoke/node/bin:/usr/bin:/bin HOME=/root "${ca_env[@]}" "$@"; }
   install_started=$SECONDS
   install_ok=1
@@ -128,11 +163,45 @@ for entry in "${entries[@]}"; do
     >"$work/install.log" 2>&1 || install_ok=0
   install_s=$((SECONDS - install_started))
   smoke_started=$SECONDS
-  smoke="$(in_root /bin/sh -c 'cd /voxmill-smoke/app && node /voxmill-smoke/smoke.mjs /voxmill-smoke/inputs.json' \
-    2>"$work/smoke.err" | tail -n 1)" || true
+  # The build the package's loader must pick here: this machine's CPU (or arm64's one build).
+  expect_cpu=portable
+  if [[ $arch == amd64 ]]; then
+    for flag in avx avx2 fma f16c bmi2; do grep -m1 '^flags' /proc/cpuinfo | grep -qw "$flag" || expect_cpu=x86-64-v2; done
+  fi
+  smoke="$(in_root /bin/sh -c "cd /voxmill-smoke/app && node /voxmill-smoke/smoke.mjs /voxmill-smoke/inputs.json \
+    --expect-cpu $expect_cpu" 2>"$work/smoke.err" | tail -n 1)" || true
   smoke_s=$((SECONDS - smoke_started))
-  umount "$fs/dev" "$fs/proc" 2>/dev/null || umount -l "$fs/dev" "$fs/proc" 2>/dev/null || true
+  for m in "${here[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
+  without_avx2="-"
+  without_avx2_ok=1
+  if [[ $arch == amd64 && "${VOXMILL_MATRIX_WITHOUT_AVX2:-1}" != 0 && $install_ok == 1 ]]; then
+    command -v qemu-x86_64 >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user >/dev/null
+    # Run from outside the root (qemu-x86_64 is this machine's program), on the root's Node and app, with the same
+    # inputs at their paths from here.
+    sed "s|/voxmill-smoke/|$work/|g" "$work/inputs.json" >"$work/inputs-here.json"
+    sed -E '/^flags/ s/ (avx|avx2|fma|f16c|bmi2|avx512[a-z_0-9]*)\b//g' /proc/cpuinfo >"$work/cpuinfo-without-avx2"
+    avx2_started=$SECONDS
+    without_avx2="$(cd "$work/app" && env -i PATH=/usr/bin:/bin HOME=/root unshare -m /bin/sh -c \
+      'mount --bind "$1" /proc/cpuinfo &&
+      exec qemu-x86_64 -cpu Nehalem "$2/node/bin/node" "$2/smoke.mjs" "$2/inputs-here.json" --quick --expect-cpu x86-64-v2' \
+      sh "$work/cpuinfo-without-avx2" "$work" 2>"$work/without-avx2.err" | tail -n 1)" || true
+    if [[ "$without_avx2" == "{"* ]] && node -e 'process.exit(JSON.parse(process.argv[1]).failures.length ? 1 : 0)' "$without_avx2"; then
+      without_avx2="x86-64-v2 build, ok $((SECONDS - avx2_started)) s"
+    else
+      tail -n 20 "$work/without-avx2.err"
+      echo "without AVX2: ${without_avx2:0:800}"
+      without_avx2="FAILED ($((SECONDS - avx2_started)) s)"
+      without_avx2_ok=0
+    fi
+  fi
+  tally "$install_ok"
+  [[ $without_avx2 == "-" ]] || tally "$without_avx2_ok"
+  smoke_counts="$(node -e 'try { const r = JSON.parse(process.argv[1]); const ok = r.steps.filter((s) => s.ok).length;
+    console.log(ok, r.steps.length - ok) } catch { console.log(0, 1) }' "$smoke")"
+  checks_passed=$((checks_passed + ${smoke_counts% *}))
+  checks_failed=$((checks_failed + ${smoke_counts#* }))
   ok=yes
+  ((without_avx2_ok == 1)) || ok=no
   ((install_ok == 1)) || {
     ok=no
     tail -n 20 "$work/install.log"
@@ -146,10 +215,11 @@ for entry in "${entries[@]}"; do
   steps="$(node -e 'try { const r = JSON.parse(process.argv[1]);
     console.log(r.steps.map((s) => `${s.name}: ${s.ok ? "ok" : "FAILED (" + s.error.slice(0, 120) + ")"} ${s.seconds} s`).join("; ")) }
     catch { console.log("no result") }' "$smoke")"
-  echo "$suite $arch (glibc $glibc): root fs ${rootfs_s} s, install ${install_s} s, smoke ${smoke_s} s: $steps"
-  rows+=("| $suite | $arch | $glibc | $install_s s | $smoke_s s | $ok | $steps |")
+  echo "$suite $arch (glibc $glibc): root fs ${rootfs_s} s, install ${install_s} s, smoke ${smoke_s} s: $steps; without AVX2: $without_avx2"
+  rows+=("| $suite | $arch | $glibc | $install_s s | $smoke_s s | $ok | $steps | $without_avx2 |")
 done
-echo "| Debian | arch | glibc | npm install | smoke | passed | steps |"
-echo "| --- | --- | --- | --: | --: | --- | --- |"
+echo "| Debian | arch | glibc | npm install | smoke | passed | steps | CPU without AVX2 (qemu Nehalem) |"
+echo "| --- | --- | --- | --: | --: | --- | --- | --- |"
 printf '%s\n' "${rows[@]}"
+[[ -n "${VOXMILL_CI_REPORTS:-}" ]] && echo "$checks_passed $checks_failed" >"$VOXMILL_CI_REPORTS/distro.count"
 ((failed == 0))

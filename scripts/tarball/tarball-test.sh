@@ -106,12 +106,13 @@ check "types from an ES module and from CommonJS (tsc, module nodenext)" \
 echo "tarball: install ${online_ms} ms online, ${offline_ms} ms offline; node_modules ${modules_mb} MB"
 
 # As a release publishes it (scripts/release/platform-packages.mjs): voxmill without an addon, and the platform
-# package holding it, installed together. The addon built here may be a native one linked to OpenBLAS: allowed, since
-# it stays on this machine (a release refuses both).
+# package holding it, installed together. The addon built here may be a native one linked to OpenBLAS, built for this
+# machine's glibc, without the x86-64-v2 build: allowed, since it stays on this machine (a release refuses all three;
+# scripts/distro/matrix.sh installs real release packages into bare Debian roots).
 echo "--- tarball: release packages (voxmill + @voxmill/linux-x64-gnu)"
 started=$SECONDS
 (cd "$root" && node scripts/release/platform-packages.mjs --target "linux-x64=build/Release" --out "$work/release" \
-  --allow-native --allow-system-libraries) >"$work/release.txt" 2>"$work/release.err" || cat "$work/release.err"
+  --allow-native --allow-system-libraries --allow-newer-glibc) >"$work/release.txt" 2>"$work/release.err" || cat "$work/release.err"
 mapfile -t packages <"$work/release.txt"
 echo "assembled in $((SECONDS - started)) s: $(for p in "${packages[@]}"; do echo -n "$(basename "$p") $(du -k "$p" | cut -f1) KB; "; done)"
 app2="$work/app2"
