@@ -41,6 +41,31 @@ describe('scripts/build-native.mjs', () => {
     expect(stderr).toContain("VOXMILL_FFMPEG must be static or system; received 'shared'");
   });
 
+  it('rejects a VOXMILL_GLIBC that is not a glibc version from 2.28 on, by name', () => {
+    for (const value of ['2.27', 'latest', '3.0']) {
+      const { status, stderr } = build({ PATH: bareBin, VOXMILL_GLIBC: value });
+      expect(status).toBe(1);
+      expect(stderr).toContain(`VOXMILL_GLIBC must be a glibc version from 2.28 on, like 2.28; received '${value}'`);
+    }
+  });
+
+  it("refuses what a build for an older glibc cannot link: the system's FFmpeg and OpenBLAS", () => {
+    const ffmpeg = build({ PATH: bareBin, VOXMILL_GLIBC: '2.28', VOXMILL_FFMPEG: 'system' });
+    expect(ffmpeg.status).toBe(1);
+    expect(ffmpeg.stderr).toContain('VOXMILL_GLIBC=2.28 links FFmpeg in (VOXMILL_FFMPEG=static)');
+    const blas = build({ PATH: bareBin, VOXMILL_GLIBC: '2.28', VOXMILL_BLAS: 'openblas' });
+    expect(blas.status).toBe(1);
+    expect(blas.stderr).toContain('VOXMILL_GLIBC=2.28 builds without OpenBLAS; received VOXMILL_BLAS=openblas');
+  });
+
+  it('accepts VOXMILL_CPU=x86-64-v2 only for an x64 build', () => {
+    const arm = build({ PATH: bareBin, VOXMILL_CPU: 'x86-64-v2', VOXMILL_TARGET: 'linux-arm64' });
+    expect(arm.status).toBe(1);
+    expect(arm.stderr).toContain('VOXMILL_CPU=x86-64-v2 is an x64 level; this build is for arm64');
+    const unknown = build({ PATH: bareBin, VOXMILL_CPU: 'x86-64-v4' });
+    expect(unknown.stderr).toContain("VOXMILL_CPU must be native, portable or x86-64-v2; received 'x86-64-v4'");
+  });
+
   it('rejects a VOXMILL_WHISPER_CPP_DIR that is not a whisper.cpp tree', () => {
     const { status, stderr } = build({ PATH: bareBin, VOXMILL_WHISPER_CPP_DIR: tmpdir() });
     expect(status).toBe(1);
