@@ -496,9 +496,17 @@ export const ESPEAK_FIXES = [
     find: '\t\t\t\twhile (!isspace(*word_out)) ++word_out;\n',
     replace: '\t\t\t\twhile (*word_out && !isspace(*word_out)) ++word_out; /* voxmill: not past the end */\n',
   },
+  {
+    // TranslateWord2 reads a word's phoneme codes from word_phonemes until a 0; a word that filled all 200 bytes had
+    // none, and the read went on past the array (found by CI's fixed-seed fuzzer, 2026-11-28). It stops at the end.
+    file: 'src/libespeak-ng/translate.c',
+    find: '\twhile (((ph_code = *p++) != 0) && (n_ph_list2 < N_PHONEME_LIST-3-2)) {\n',
+    replace:
+      '\twhile ((p < (unsigned char *)word_phonemes + N_WORD_PHONEMES) && ((ph_code = *p++) != 0) && (n_ph_list2 < N_PHONEME_LIST-3-2)) { /* voxmill: not past the array */\n',
+  },
 ];
 /** Bumped with every change to ESPEAK_FIXES, so a cached tree with older fixes is unpacked again. */
-const ESPEAK_FIXES_VERSION = 11;
+const ESPEAK_FIXES_VERSION = 12;
 
 /** The unpacked espeak-ng tree with ESPEAK_FIXES applied. */
 async function fixedEspeak() {
