@@ -167,8 +167,9 @@ function withoutLaunchers(env) {
 function forgetOtherCompiler(buildDir, compiler) {
   const cachePath = join(buildDir, 'CMakeCache.txt');
   if (!existsSync(cachePath)) return;
-  const cached = /^CMAKE_CXX_COMPILER:[A-Z]+=(.*)$/m.exec(readFileSync(cachePath, 'utf8'))?.[1] ?? '';
-  const zigBuilt = /^VOXMILL_ZIG:BOOL=ON$/m.test(readFileSync(cachePath, 'utf8'));
+  const cache = readFileSync(cachePath, 'utf8');
+  const cached = /^CMAKE_CXX_COMPILER:[A-Z]+=(.*)$/m.exec(cache)?.[1] ?? '';
+  const zigBuilt = /^VOXMILL_ZIG:BOOL=ON$/m.test(cache);
   if (compiler ? cached === compiler : !zigBuilt) return;
   console.log(`voxmill: ${buildDir} was configured with another compiler (${cached}); configuring it afresh`);
   rmSync(cachePath);
