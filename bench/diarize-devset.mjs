@@ -8,7 +8,9 @@
 //
 // Used by bench/diarize.mjs (the recorded figures) and on its own to tune: --diarization overrides engine settings
 // (say '{"threshold":0.5}'); --match scores only the files whose name contains TEXT.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
@@ -17,11 +19,16 @@ import { benchArgs, distEntry, ensureDist, flag, isEntry, root, sharedDir as sha
 export const devsetDir = join(root, 'test', 'fixtures', 'diarize-dev');
 const vadModel = join(shared, 'models', 'whisper', 'ggml-silero-v6.2.0.bin');
 
+/** The models made by `npm run models:test` (name -> path), or an empty object. */
+export function realModels() {
+  const file = join(root, 'test', 'fixtures', 'real', 'models.json');
+  if (!existsSync(file)) return {};
+  return JSON.parse(readFileSync(file, 'utf8'));
+}
+
 /** The GE2E encoder made by `npm run models:test`, or undefined. */
 export function ge2eModel() {
-  const file = join(root, 'test', 'fixtures', 'real', 'models.json');
-  if (!existsSync(file)) return undefined;
-  return JSON.parse(readFileSync(file, 'utf8'))['speaker-ge2e'];
+  return realModels()['speaker-ge2e'];
 }
 
 /**
@@ -75,12 +82,32 @@ export function scoreTurns(voxmill, file, reference, turns) {
   };
 }
 
+/**
+ * pyannote.metrics 4.2.0's DER of the same turns (scripts/peers/der_peer.py in the peers venv: the 0.25 s collar each
+ * side is pyannote's 0.5, overlaps scored), one per case; undefined without the peers venv.
+ */
+export function peerDers(cases) {
+  const python = join(homedir(), '.cache', 'voxmill', 'peers', 'venv', 'bin', 'python');
+  if (!existsSync(python)) return undefined;
+  const input = JSON.stringify(
+    cases.map(({ reference, hypothesis }) => ({ reference, hypothesis, collar: 0.5, skip_overlap: false })),
+  );
+  const result = spawnSync(python, [join(root, 'scripts', 'peers', 'der_peer.py')], {
+    input,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (result.status !== 0) throw new Error(`der_peer.py failed: ${result.stderr}`);
+  return JSON.parse(result.stdout).map((r) => r.der);
+}
+
 /** Scores one configuration on `files`: per-file DER, count, seconds; and the summary. */
 export async function scoreConfiguration(voxmill, { name, diarization }, files, log = () => {}) {
   const speech = voxmill.createSpeech({ vadModel, diarization, idleUnloadMs: 0 });
   try {
     await speech.diarize(join(shared, 'audio', 'jfk.wav')); // warm-up: worker, model
     const results = [];
+    const cases = [];
     for (const file of files) {
       const reference = [...voxmill.parseRttm(readFileSync(file.rttm, 'utf8')).values()][0];
       const started = performance.now();
@@ -92,10 +119,17 @@ export async function scoreConfiguration(voxmill, { name, diarization }, files, 
         rtf: seconds / result.duration,
       };
       results.push(row);
+      cases.push({ reference, hypothesis: result.turns });
       log(
         `${name.padEnd(9)} ${file.name.padEnd(24)} DER ${pct(row.der)} (miss ${pct(row.missed)}, fa ${pct(row.falseAlarm)}, ` +
           `conf ${pct(row.confusion)}) speakers ${row.found}/${row.speakers} RTF ${row.rtf.toFixed(3)}`,
       );
+    }
+    const peer = peerDers(cases);
+    if (peer) {
+      results.forEach((row, i) => {
+        row.pyannoteDer = peer[i];
+      });
     }
     return { name, diarization, results, summary: summarize(results) };
   } finally {
@@ -123,17 +157,44 @@ function summarize(results) {
     countRight: mean(generated.map((r) => (r.found === r.speakers ? 1 : 0))),
     byVariant,
     pyannoteSample: results.find((r) => r.file === 'pyannote_sample')?.der,
+    missed: mean(generated.map((r) => r.missed)),
+    falseAlarm: mean(generated.map((r) => r.falseAlarm)),
+    confusion: mean(generated.map((r) => r.confusion)),
+    // Largest |ours - pyannote.metrics| over every file scored (both scorers on the same turns).
+    scorerGap: results.some((r) => r.pyannoteDer !== undefined)
+      ? Math.max(...results.map((r) => Math.abs(r.der - r.pyannoteDer)))
+      : undefined,
     rtf: results.reduce((a, r) => a + r.rtf * r.duration, 0) / totalAudio,
   };
 }
 
+/**
+ * The configurations by name: `features` (built-in), each encoder of `npm run models:test` over windows of the VAD's
+ * speech (`ge2e`, `ecapa`, `campplus`), and each with the segmentation model (`ge2e+seg`, ...). `which`: a
+ * comma-separated list of names, `both` (features and ge2e, the earlier default) or `all`.
+ */
 export function configurations(which, overrides = {}) {
-  const ge2e = ge2eModel();
-  const all = [{ name: 'features', diarization: { ...overrides } }];
-  if (ge2e) all.push({ name: 'ge2e', diarization: { embeddingModel: ge2e, ...overrides } });
-  const wanted = which === 'both' ? all : all.filter((c) => c.name === which);
-  if (wanted.length === 0)
-    throw new Error(`configuration ${which} is not available (ge2e needs 'npm run models:test')`);
+  const models = realModels();
+  const segmentation = models['speaker-segmentation'];
+  const all = [{ name: 'features', diarization: { segmentationModel: null, ...overrides } }];
+  for (const [name, key] of [
+    ['ge2e', 'speaker-ge2e'],
+    ['ecapa', 'speaker-ecapa'],
+    ['campplus', 'speaker-campplus'],
+  ]) {
+    const embeddingModel = models[key];
+    if (!embeddingModel) continue;
+    all.push({ name, diarization: { embeddingModel, segmentationModel: null, ...overrides } });
+    if (segmentation) {
+      all.push({ name: `${name}+seg`, diarization: { embeddingModel, segmentationModel: segmentation, ...overrides } });
+    }
+  }
+  const names = which === 'all' ? all.map((c) => c.name) : which === 'both' ? ['features', 'ge2e'] : which.split(',');
+  const wanted = names.map((name) => {
+    const found = all.find((c) => c.name === name);
+    if (!found) throw new Error(`configuration ${name} is not available (the models come from 'npm run models:test')`);
+    return found;
+  });
   return wanted;
 }
 
@@ -143,13 +204,20 @@ export function printSummary({ name, summary }) {
     .join(', ');
   console.log(
     `${name}: mean DER ${pct(summary.meanDer)} over ${summary.files} generated files (${variants}); speaker count right ${pct(summary.countRight)}; ` +
-      `pyannote_sample ${summary.pyannoteSample === undefined ? 'n/a' : pct(summary.pyannoteSample)}; RTF ${summary.rtf.toFixed(3)}`,
+      `missed ${pct(summary.missed)}, false alarm ${pct(summary.falseAlarm)}, confusion ${pct(summary.confusion)}; ` +
+      `pyannote_sample ${summary.pyannoteSample === undefined ? 'n/a' : pct(summary.pyannoteSample)}; RTF ${summary.rtf.toFixed(3)}` +
+      (summary.scorerGap === undefined
+        ? ''
+        : `; pyannote.metrics agrees within ${(summary.scorerGap * 100).toFixed(3)} points`),
   );
 }
 
 if (isEntry(import.meta.url)) {
   const { settings } = benchArgs('node bench/diarize-devset.mjs [options]', {
-    config: flag.string('features, ge2e or both', { value: 'NAME', defaultText: 'both' }),
+    config: flag.string('configurations: NAME[,NAME...] of features, ge2e, ecapa, campplus, ge2e+seg, ...; both; all', {
+      value: 'NAMES',
+      defaultText: 'both',
+    }),
     diarization: flag.json('engine diarization settings to override', {}),
     match: flag.string('only files whose name contains this', { value: 'TEXT', defaultText: 'all' }),
     devset: flag.string('the development set to score', { value: 'DIR', defaultText: 'test/fixtures/diarize-dev' }),

@@ -23,6 +23,8 @@
 //                                             de_DE-fixture-x_low (16000 Hz, espeak voice de, 247 Hz).
 //   embeddings/fixture-speaker-embedding.onnx a speaker-embedding model with sherpa-onnx's contract (feats
 //                                             [N,T,80] -> embs [N,16]): mean frame x a fixed projection
+//   embeddings/fixture-speaker-segmentation.onnx a segmentation model with segmentation-3.0's contract (x
+//                                             [N,1,160000] -> y [N,589,7]): speaker 1 wherever the audio is loud
 //   bench-voices/en_US-fixture_heavy-medium.onnx(.json)
 //                                             the 22050 Hz, 220 Hz tone of en_US-fixture-medium, computed
 //                                             alongside an MLP that costs what a real Piper medium voice
@@ -48,6 +50,7 @@ import {
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixtureEmbeddingFiles } from './lib/fixture-embedding.mjs';
+import { fixtureSegmentationFiles } from './lib/fixture-segmentation.mjs';
 import { fixtureVoiceFiles, VOICES, voiceDir } from './lib/fixture-voices.mjs';
 import { pcm16MonoWav } from './lib/wav.mjs';
 import {
@@ -483,7 +486,7 @@ async function main() {
     (plan) => !present(plan.path, plan.size),
   );
 
-  const voiceFiles = [...fixtureVoiceFiles(sharedDir), ...fixtureEmbeddingFiles()]
+  const voiceFiles = [...fixtureVoiceFiles(sharedDir), ...fixtureEmbeddingFiles(), ...fixtureSegmentationFiles()]
     .map((file) => ({ ...file, path: join(fixturesDir, file.dir, file.name) }))
     .filter((file) => !present(file.path, file.data.length));
 

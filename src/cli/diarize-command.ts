@@ -11,6 +11,7 @@ interface DiarizeFlags {
   maxSpeakers?: number;
   vadModel?: string;
   embeddingModel?: string;
+  segmentationModel?: string;
   modelsDir?: string;
   speaker: Array<{ name: string; audio: string }>;
 }
@@ -46,6 +47,10 @@ export function registerDiarizeCommand(program: Command): Command {
       'speaker-embedding catalog id or ONNX file, or none (default: the first installed catalog one, else built-in features)',
     )
     .option(
+      '--segmentation-model <model>',
+      'speaker segmentation catalog id or ONNX file, or none (default: the catalog one when installed, with an embedding model)',
+    )
+    .option(
       '--speaker <name=file>',
       'a known speaker: label their turns NAME, recognized from FILE (1–30 s of their voice; repeatable; needs a speaker-embedding model)',
       knownSpeaker,
@@ -56,9 +61,14 @@ export function registerDiarizeCommand(program: Command): Command {
       const speech = createSpeech({
         ...(flags.modelsDir ? { modelsDir: flags.modelsDir } : {}),
         ...(flags.vadModel ? { vadModel: flags.vadModel } : {}),
-        ...(flags.embeddingModel
-          ? { diarization: { embeddingModel: flags.embeddingModel === 'none' ? null : flags.embeddingModel } }
-          : {}),
+        diarization: {
+          ...(flags.embeddingModel
+            ? { embeddingModel: flags.embeddingModel === 'none' ? null : flags.embeddingModel }
+            : {}),
+          ...(flags.segmentationModel
+            ? { segmentationModel: flags.segmentationModel === 'none' ? null : flags.segmentationModel }
+            : {}),
+        },
       });
       const documents: object[] = [];
       try {

@@ -24,14 +24,43 @@ export const DEFAULT_DIARIZATION_STALL_TIMEOUT_MS = 300_000;
  * kept after the development set (it is at its best there too); the Kaldi-fbank models' (WeSpeaker, 3D-Speaker) is
  * not calibrated here: their weights cannot be fetched on this project's machines.
  */
-export const DEFAULT_DIARIZATION_THRESHOLDS = { features: 1.15, ge2e: 0.3, 'kaldi-fbank': 0.6 } as const;
+export const DEFAULT_DIARIZATION_THRESHOLDS = {
+  features: 1.15,
+  ge2e: 0.3,
+  'kaldi-fbank': 0.6,
+  'speechbrain-fbank': 0.6,
+} as const;
+
+/**
+ * With a segmentation model, the clustering threshold (cosine distance) by encoder: a vector is one local speaker of
+ * a 10 s chunk (seconds of one voice, not a 1.5 s window), so the scale is its own. Chosen on the development set of
+ * seed 0 and checked on seed 2's (bench/diarize-tune-encoders.mjs; BENCHMARKS.md, "Diarization at pyannote's level"):
+ * CAM++ (the Kaldi-fbank default; WeSpeaker's models share it, unmeasured) counts 96.7 % of the speakers right from
+ * 0.55 to 0.6 with the short-speaker rule below, and pyannote_sample's two speakers merge from 0.65.
+ */
+export const DEFAULT_SEGMENTATION_THRESHOLDS = { ge2e: 0.3, 'kaldi-fbank': 0.55, 'speechbrain-fbank': 0.6 } as const;
+
+/**
+ * With a segmentation model, the short-speaker distance by encoder (see DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES):
+ * CAM++ keeps the 2-5 s speakers of the 5-6 person conversations from 0.5 to 0.6 (2: none kept, 46.7 % counts right).
+ */
+export const DEFAULT_SEGMENTATION_SHORT_SPEAKER_DISTANCES = {
+  ge2e: 0.25,
+  'kaldi-fbank': 0.55,
+  'speechbrain-fbank': 0.55,
+} as const;
 
 /**
  * After clustering, speakers whose centroids are closer than this (cosine distance) become one; 0 merges none. GE2E's
  * from the same grid (0.1: mean DER 17.6 → 17.4 %, counts right 36.7 → 40.0 %, pyannote_sample unchanged; 0.15
  * merges pyannote_sample's two speakers); the others are not calibrated, so they merge nothing.
  */
-export const DEFAULT_DIARIZATION_MERGE_DISTANCES = { features: 0, ge2e: 0.1, 'kaldi-fbank': 0 } as const;
+export const DEFAULT_DIARIZATION_MERGE_DISTANCES = {
+  features: 0,
+  ge2e: 0.1,
+  'kaldi-fbank': 0,
+  'speechbrain-fbank': 0,
+} as const;
 
 /**
  * A speaker with less speech than `minSpeakerSeconds` (but at least `shortSpeakerSeconds`) is kept when every other
@@ -41,11 +70,31 @@ export const DEFAULT_DIARIZATION_MERGE_DISTANCES = { features: 0, ge2e: 0.1, 'ka
  * own lies farther from the others than one split off a speaker by noise or overlap. The built-in features split
  * one voice by content, and the Kaldi-fbank models are not calibrated here, so they keep none.
  */
-export const DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES = { features: 2, ge2e: 0.25, 'kaldi-fbank': 2 } as const;
+export const DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES = {
+  features: 2,
+  ge2e: 0.25,
+  'kaldi-fbank': 2,
+  'speechbrain-fbank': 2,
+} as const;
+
+/**
+ * Seconds between the segmentation model's 10 s chunks. pyannote's pipeline steps 1 s (each moment seen by 10 chunks);
+ * here the chunks cost a segmentation run and an embedding per local speaker each, and the step was chosen from
+ * measurements on the development sets (BENCHMARKS.md, "Diarization at pyannote's level").
+ */
+export const DEFAULT_SEGMENTATION_STEP_SECONDS = 2.5;
+
+/**
+ * The most seconds of one local speaker's speech embedded per chunk. Each moment is in 4 chunks (10 s every 2.5 s), so
+ * embedding all of it costs the encoder 4 times the speech; chosen from measurements (BENCHMARKS.md).
+ */
+export const DEFAULT_SEGMENTATION_EMBED_SECONDS = 3;
 
 export interface ResolvedDiarizationConfig {
   /** A catalog id or path, `'auto'` (the first installed catalog embedding model, else none) or null (none). */
   embeddingModel: string | null;
+  /** A catalog id or path, `'auto'` (the catalog's segmentation model when installed) or null (none). */
+  segmentationModel: string | null;
   base: Omit<DiarizeSettings, keyof SpeakerCounts>;
   channels: 'auto' | 'never';
   maxQueue: number;
@@ -55,6 +104,9 @@ export interface ResolvedDiarizationConfig {
 
 const CONFIG_KEYS = [
   'embeddingModel',
+  'segmentationModel',
+  'segmentationStepSeconds',
+  'segmentationEmbedSeconds',
   'threshold',
   'mergeDistance',
   'windowSeconds',
@@ -76,6 +128,18 @@ export function resolveDiarizationConfig(value: unknown): ResolvedDiarizationCon
   if (model !== undefined && model !== null && (typeof model !== 'string' || model === '')) {
     throw new InvalidOptionTypeError('diarization.embeddingModel', "a catalog id, a file path, 'auto' or null", model);
   }
+  const segmentation = raw.segmentationModel;
+  if (
+    segmentation !== undefined &&
+    segmentation !== null &&
+    (typeof segmentation !== 'string' || segmentation === '')
+  ) {
+    throw new InvalidOptionTypeError(
+      'diarization.segmentationModel',
+      "a catalog id, a file path, 'auto' or null",
+      segmentation,
+    );
+  }
   const channels = raw.channels ?? 'auto';
   if (channels !== 'auto' && channels !== 'never') {
     throw new InvalidOptionValueError('diarization.channels', '"auto" or "never"', channels);
@@ -91,6 +155,7 @@ export function resolveDiarizationConfig(value: unknown): ResolvedDiarizationCon
   }
   return {
     embeddingModel,
+    segmentationModel: segmentation === undefined ? 'auto' : (segmentation as string | null),
     channels,
     maxQueue: integerOption('diarization.maxQueue', raw.maxQueue, 0, 100_000) ?? 16,
     intraOpThreads: integerOption('diarization.intraOpThreads', raw.intraOpThreads, 1, 64) ?? 1,
@@ -108,6 +173,12 @@ export function resolveDiarizationConfig(value: unknown): ResolvedDiarizationCon
       shortSpeakerSeconds: numberOption('diarization.shortSpeakerSeconds', raw.shortSpeakerSeconds, 0, 3600) ?? 1,
       shortSpeakerDistance: numberOption('diarization.shortSpeakerDistance', raw.shortSpeakerDistance, 0, 2),
       refine: true,
+      segmentationStepSeconds:
+        numberOption('diarization.segmentationStepSeconds', raw.segmentationStepSeconds, 0.5, 10) ??
+        DEFAULT_SEGMENTATION_STEP_SECONDS,
+      segmentationEmbedSeconds:
+        numberOption('diarization.segmentationEmbedSeconds', raw.segmentationEmbedSeconds, 0.5, 10) ??
+        DEFAULT_SEGMENTATION_EMBED_SECONDS,
     },
   };
 }

@@ -11,9 +11,13 @@ import {
   DEFAULT_DIARIZATION_MERGE_DISTANCES,
   DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES,
   DEFAULT_DIARIZATION_THRESHOLDS,
+  DEFAULT_SEGMENTATION_SHORT_SPEAKER_DISTANCES,
+  DEFAULT_SEGMENTATION_THRESHOLDS,
 } from './config.js';
 import { SAMPLE_RATE } from './features.js';
-import { clipWindows, diarizePcm, type EmbeddingWindow, type KnownSpeakerVector } from './pipeline.js';
+import { clipWindows, diarizePcm, type EmbeddingWindow } from './pipeline.js';
+import { CHUNK_SAMPLES, diarizeWithSegmentation, POWERSET, type SegmentationRunner } from './segmentation-pipeline.js';
+import type { KnownSpeakerVector } from './speaker-clusters.js';
 import { frontEndFor, type SpeakerFrontEndKind } from './speaker-front-end.js';
 import type { DiarizeSettings } from './types.js';
 import { EMBEDDING_BATCH, embedWindows } from './window-embedder.js';
@@ -40,7 +44,7 @@ let shuttingDown = false;
 /** Ids of jobs queued or running. */
 const known = new Set<number>();
 
-async function sessionFor(path: string): Promise<OnnxModel> {
+async function sessionFor(path: string, what = 'speaker-embedding model'): Promise<OnnxModel> {
   const cached = sessions.get(path);
   if (cached) return cached;
   try {
@@ -48,8 +52,42 @@ async function sessionFor(path: string): Promise<OnnxModel> {
     sessions.set(path, session);
     return session;
   } catch (error) {
-    throw new JobError('MODEL_LOAD_FAILED', `cannot load speaker-embedding model ${path}: ${(error as Error).message}`);
+    throw new JobError('MODEL_LOAD_FAILED', `cannot load ${what} ${path}: ${(error as Error).message}`);
   }
+}
+
+/** Chunks per segmentation call: a batch amortizes the call, and 8 chunks of input are 5 MB. */
+const SEGMENTATION_BATCH = 8;
+
+/**
+ * The segmentation model at `path` as a runner: chunks of CHUNK_SAMPLES samples in ([N, 1, samples], the first input),
+ * the log-probabilities of the POWERSET classes per frame out ([N, frames, 7], the first output).
+ */
+async function segmenter(path: string): Promise<SegmentationRunner> {
+  const session = await sessionFor(path, 'speaker segmentation model');
+  const inputName = session.inputs[0]?.name ?? '';
+  const outputName = session.outputs[0]?.name ?? '';
+  return async (chunks, batch) => {
+    let output: NativeTensor | undefined;
+    try {
+      const results = await session.run(
+        [{ name: inputName, type: 'float32', dims: [batch, 1, CHUNK_SAMPLES], data: chunks }],
+        [outputName],
+      );
+      output = results.get(outputName);
+    } catch (error) {
+      const message = error instanceof OnnxFailure ? error.message : (error as Error).message;
+      throw new JobError('DIARIZATION_FAILED', `speaker segmentation model ${path} failed: ${message}`);
+    }
+    const dims = output?.dims ?? [];
+    if (output?.type !== 'float32' || dims.length !== 3 || dims[0] !== batch || dims[2] !== POWERSET.length) {
+      throw new JobError(
+        'DIARIZATION_FAILED',
+        `speaker segmentation model ${path} returned ${output?.type ?? 'nothing'} [${dims.join(', ')}]; voxmill reads [${batch}, frames, ${POWERSET.length}] float32 (segmentation-3.0's powerset)`,
+      );
+    }
+    return output.data;
+  };
 }
 
 /**
@@ -128,13 +166,22 @@ async function voiceOf(
   return vector;
 }
 
-/** The settings, with the clustering distances the call left out taken from the method's defaults. */
-function clusteringSettings(settings: DiarizeSettings, method: 'features' | SpeakerFrontEndKind) {
+/**
+ * The settings, with the clustering distances the call left out taken from the method's defaults (the threshold's
+ * scale depends on what a vector covers: a window, or a local speaker of the segmentation model).
+ */
+function clusteringSettings(settings: DiarizeSettings, method: 'features' | SpeakerFrontEndKind, segmented: boolean) {
+  const model = segmented && method !== 'features' ? method : undefined;
   return {
     ...settings,
-    threshold: settings.threshold ?? DEFAULT_DIARIZATION_THRESHOLDS[method],
+    threshold:
+      settings.threshold ?? (model ? DEFAULT_SEGMENTATION_THRESHOLDS[model] : DEFAULT_DIARIZATION_THRESHOLDS[method]),
     mergeDistance: settings.mergeDistance ?? DEFAULT_DIARIZATION_MERGE_DISTANCES[method],
-    shortSpeakerDistance: settings.shortSpeakerDistance ?? DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES[method],
+    shortSpeakerDistance:
+      settings.shortSpeakerDistance ??
+      (model
+        ? DEFAULT_SEGMENTATION_SHORT_SPEAKER_DISTANCES[model]
+        : DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES[method]),
   };
 }
 
@@ -163,9 +210,11 @@ async function runJob(message: Job): Promise<void> {
   };
   try {
     if (cancelled.has(id) || shuttingDown) throw new Cancelled();
-    const model = message.embeddingModel === undefined ? undefined : await embedder(message.embeddingModel, checkpoint);
+    const embeddingModel = message.type === 'utterance' ? message.embeddingModel : message.models.embedding;
+    const model = embeddingModel === undefined ? undefined : await embedder(embeddingModel, checkpoint);
     const embed = model?.embed;
-    const settings = clusteringSettings(message.settings, model?.kind ?? 'features');
+    const segmentationModel = message.type === 'diarize' && embed ? message.models.segmentation : undefined;
+    const settings = clusteringSettings(message.settings, model?.kind ?? 'features', segmentationModel !== undefined);
     if (message.type === 'utterance') {
       const { samples } = message;
       const whole = { start: 0, end: samples.length / SAMPLE_RATE };
@@ -185,7 +234,17 @@ async function runJob(message: Job): Promise<void> {
       const vector = await voiceOf(embed as Embed, samples, speech, message.settings);
       knownSpeakers.push({ name, vector });
     }
-    const turns = await diarizePcm(message.samples, message.regions, { ...settings, embed, knownSpeakers, checkpoint });
+    const turns =
+      embed && segmentationModel !== undefined
+        ? await diarizeWithSegmentation(message.samples, message.regions, {
+            ...settings,
+            segment: await segmenter(segmentationModel),
+            segmentationBatch: SEGMENTATION_BATCH,
+            embed,
+            knownSpeakers,
+            checkpoint,
+          })
+        : await diarizePcm(message.samples, message.regions, { ...settings, embed, knownSpeakers, checkpoint });
     post({ type: 'result', id, turns });
   } catch (error) {
     if (error instanceof Cancelled) post({ type: 'error', id, code: 'ABORTED', message: 'diarization was cancelled' });

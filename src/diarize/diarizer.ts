@@ -12,7 +12,7 @@ import { workerScriptUrl } from '../util/worker-thread.js';
 import { DEFAULT_DIARIZATION_STALL_TIMEOUT_MS } from './config.js';
 import { SAMPLE_RATE } from './features.js';
 import type { SpeakerTurn } from './turn.js';
-import type { DiarizeSettings, KnownVoice, UtteranceSpeakers } from './types.js';
+import type { DiarizeSettings, KnownVoice, SpeakerModels, UtteranceSpeakers } from './types.js';
 import type { DiarizeWorkerData, FromDiarizeWorker, ToDiarizeWorker } from './worker-protocol.js';
 
 export interface DiarizerOptions {
@@ -86,7 +86,7 @@ export class Diarizer {
     samples: Float32Array,
     regions: SpeechRegion[],
     settings: DiarizeSettings,
-    embeddingModel: string | undefined,
+    models: SpeakerModels,
     signal?: AbortSignal,
     knownVoices: KnownVoice[] = [],
   ): Promise<SpeakerTurn[]> {
@@ -100,7 +100,7 @@ export class Diarizer {
         samples: await toShared(samples),
         regions,
         settings,
-        embeddingModel,
+        models,
         knownVoices,
       }),
       (message) => (message.type === 'result' ? message.turns : undefined),

@@ -1,6 +1,8 @@
 // Short-time spectral features of 16 kHz speech: Kaldi-style log-mel filterbank energies (what speaker-embedding
-// models take) and MFCCs (their cosine transform, the built-in speaker features). 25 ms Hamming frames every
-// 10 ms, pre-emphasis 0.97, a 512-point FFT. Pure arithmetic, for a worker thread.
+// models take) and MFCCs (their cosine transform, the built-in speaker features). 25 ms frames every 10 ms, DC
+// removed, pre-emphasis 0.97, a 512-point FFT. The window, the top of the filterbank and the log's floor are options:
+// speaker-embedding models want torchaudio's kaldi.fbank exactly (Povey or Hamming window, filters up to 8 kHz, a
+// float32-epsilon floor); the built-in MFCCs keep what they were calibrated with. Pure arithmetic, for a worker thread.
 
 import { Fft } from './fft.js';
 
@@ -10,15 +12,28 @@ const FRAME_LENGTH = 400; // 25 ms
 const FRAME_SHIFT = 160; // 10 ms
 const FFT_SIZE = 512;
 const PREEMPHASIS = 0.97;
-// Floor under the mel energies: keeps digital silence finite without dominating quiet speech.
-const ENERGY_FLOOR = 1e-10;
+/** How the frames are windowed and the energies floored (see FeatureExtractor). */
+export interface FeatureOptions {
+  /** Kaldi's window: `povey` (its default, 3D-Speaker's) or `hamming` (WeSpeaker's, the built-in MFCCs'). */
+  window: 'povey' | 'hamming';
+  /** Top of the mel filterbank in Hz (torchaudio's kaldi.fbank: the Nyquist frequency, 8000). */
+  highHz: number;
+  /** Floor under the mel energies before the log (torchaudio: float32's epsilon). */
+  floor: number;
+}
+
+/**
+ * The built-in MFCCs' settings: a Hamming window, filters up to 7.6 kHz and a 1e-10 floor (the clustering thresholds
+ * of the built-in features were chosen with these).
+ */
+const MFCC_FEATURES: FeatureOptions = { window: 'hamming', highHz: 7600, floor: 1e-10 };
 
 const melOf = (hz: number) => 1127 * Math.log(1 + hz / 700);
 
-/** Triangular mel filters over the FFT bins, 20 Hz to 7.6 kHz (Kaldi's defaults for 16 kHz). */
-function melFilters(count: number): Array<{ first: number; weights: Float64Array }> {
+/** Triangular mel filters over the FFT bins (Kaldi's), 20 Hz to `highHz`. */
+function melFilters(count: number, highHz: number): Array<{ first: number; weights: Float64Array }> {
   const low = melOf(20);
-  const high = melOf(7600);
+  const high = melOf(highHz);
   const step = (high - low) / (count + 1);
   const filters: Array<{ first: number; weights: Float64Array }> = [];
   for (let m = 0; m < count; m++) {
@@ -50,18 +65,24 @@ export class FeatureExtractor {
   private readonly dct: Float64Array | undefined;
   private readonly re = new Float64Array(FFT_SIZE);
   private readonly im = new Float64Array(FFT_SIZE);
+  private readonly floor: number;
 
   /**
    * @param melBins filterbank size (80 for speaker-embedding models, 40 as the MFCC basis)
    * @param cepstra MFCCs per frame, c1..cN (c0, the loudness, says little about who speaks); 0 for log-mel only
+   * @param options window, filterbank top and floor; the built-in MFCCs' by default
    */
   constructor(
     readonly melBins: number,
     readonly cepstra = 0,
+    options: FeatureOptions = MFCC_FEATURES,
   ) {
-    for (let i = 0; i < FRAME_LENGTH; i++)
-      this.window[i] = 0.54 - 0.46 * Math.cos((2 * Math.PI * i) / (FRAME_LENGTH - 1));
-    this.filters = melFilters(melBins);
+    for (let i = 0; i < FRAME_LENGTH; i++) {
+      const cosine = Math.cos((2 * Math.PI * i) / (FRAME_LENGTH - 1));
+      this.window[i] = options.window === 'povey' ? (0.5 - 0.5 * cosine) ** 0.85 : 0.54 - 0.46 * cosine;
+    }
+    this.floor = options.floor;
+    this.filters = melFilters(melBins, options.highHz);
     if (cepstra > 0) {
       this.dct = new Float64Array(cepstra * melBins);
       for (let c = 0; c < cepstra; c++) {
@@ -113,7 +134,7 @@ export class FeatureExtractor {
           const bin = first + k;
           energy += (weights[k] as number) * ((re[bin] as number) ** 2 + (im[bin] as number) ** 2);
         }
-        logMel[m] = Math.log(Math.max(energy, ENERGY_FLOOR));
+        logMel[m] = Math.log(Math.max(energy, this.floor));
       }
       const row = f * this.dimension;
       if (this.dct) {

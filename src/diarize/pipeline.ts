@@ -4,8 +4,16 @@
 // Memory is linear in the speech duration (the frames' features) plus a capped clustering matrix.
 
 import type { SpeechRegion } from '../audio/speech-regions.js';
-import { agglomerate, centroids, dot, MAX_CLUSTERED_ITEMS, nearestCentroid, normalize } from './clustering.js';
+import { centroids, normalize } from './clustering.js';
 import { FeatureExtractor, FRAME_SHIFT, FRAME_SHIFT_SECONDS, SAMPLE_RATE } from './features.js';
+import {
+  clusterSpeakers,
+  countOf,
+  type KnownSpeakerVector,
+  matchKnownSpeakers,
+  type SpeakerClusterOptions,
+  speakerNamer,
+} from './speaker-clusters.js';
 import type { SpeakerTurn } from './turn.js';
 import type { DiarizeSettings } from './types.js';
 
@@ -15,19 +23,9 @@ export interface EmbeddingWindow {
   endSample: number;
 }
 
-/** A known speaker's voice as one unit embedding (the mean over its clip's windows). */
-export interface KnownSpeakerVector {
-  name: string;
-  vector: Float32Array;
-}
-
-export interface PipelineOptions extends Omit<DiarizeSettings, 'threshold' | 'mergeDistance' | 'shortSpeakerDistance'> {
-  /** Clustering threshold on cosine distance (the method's default already chosen). */
-  threshold: number;
-  /** After refinement, speakers whose centroids are closer than this (cosine distance) become one; 0: none. */
-  mergeDistance: number;
-  /** A speaker under minSpeakerSeconds farther than this from all others (cosine distance) stays; 2: none. */
-  shortSpeakerDistance: number;
+export interface PipelineOptions
+  extends Omit<DiarizeSettings, 'threshold' | 'mergeDistance' | 'shortSpeakerDistance'>,
+    SpeakerClusterOptions {
   /**
    * Speakers to recognize (embedding vectors only): each found speaker whose centroid lies within `threshold` of
    * one takes its name, closest pairs first, one speaker per name.
@@ -41,8 +39,6 @@ export interface PipelineOptions extends Omit<DiarizeSettings, 'threshold' | 'me
 
 const CEPSTRA = 20;
 const MEL_BINS = 40;
-// Centroid refinement passes after clustering (k-means steps from the agglomerative start).
-const REFINE_PASSES = 2;
 
 interface RegionFrames {
   region: SpeechRegion;
@@ -89,7 +85,8 @@ export async function diarizePcm(
       )
     : statisticsVectors(windows);
   await options.checkpoint?.();
-  const windowLabels = cluster(vectors, options);
+  // Each window stands for `hopSeconds` of new speech.
+  const windowLabels = clusterSpeakers(vectors, new Float32Array(vectors.length).fill(options.hopSeconds), options);
   const speakers = countOf(windowLabels);
   labelFrames(windows, windowLabels, speakers);
   const known = options.knownSpeakers ?? [];
@@ -112,35 +109,6 @@ export function clipWindows(
     windows.push({ startSample: start, endSample: Math.min(start + size, last) });
   }
   return windows;
-}
-
-/**
- * The name of each speaker (by label) that matches a known voice: pairs within `threshold` (cosine distance, the
- * distance below which clustering would have merged them) are taken closest first, each speaker and each name once.
- */
-function matchKnownSpeakers(
-  centers: readonly Float32Array[],
-  known: readonly KnownSpeakerVector[],
-  threshold: number,
-): Array<string | undefined> {
-  const pairs: Array<{ speaker: number; name: string; distance: number }> = [];
-  centers.forEach((center, speaker) => {
-    for (const { name, vector } of known) {
-      // A clip whose embeddings cancel out (or a model that returned zeros) matches nobody.
-      if (!vector.some((v) => v !== 0)) continue;
-      const distance = 1 - dot(center, vector);
-      if (distance <= threshold) pairs.push({ speaker, name, distance });
-    }
-  });
-  pairs.sort((a, b) => a.distance - b.distance);
-  const names: Array<string | undefined> = new Array(centers.length).fill(undefined);
-  const taken = new Set<string>();
-  for (const { speaker, name } of pairs) {
-    if (names[speaker] !== undefined || taken.has(name)) continue;
-    names[speaker] = name;
-    taken.add(name);
-  }
-  return names;
 }
 
 /** Cepstral mean and variance normalization over every speech frame of the input. */
@@ -218,106 +186,6 @@ function statisticsVectors(windows: Window[]): Float32Array[] {
   return vectors.map(normalize);
 }
 
-/**
- * Clusters at most MAX_CLUSTERED_ITEMS vectors (evenly spaced) agglomeratively, drops speakers with too little
- * speech, then gives every vector its nearest centroid (a few k-means steps when `refine`).
- */
-function cluster(vectors: Float32Array[], options: PipelineOptions): Int32Array {
-  const minClusters = Math.min(options.minSpeakers, vectors.length);
-  const numClusters = options.numSpeakers === undefined ? undefined : Math.min(options.numSpeakers, vectors.length);
-  const clusterOptions = { threshold: options.threshold, minClusters, maxClusters: options.maxSpeakers, numClusters };
-  const step = Math.max(1, vectors.length / MAX_CLUSTERED_ITEMS);
-  const sample =
-    vectors.length <= MAX_CLUSTERED_ITEMS
-      ? vectors
-      : Array.from({ length: MAX_CLUSTERED_ITEMS }, (_, i) => vectors[Math.floor(i * step)] as Float32Array);
-  let labels = agglomerate(sample, clusterOptions);
-  let centers = centroids(sample, labels, countOf(labels));
-  // Each sampled window stands for `step` windows, each for `hopSeconds` of new speech.
-  const secondsPerItem = step * options.hopSeconds;
-  // Speakers under minSpeakerSeconds join their nearest neighbour, smallest first, unless one is a voice of its own:
-  // enough speech (shortSpeakerSeconds) and far from every other speaker (shortSpeakerDistance). Kept clusters are
-  // marked by their centroid, which later removals leave unchanged (they only move other clusters' members).
-  const kept = new Set<Float32Array>();
-  while (numClusters === undefined && centers.length > Math.max(1, minClusters)) {
-    const counts = new Int32Array(centers.length);
-    for (const label of labels) counts[label] = (counts[label] as number) + 1;
-    let smallest = -1;
-    for (let c = 0; c < centers.length; c++) {
-      if (kept.has(centers[c] as Float32Array)) continue;
-      if (smallest < 0 || (counts[c] as number) < (counts[smallest] as number)) smallest = c;
-    }
-    if (smallest < 0) break;
-    const seconds = (counts[smallest] as number) * secondsPerItem;
-    if (seconds >= options.minSpeakerSeconds) break;
-    const center = centers[smallest] as Float32Array;
-    if (seconds >= options.shortSpeakerSeconds && farFromAll(center, centers, options.shortSpeakerDistance)) {
-      kept.add(center);
-      continue;
-    }
-    centers = centers.filter((_, c) => c !== smallest);
-    labels = Int32Array.from(sample, (vector) => nearestCentroid(vector, centers));
-    const moved = centroids(sample, labels, centers.length);
-    // A kept cluster may gain members (windows of the removed one): it stays kept under its new centroid.
-    centers = moved.map((next, c) => {
-      if (kept.delete(centers[c] as Float32Array)) kept.add(next);
-      return next;
-    });
-  }
-  let all = Int32Array.from(vectors, (vector) => nearestCentroid(vector, centers));
-  for (let pass = 0; options.refine && pass < REFINE_PASSES && centers.length > 1; pass++) {
-    centers = centroids(vectors, all, centers.length);
-    all = Int32Array.from(vectors, (vector) => nearestCentroid(vector, centers));
-  }
-  // Clusters refinement left empty do not count as speakers (or as merge partners).
-  const used = new Set(all);
-  if (used.size < centers.length) {
-    centers = centers.filter((_, c) => used.has(c));
-    all = Int32Array.from(vectors, (vector) => nearestCentroid(vector, centers));
-  }
-  while (options.numSpeakers === undefined && options.mergeDistance > 0 && centers.length > Math.max(1, minClusters)) {
-    let pair: [number, number] | undefined;
-    let closest = options.mergeDistance;
-    for (let a = 0; a < centers.length; a++) {
-      for (let b = a + 1; b < centers.length; b++) {
-        const distance = 1 - dot(centers[a] as Float32Array, centers[b] as Float32Array);
-        if (distance < closest) {
-          closest = distance;
-          pair = [a, b];
-        }
-      }
-    }
-    if (!pair) break;
-    const [keep, drop] = pair;
-    all = all.map((label) => (label === drop ? keep : label));
-    centers = centroids(vectors, all, centers.length);
-    centers = centers.filter((_, c) => c !== drop);
-    all = Int32Array.from(vectors, (vector) => nearestCentroid(vector, centers));
-  }
-  return renumber(all);
-}
-
-/** Whether every other centroid lies farther than `distance` (cosine) from `center`. */
-function farFromAll(center: Float32Array, centers: readonly Float32Array[], distance: number): boolean {
-  return centers.every((other) => other === center || 1 - dot(center, other) > distance);
-}
-
-/** Number of labels 0..k-1 (a loop: spreading 500,000 labels into Math.max overflows the stack). */
-function countOf(labels: Int32Array): number {
-  let max = -1;
-  for (const label of labels) if (label > max) max = label;
-  return max + 1;
-}
-
-/** Labels numbered 0.. by first appearance, with empty clusters squeezed out. */
-function renumber(labels: Int32Array): Int32Array {
-  const numbering = new Map<number, number>();
-  return labels.map((label) => {
-    if (!numbering.has(label)) numbering.set(label, numbering.size);
-    return numbering.get(label) as number;
-  });
-}
-
 /** Each frame takes the label most of the windows covering it have. */
 function labelFrames(windows: Window[], labels: Int32Array, speakers: number): void {
   const votes = new Map<RegionFrames, Float32Array>();
@@ -391,21 +259,8 @@ function turnsOf(
     }
     turns.push(...regionTurns);
   }
-  const names = new Map<number, string>();
-  const reserved = new Set(knownNames.filter((name) => name !== undefined));
-  let numbered = 0;
-  const nameOf = (label: number): string => {
-    const known = knownNames[label];
-    if (known !== undefined) return known;
-    let name: string;
-    do name = `speaker_${++numbered}`;
-    while (reserved.has(name));
-    return name;
-  };
-  return turns.map(({ start, end, label }) => {
-    if (!names.has(label)) names.set(label, nameOf(label));
-    return { start: round(start), end: round(end), speaker: names.get(label) as string };
-  });
+  const nameOf = speakerNamer(knownNames);
+  return turns.map(({ start, end, label }) => ({ start: round(start), end: round(end), speaker: nameOf(label) }));
 }
 
 const durationOf = (turn: { start: number; end: number } | undefined) => (turn ? turn.end - turn.start : 0);

@@ -18,13 +18,13 @@ import type {
   DiarizeSettings,
   KnownVoice,
   SpeakerCounts,
+  SpeakerModels,
   UtteranceSpeakers,
 } from './types.js';
 
 /** Installed paths of the models diarization uses, resolved once per call. */
-export interface DiarizationModels {
+export interface DiarizationModels extends SpeakerModels {
   vad: string;
-  embedding: string | undefined;
 }
 
 /** What the service needs of a speaker worker pool (`Diarizer`, or a fake in unit tests). */
@@ -33,7 +33,7 @@ export interface SpeakerWorker {
     samples: Float32Array,
     regions: SpeechRegion[],
     settings: DiarizeSettings,
-    embeddingModel: string | undefined,
+    models: SpeakerModels,
     signal?: AbortSignal,
     knownVoices?: KnownVoice[],
   ): Promise<SpeakerTurn[]>;
@@ -103,12 +103,13 @@ export class DiarizationService {
                 audio.samples,
                 regions,
                 { ...config.base, ...counts },
-                models.embedding,
+                { embedding: models.embedding, segmentation: models.segmentation },
                 signal,
                 knownVoices,
               ),
             );
-      return diarization(turns, audio, models.embedding ? 'embedding' : 'features');
+      const method = models.embedding ? (models.segmentation ? 'segmentation' : 'embedding') : 'features';
+      return diarization(turns, audio, method);
     });
   }
 
@@ -135,7 +136,8 @@ export class DiarizationService {
           stretches,
           // One vector per stretch (a window longer than any stretch), and no minimum speech per speaker.
           { ...base, ...counts, windowSeconds: Number.MAX_SAFE_INTEGER, minSpeakerSeconds: 0, minTurnSeconds: 0 },
-          models.embedding,
+          // The stretches are the turns: no segmentation.
+          { embedding: models.embedding, segmentation: undefined },
           signal,
           knownVoices,
         ),

@@ -53,6 +53,14 @@ export interface UtteranceSpeakers {
   frontEnd: SpeakerFrontEndKind;
 }
 
+/** The models a diarize job runs: installed paths, or undefined for none. */
+export interface SpeakerModels {
+  /** A speaker-embedding ONNX model (Kaldi fbank, SpeechBrain fbank or GE2E input); built-in features when absent. */
+  embedding: string | undefined;
+  /** A speaker segmentation ONNX model (segmentation-3.0); used only with an embedding model. */
+  segmentation: string | undefined;
+}
+
 /** Engine settings of diarization (`createSpeech({ diarization })`). */
 export interface DiarizationConfig {
   /**
@@ -64,6 +72,21 @@ export interface DiarizationConfig {
    * `null`: always the built-in features.
    */
   embeddingModel?: string | null;
+  /**
+   * A speaker segmentation ONNX model (catalog id or path): pyannote's segmentation-3.0, taking 10 s chunks of 16 kHz
+   * audio `[N, 1, 160000]` and returning the log-probabilities of its 7 powerset classes per frame. With it (and an
+   * embedding model), speakers are found per chunk, overlapped speech gets two speakers, and the chunks' speakers are
+   * clustered into the recording's. Default `'auto'`: the catalog's segmentation model when installed, and an
+   * embedding model is in use. `null`: never (speaker vectors over windows of the VAD's speech).
+   */
+  segmentationModel?: string | null;
+  /** With a segmentation model: its 10 s chunks start this many seconds apart (0.5–10). Default 2.5. */
+  segmentationStepSeconds?: number;
+  /**
+   * With a segmentation model: each local speaker of a chunk is embedded over at most this many seconds of its speech
+   * (the middle of it; 0.5–10). Default 3.
+   */
+  segmentationEmbedSeconds?: number;
   /**
    * Clustering stops merging speakers farther apart than this cosine distance; known speakers match within it.
    * Default by how speakers are told apart: built-in features 1.15, GE2E 0.3, Kaldi-fbank models 0.6.
@@ -135,6 +158,10 @@ export interface DiarizeSettings {
   shortSpeakerDistance: number | undefined;
   /** Reassigns windows to their nearest speaker centroid after clustering. */
   refine: boolean;
+  /** With a segmentation model: seconds between the starts of its 10 s chunks. */
+  segmentationStepSeconds: number;
+  /** With a segmentation model: the most seconds of one local speaker's speech embedded per chunk. */
+  segmentationEmbedSeconds: number;
 }
 
 /** Options of `Speech.diarize`. */
@@ -146,9 +173,11 @@ export interface DiarizeOptions extends SpeakerOptions {
 
 /**
  * How speakers were told apart: `channels` (two-channel audio, one speaker per channel), `features` (built-in
- * MFCC statistics), `embedding` (the configured speaker-embedding model), `tinydiarize` (a tdrz model's turns).
+ * MFCC statistics), `embedding` (the configured speaker-embedding model over windows of speech), `segmentation` (a
+ * speaker segmentation model's local speakers, clustered with the embedding model), `tinydiarize` (a tdrz model's
+ * turns).
  */
-export type DiarizationMethod = 'channels' | 'features' | 'embedding' | 'tinydiarize';
+export type DiarizationMethod = 'channels' | 'features' | 'embedding' | 'segmentation' | 'tinydiarize';
 
 /** Who spoke when. */
 export interface Diarization {

@@ -3,7 +3,7 @@
 import type { SpeechRegion } from '../audio/speech-regions.js';
 import type { CancelMessage } from '../util/worker-client.js';
 import type { SpeakerTurn } from './turn.js';
-import type { DiarizeSettings, KnownVoice, UtteranceSpeakers } from './types.js';
+import type { DiarizeSettings, KnownVoice, SpeakerModels, UtteranceSpeakers } from './types.js';
 
 export interface DiarizeWorkerData {
   /** The addon the engine loaded (src/native.ts addonPath), for the worker to load too. */
@@ -20,8 +20,7 @@ export type ToDiarizeWorker =
       samples: Float32Array;
       regions: SpeechRegion[];
       settings: DiarizeSettings;
-      /** A speaker-embedding ONNX model (Kaldi fbank or GE2E input); built-in features when absent. */
-      embeddingModel: string | undefined;
+      models: SpeakerModels;
       /** Speakers to recognize by name (only with an embedding model): short clips, copied with the message. */
       knownVoices: KnownVoice[];
     }

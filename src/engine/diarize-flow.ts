@@ -24,8 +24,8 @@ export interface DiarizeFlowContext {
 }
 
 /**
- * The VAD model and the speaker-embedding model (configured, or with `'auto'` the first installed catalog one), as
- * installed paths.
+ * The VAD model, the speaker-embedding model (configured, or with `'auto'` the first installed catalog one) and the
+ * segmentation model (likewise, and only with an embedding model), as installed paths.
  * @throws ModelNotFoundError saying which model is missing and how to install it.
  */
 export function diarizationModels(
@@ -50,9 +50,26 @@ export function diarizationModels(
       request.knownSpeakers,
     );
   }
+  const configuredSegmentation = config.diarization.segmentationModel;
+  const segmentation =
+    configuredSegmentation === 'auto'
+      ? embedding === undefined
+        ? undefined
+        : listCatalog().find((entry) => entry.kind === 'speaker-segmentation' && locator.isInstalled(entry.id))?.id
+      : (configuredSegmentation ?? undefined);
+  // The segmentation model finds local speakers; telling them apart across chunks takes speaker embeddings.
+  if (segmentation !== undefined && embedding === undefined) {
+    throw new InvalidOptionValueError(
+      'diarization.segmentationModel',
+      'used only with a speaker-embedding model (diarization.embeddingModel), and none is configured or installed',
+      segmentation,
+    );
+  }
   return {
     vad: locator.requireInstalled('vad', config.vadModel),
     embedding: embedding === undefined ? undefined : locator.requireInstalled('diarization.embeddingModel', embedding),
+    segmentation:
+      segmentation === undefined ? undefined : locator.requireInstalled('diarization.segmentationModel', segmentation),
   };
 }
 

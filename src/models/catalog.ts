@@ -24,6 +24,13 @@
  *   `wespeaker/bin/infer_onnx.py` and that export's metadata. NeMo TitaNet (`nemo_en_titanet_small.onnx`, 40257283
  *   bytes) is left out on purpose: it takes [N, 80, T] features and a length input, per-feature normalised, which is
  *   not the [N, T, 80] fbank contract of {@link CatalogEmbedding}.
+ * - The speaker segmentation model is pyannote's segmentation-3.0 (MIT) as sherpa-onnx exported it, from the Hugging
+ *   Face repository csukuangfj/sherpa-onnx-pyannote-segmentation-3-0 at a pinned revision (9403a690…): model.onnx,
+ *   5,992,913 bytes, sha256 220ad67c…1079: the same size and digest in more than five independent public download
+ *   manifests found by code search, three of them pinning that revision, two also the sha256 of the sherpa-onnx
+ *   release archive that holds the same file (24615ee8…6488). Its I/O (`x` [N, 1, 160000] -> `y` [N, 589, 7]) is what `npm run models:test`'s own
+ *   conversion of the same weights (scripts/models/segmentation-to-onnx.py) has, so the tests cover it.
+ * - `license` is the weights' licence as their publishers state it, where recorded.
  * An entry with neither digest is verified by size only; pulling it warns.
  */
 import { readFileSync } from 'node:fs';
@@ -31,10 +38,17 @@ import { fileURLToPath } from 'node:url';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 
 /**
- * What a catalog file is for: a whisper model, a Silero VAD, a Piper voice model, a Piper voice config or a
- * speaker-embedding model (for diarization and speaker recognition).
+ * What a catalog file is for: a whisper model, a Silero VAD, a Piper voice model, a Piper voice config, a
+ * speaker-embedding model (for diarization and speaker recognition) or a speaker segmentation model (who talks in
+ * each frame of a 10 s chunk, overlaps included).
  */
-export type ModelKind = 'whisper' | 'vad' | 'piper-voice' | 'piper-config' | 'speaker-embedding';
+export type ModelKind =
+  | 'whisper'
+  | 'vad'
+  | 'piper-voice'
+  | 'piper-config'
+  | 'speaker-embedding'
+  | 'speaker-segmentation';
 
 /** Curated facts about a Piper voice that its config does not carry. */
 export interface CatalogVoice {
@@ -80,6 +94,8 @@ export interface CatalogEntry {
   readonly voice?: CatalogVoice;
   /** Speaker-embedding models: what goes in and what comes out. */
   readonly embedding?: CatalogEmbedding;
+  /** The licence of the file's weights (SPDX id), where the catalog records it. */
+  readonly license?: string;
   /** One line for humans. */
   readonly description: string;
 }
@@ -91,7 +107,14 @@ export interface Catalog {
   readonly defaults: Readonly<Record<string, string>>;
 }
 
-const MODEL_KINDS: readonly ModelKind[] = ['whisper', 'vad', 'piper-voice', 'piper-config', 'speaker-embedding'];
+const MODEL_KINDS: readonly ModelKind[] = [
+  'whisper',
+  'vad',
+  'piper-voice',
+  'piper-config',
+  'speaker-embedding',
+  'speaker-segmentation',
+];
 const VOICE_QUALITIES = ['x_low', 'low', 'medium', 'high'] as const;
 const VOICE_GENDERS = ['female', 'male', 'neutral'] as const;
 const SHA256_PATTERN = /^[0-9a-f]{64}$/;
@@ -178,7 +201,8 @@ export function validateCatalogEntry(value: unknown, where = 'entry'): CatalogEn
     throw new InvalidOptionValueError(`${where}.id`, 'a non-empty id of letters, digits, ".", "_" or "-"', id);
   }
   const at = `${where} ("${id}")`;
-  const { kind, file, url, bytes, sha256, sha1, multilingual, description, companions, voice, embedding } = value;
+  const { kind, file, url, bytes, sha256, sha1, multilingual, description, companions, voice, embedding, license } =
+    value;
   if (!MODEL_KINDS.includes(kind as ModelKind)) {
     throw new InvalidOptionValueError(`${at}.kind`, `one of ${MODEL_KINDS.join(', ')}`, kind);
   }
@@ -199,6 +223,9 @@ export function validateCatalogEntry(value: unknown, where = 'entry'): CatalogEn
     throw new InvalidOptionTypeError(`${at}.multilingual`, 'a boolean for a whisper model', multilingual);
   }
   if (typeof description !== 'string') throw new InvalidOptionTypeError(`${at}.description`, 'a string', description);
+  if (license !== undefined && (typeof license !== 'string' || license.length === 0)) {
+    throw new InvalidOptionTypeError(`${at}.license`, 'a licence id (string) or absent', license);
+  }
   if (
     companions !== undefined &&
     (!Array.isArray(companions) || !companions.every((c) => typeof c === 'string' && FILE_NAME_PATTERN.test(c)))
@@ -229,6 +256,7 @@ export function validateCatalogEntry(value: unknown, where = 'entry'): CatalogEn
     ...(companions === undefined ? {} : { companions: Object.freeze([...(companions as string[])]) }),
     ...(checkedVoice === undefined ? {} : { voice: checkedVoice }),
     ...(checkedEmbedding === undefined ? {} : { embedding: checkedEmbedding }),
+    ...(typeof license === 'string' ? { license } : {}),
     description,
   };
   return Object.freeze(entry);

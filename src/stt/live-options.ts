@@ -68,6 +68,7 @@ export interface LiveDiarizeOptions {
 export const LIVE_SPEAKER_THRESHOLDS = {
   ge2e: 0.2,
   'kaldi-fbank': DEFAULT_DIARIZATION_THRESHOLDS['kaldi-fbank'],
+  'speechbrain-fbank': DEFAULT_DIARIZATION_THRESHOLDS['speechbrain-fbank'],
 } as const;
 export const LIVE_SPEAKER_DEFAULTS = { maxSpeakers: 8, minSeconds: 2 } as const;
 /** Ranges of the `diarize` options, [min, max] (the realtime endpoint checks its own names against them). */

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSpeech, parseRttm, scoreDiarization } from '../../dist/index.js';
+import { createSpeech, parseRttm, type SpeakerTurn, scoreDiarization } from '../../dist/index.js';
 import { repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js';
 import { requireRealModel } from '../helpers/real-models.js';
 
@@ -93,5 +93,35 @@ describe.skipIf(ge2e.skip || joe.skip)('diarization on a generated development s
       expect(scored!.der).toBeLessThan(0.06);
       expect(scored!.countRight).toBe(true);
     }
+  });
+});
+
+const modelsDir = requireRealModel('diarization-models-dir');
+
+describe.skipIf(modelsDir.skip)('diarization with the default models (segmentation-3.0 and CAM++)', () => {
+  it('voxmill diarize --models-dir finds them with no other flag: pyannote_sample under 3% DER, 2 speakers, overlap', async () => {
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        join(repoRoot, 'dist', 'cli', 'main.js'),
+        'diarize',
+        '--format',
+        'json',
+        '--models-dir',
+        modelsDir.path as string,
+        sharedAudio('pyannote_sample.wav'),
+      ],
+      { maxBuffer: 16 * 1024 * 1024 },
+    );
+    const result = JSON.parse(stdout) as { method: string; speakers: string[]; turns: SpeakerTurn[] };
+    expect(result.method).toBe('segmentation');
+    expect(result.speakers).toHaveLength(2);
+    const reference = [...parseRttm(readFileSync(sharedAudio('pyannote_sample.rttm'), 'utf8')).values()][0]!;
+    expect(scoreDiarization(reference, result.turns).der).toBeLessThan(0.03);
+    // Overlapped speech is given to both speakers: some turns of different speakers overlap.
+    const overlapped = result.turns.some((a) =>
+      result.turns.some((b) => a.speaker !== b.speaker && a.start < b.end && b.start < a.end),
+    );
+    expect(overlapped).toBe(true);
   });
 });

@@ -337,3 +337,69 @@ describe('voxmill diarize', () => {
     expect(bad).toMatchObject({ code: 1, stderr: expect.stringMatching(/--speaker must be NAME=FILE/u) });
   });
 });
+
+describe('segmentation model', () => {
+  const embeddingModel = fixture('embeddings/fixture-speaker-embedding.onnx');
+  const segmentationModel = fixture('embeddings/fixture-speaker-segmentation.onnx');
+
+  it('runs the segmentation pipeline with an embedding model: method segmentation, turns within the audio', async () => {
+    const s = engine({ diarization: { embeddingModel, segmentationModel } });
+    const result = await s.diarize(sharedAudio('pyannote_sample.wav'));
+    expect(result.method).toBe('segmentation');
+    expect(result.turns.length).toBeGreaterThan(0);
+    for (const turn of result.turns) {
+      expect(turn.start).toBeGreaterThanOrEqual(0);
+      expect(turn.end).toBeGreaterThan(turn.start);
+      expect(turn.end).toBeLessThanOrEqual(result.duration + 1e-3);
+    }
+    // numSpeakers is honoured, and silence has no turns.
+    expect((await s.diarize(sharedAudio('pyannote_sample.wav'), { numSpeakers: 1 })).speakers).toEqual(['speaker_1']);
+    expect((await s.diarize(new Float32Array(16000 * 12))).turns).toEqual([]);
+  });
+
+  it('names a known speaker among the clustered local speakers', async () => {
+    const s = engine({ diarization: { embeddingModel, segmentationModel } });
+    const sample = sharedAudio('pyannote_sample.wav');
+    const first = await s.diarize(sample, { numSpeakers: 2 });
+    expect(first.speakers).toEqual(['speaker_1', 'speaker_2']);
+    // speaker_2's turns joined: a clip of that voice.
+    const { samples } = await decodeAudio(sample);
+    const parts = first.turns
+      .filter((t) => t.speaker === 'speaker_2')
+      .map((t) => samples.subarray(Math.round(t.start * 16000), Math.round(t.end * 16000)));
+    const clip = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const part of parts) {
+      clip.set(part, at);
+      at += part.length;
+    }
+    const named = await s.diarize(sample, {
+      numSpeakers: 2,
+      knownSpeakers: [{ name: 'Ada', audio: clip.subarray(0, 30 * 16000) }],
+    });
+    expect(named.speakers).toContain('Ada');
+  });
+
+  it('keeps the event loop ticking on gb0.wav (127 s)', async () => {
+    const s = engine({ diarization: { embeddingModel, segmentationModel } });
+    const { result, ratio } = await measureEventLoop(() => s.diarize(sharedAudio('gb0.wav')));
+    // The same bound as the window pipeline's (see measureEventLoop).
+    expect(ratio).toBeGreaterThanOrEqual(0.55);
+    expect(result.method).toBe('segmentation');
+  });
+
+  it('refuses a segmentation model without an embedding model, and names a model that answers the wrong shape', async () => {
+    const s = engine({ diarization: { embeddingModel: null, segmentationModel } });
+    await expect(s.diarize(sharedAudio('jfk.wav'))).rejects.toMatchObject({
+      name: 'InvalidOptionValueError',
+      param: 'diarization.segmentationModel',
+    });
+    await s.close();
+    // The embedding model given as the segmentation model: its output is [N, 16], not [N, frames, 7].
+    const wrong = engine({ diarization: { embeddingModel, segmentationModel: embeddingModel } });
+    await expect(wrong.diarize(sharedAudio('jfk.wav'))).rejects.toMatchObject({ name: 'DiarizationError' });
+    await wrong.close();
+    const missing = engine({ diarization: { embeddingModel, segmentationModel: '/nonexistent/seg.onnx' } });
+    await expect(missing.diarize(sharedAudio('jfk.wav'))).rejects.toBeInstanceOf(ModelNotFoundError);
+  });
+});

@@ -14,7 +14,11 @@ export type RealModelName =
   | 'ct2-whisper-tiny.en' // the CTranslate2 directory itself, for faster-whisper
   | 'ct2-whisper-base'
   | 'piper-joe-medium' // .onnx (its .onnx.json beside it)
-  | 'speaker-ge2e'; // .onnx
+  | 'speaker-ge2e' // .onnx
+  | 'speaker-ecapa' // .onnx, SpeechBrain's ECAPA-TDNN (input speechbrain_fbank)
+  | 'speaker-campplus' // .onnx, 3D-Speaker's CAM++ zh+en (input x)
+  | 'speaker-segmentation' // .onnx, pyannote's segmentation-3.0
+  | 'diarization-models-dir'; // a models directory holding diarization's defaults under their catalog file names
 
 export const realModelsFile = join(fixturesDir, 'real', 'models.json');
 const inCi = process.env.CI === 'true';

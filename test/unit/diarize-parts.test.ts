@@ -286,6 +286,15 @@ describe('options', () => {
     expect(() => resolveDiarizationConfig({ shortSpeakerDistance: -1 })).toThrow(/diarization\.shortSpeakerDistance/);
     expect(() => resolveDiarizationConfig({ shortSpeakerSeconds: 'x' })).toThrow(/diarization\.shortSpeakerSeconds/);
     expect(() => resolveDiarizationConfig({ channels: 'left' })).toThrow(/diarization\.channels/);
+    expect(resolveDiarizationConfig(undefined).segmentationModel).toBe('auto');
+    expect(resolveDiarizationConfig({ segmentationModel: null }).segmentationModel).toBeNull();
+    expect(resolveDiarizationConfig({ segmentationModel: 'seg.onnx' }).segmentationModel).toBe('seg.onnx');
+    expect(() => resolveDiarizationConfig({ segmentationModel: 3 })).toThrow(/diarization\.segmentationModel/);
+    expect(() => resolveDiarizationConfig({ segmentationModel: '' })).toThrow(/diarization\.segmentationModel/);
+    expect(resolveDiarizationConfig({ segmentationStepSeconds: 5 }).base.segmentationStepSeconds).toBe(5);
+    expect(() => resolveDiarizationConfig({ segmentationStepSeconds: 0.1 })).toThrow(
+      /diarization\.segmentationStepSeconds/,
+    );
     expect(() => resolveDiarizationConfig({ windowSeconds: 0 })).toThrow(/diarization\.windowSeconds/);
     expect(() => resolveDiarizationConfig({ windowSeconds: 1, hopSeconds: 2 })).toThrow(/diarization\.hopSeconds/);
   });

@@ -38,7 +38,8 @@ describe('packaged catalog', () => {
   });
 
   it('has a well-formed url, file, size and digest for every entry', () => {
-    for (const entry of entries) {
+    // The segmentation model's upstream name is a bare model.onnx (in a repository named for it); its own test below.
+    for (const entry of entries.filter((e) => e.kind !== 'speaker-segmentation')) {
       expect(entry.url.endsWith(`/${entry.file}`), entry.id).toBe(true);
       const piper = entry.kind === 'piper-voice' || entry.kind === 'piper-config';
       expect(entry.url, entry.id).toMatch(
@@ -198,6 +199,20 @@ describe('packaged catalog', () => {
     }
   });
 
+  it('lists pyannote segmentation-3.0 (sherpa-onnx export, pinned revision) with its sha256 and licence', () => {
+    const entry = findCatalogEntry('pyannote-segmentation-3.0');
+    expect(entry).toMatchObject({
+      kind: 'speaker-segmentation',
+      file: 'pyannote-segmentation-3.0.onnx',
+      bytes: 5992913,
+      sha256: '220ad67ca923bef2fa91f2390c786097bf305bceb5e261d4af67b38e938e1079',
+      license: 'MIT',
+    });
+    expect(entry?.url).toMatch(/\/resolve\/[0-9a-f]{40}\/model\.onnx$/);
+    // The diarization default's embedding model (the same 3D-Speaker CAM++ that models:test converts) says its licence.
+    expect(findCatalogEntry('3dspeaker_speech_campplus_sv_zh_en_16k-common_advanced')?.license).toBe('Apache-2.0');
+  });
+
   it('returns undefined for an id it does not have', () => {
     expect(findCatalogEntry('large-v9')).toBeUndefined();
   });
@@ -259,6 +274,14 @@ describe('parseCatalog', () => {
       voice: { id: 'x', quality: 'low', gender: 'robot' },
     };
     expect(() => parseCatalog(badGender)).toThrow(/voice\.gender/);
+  });
+
+  it('takes an optional licence, a non-empty string', () => {
+    const doc = rawCatalog();
+    doc.models[0] = { ...doc.models[0], license: 7 };
+    expect(() => parseCatalog(doc)).toThrow(/\.license must be a licence id/);
+    doc.models[0] = { ...doc.models[0], license: 'MIT' };
+    expect(parseCatalog(doc).models[0]?.license).toBe('MIT');
   });
 
   it('requires a valid embedding contract on speaker-embedding entries', () => {

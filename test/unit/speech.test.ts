@@ -382,11 +382,23 @@ describe('Speech (fakes)', () => {
     });
   });
 
-  it('diarize() uses an installed catalog speaker-embedding model by default, and none when told null', async () => {
-    const installed = harness({}, { fileExists: () => true });
-    await expect(installed.speech.diarize(new Float32Array(SECOND))).resolves.toMatchObject({ method: 'embedding' });
-    const off = harness({ diarization: { embeddingModel: null } }, { fileExists: () => true });
+  it('diarize() uses installed catalog speaker-embedding and segmentation models by default, and none when told null', async () => {
+    const recording = { fileExists: () => true };
+    const installed = harness({}, recording);
+    await expect(installed.speech.diarize(new Float32Array(SECOND))).resolves.toMatchObject({ method: 'segmentation' });
+    const noSegmentation = harness({ diarization: { segmentationModel: null } }, recording);
+    await expect(noSegmentation.speech.diarize(new Float32Array(SECOND))).resolves.toMatchObject({
+      method: 'embedding',
+    });
+    // Without an embedding model the segmentation model is not picked up by itself...
+    const off = harness({ diarization: { embeddingModel: null } }, recording);
     await expect(off.speech.diarize(new Float32Array(SECOND))).resolves.toMatchObject({ method: 'features' });
+    // ...and asking for one anyway is an error naming the option.
+    const both = harness({ diarization: { embeddingModel: null, segmentationModel: 'seg.onnx' } }, recording);
+    await expect(both.speech.diarize(new Float32Array(SECOND))).rejects.toMatchObject({
+      name: 'InvalidOptionValueError',
+      param: 'diarization.segmentationModel',
+    });
   });
 
   it('starts text-to-speech only when used, and closes everything once', async () => {

@@ -1,0 +1,364 @@
+// Diarization with a local speaker segmentation model (pyannote's segmentation-3.0), after pyannote.audio's
+// SpeakerDiarization pipeline:
+//  1. 10 s chunks every `segmentationStepSeconds` go through the segmentation model: for each of its frames (16.9 ms
+//     apart), which of up to three local speakers talk (two at once in overlapped speech).
+//  2. Each local speaker of each chunk is embedded over the frames where it talks alone (all its frames when that is
+//     too short), at most `segmentationEmbedSeconds` of them from the middle: one vector per (chunk, local speaker).
+//     Every moment is in 10 s / step chunks, so the cap is what keeps the encoder's cost near the audio's length.
+//  3. The vectors are clustered into global speakers (speaker-clusters.ts: the same rules as the window pipeline);
+//     within a chunk two local speakers never become one global speaker.
+//  4. Reconstruction on the global frame grid: each global speaker's activity averaged over the chunks covering a
+//     frame, and the number of speakers per frame (the chunks' mean count, rounded) picks the most active ones, so
+//     overlapped speech gets two speakers. Runs of frames become turns.
+// Chunks with no speech in the VAD's regions are not run (they count as silence). Memory: a byte per frame and local
+// speaker of each chunk, and the global grid (a float per frame and speaker), besides the samples.
+
+import type { SpeechRegion } from '../audio/speech-regions.js';
+import { centroids, dot } from './clustering.js';
+import { SAMPLE_RATE } from './features.js';
+import type { EmbeddingWindow } from './pipeline.js';
+import {
+  clusterSpeakers,
+  countOf,
+  type KnownSpeakerVector,
+  matchKnownSpeakers,
+  type SpeakerClusterOptions,
+  speakerNamer,
+} from './speaker-clusters.js';
+import type { SpeakerTurn } from './turn.js';
+import type { DiarizeSettings } from './types.js';
+
+/** The segmentation model's chunk: 10 s at 16 kHz, what segmentation-3.0 was trained on. */
+export const CHUNK_SAMPLES = 160_000;
+/** Samples between two of its frames (SincNet's stride 10 times three max-pools of 3). */
+export const FRAME_STEP = 270;
+/** Samples one frame sees (its receptive field); a frame's middle is FRAME_STEP * f + FRAME_SPAN / 2. */
+export const FRAME_SPAN = 991;
+/** Local speakers per chunk (segmentation-3.0's powerset: at most 3 per chunk, 2 per frame). */
+export const LOCAL_SPEAKERS = 3;
+/**
+ * The powerset classes, in the model's output order: which local speakers each one means (pyannote's Powerset with
+ * 3 classes and at most 2 per frame: none, each alone, then the pairs).
+ */
+export const POWERSET: readonly (readonly number[])[] = [[], [0], [1], [2], [0, 1], [0, 2], [1, 2]];
+/** A local speaker is embedded over at least this much speech; with less it is left out of the clustering. */
+export const MIN_EMBED_SECONDS = 0.5;
+
+/**
+ * Runs the segmentation model on `batch` chunks of CHUNK_SAMPLES samples each; returns the log-probabilities of the
+ * POWERSET classes, [batch, frames, POWERSET.length] flattened.
+ */
+export type SegmentationRunner = (chunks: Float32Array, batch: number) => Promise<Float32Array>;
+
+export interface SegmentationPipelineOptions
+  extends Omit<DiarizeSettings, 'threshold' | 'mergeDistance' | 'shortSpeakerDistance'>,
+    SpeakerClusterOptions {
+  segment: SegmentationRunner;
+  /** Chunks per segmentation call. */
+  segmentationBatch: number;
+  /** Unit vectors of windows of `samples`, in order (see EmbeddingWindow). */
+  embed: (samples: Float32Array, windows: EmbeddingWindow[]) => Promise<Float32Array[]>;
+  knownSpeakers?: KnownSpeakerVector[];
+  /** Awaited between stages: lets a worker take a cancel message; throws to stop. */
+  checkpoint?: () => Promise<void>;
+}
+
+interface Chunk {
+  /** First sample. */
+  start: number;
+  /** Frames x LOCAL_SPEAKERS activity (1: talking), or undefined for a chunk not run (no speech). */
+  activity: Uint8Array | undefined;
+}
+
+interface LocalSpeaker {
+  chunk: number;
+  local: number;
+  vector: Float32Array;
+  /** Seconds of the chunk's speech it stands for. */
+  seconds: number;
+}
+
+export async function diarizeWithSegmentation(
+  samples: Float32Array,
+  regions: readonly SpeechRegion[],
+  options: SegmentationPipelineOptions,
+): Promise<SpeakerTurn[]> {
+  const step = chunkStep(options.segmentationStepSeconds);
+  const chunks = chunkStarts(samples.length, step).map((start) => ({ start, activity: undefined }) as Chunk);
+  const frames = await segmentChunks(samples, chunks, regions, options);
+  if (frames === 0) return [];
+  const locals = await embedLocalSpeakers(samples, chunks, frames, step, options);
+  if (locals.length === 0) return [];
+  const vectors = locals.map((l) => l.vector);
+  const labels = clusterSpeakers(
+    vectors,
+    Float32Array.from(locals, (l) => l.seconds),
+    options,
+  );
+  const speakers = countOf(labels);
+  const centers = centroids(vectors, labels, speakers);
+  await options.checkpoint?.();
+  const mapping = assignLocals(chunks.length, locals, centers);
+  const known = options.knownSpeakers ?? [];
+  const names = known.length > 0 ? matchKnownSpeakers(centers, known, options.threshold) : [];
+  return reconstruct(samples.length, chunks, frames, mapping, speakers, names);
+}
+
+/** The chunk step in samples: a whole number of frames, so every chunk's frames fall on one global grid. */
+function chunkStep(seconds: number): number {
+  return Math.max(1, Math.round((seconds * SAMPLE_RATE) / FRAME_STEP)) * FRAME_STEP;
+}
+
+/** Chunk starts every `step` samples, the last one ending with the audio (short audio: one chunk, zero padded). */
+export function chunkStarts(length: number, step: number): number[] {
+  const starts: number[] = [];
+  for (let start = 0; start === 0 || start + CHUNK_SAMPLES <= length; start += step) starts.push(start);
+  const last = starts[starts.length - 1] as number;
+  if (last + CHUNK_SAMPLES < length) {
+    // The last chunk ends at the audio's end, on the frame grid (its end may pass the audio by less than a frame).
+    starts.push(Math.ceil((length - CHUNK_SAMPLES) / FRAME_STEP) * FRAME_STEP);
+  }
+  return starts;
+}
+
+/** Whether any speech region overlaps [start, end) samples. */
+function hasSpeech(regions: readonly SpeechRegion[], start: number, end: number): boolean {
+  const from = start / SAMPLE_RATE;
+  const to = end / SAMPLE_RATE;
+  return regions.some((r) => r.end > from && r.start < to);
+}
+
+/**
+ * Runs the model over the chunks that hold speech, in batches, and keeps each one's hard activity (the most likely
+ * powerset class per frame, as local speakers). Returns the frames per chunk (0 when no chunk had speech).
+ */
+async function segmentChunks(
+  samples: Float32Array,
+  chunks: Chunk[],
+  regions: readonly SpeechRegion[],
+  options: SegmentationPipelineOptions,
+): Promise<number> {
+  const wanted = chunks.filter((c) => hasSpeech(regions, c.start, c.start + CHUNK_SAMPLES));
+  const batchSize = Math.max(1, options.segmentationBatch);
+  let frames = 0;
+  for (let first = 0; first < wanted.length; first += batchSize) {
+    const batch = wanted.slice(first, first + batchSize);
+    const input = new Float32Array(batch.length * CHUNK_SAMPLES);
+    batch.forEach((chunk, i) => {
+      input.set(
+        samples.subarray(chunk.start, Math.min(samples.length, chunk.start + CHUNK_SAMPLES)),
+        i * CHUNK_SAMPLES,
+      );
+    });
+    const output = await options.segment(input, batch.length);
+    const classes = POWERSET.length;
+    frames = output.length / (batch.length * classes);
+    batch.forEach((chunk, i) => {
+      const activity = new Uint8Array(frames * LOCAL_SPEAKERS);
+      for (let f = 0; f < frames; f++) {
+        const at = (i * frames + f) * classes;
+        let best = 0;
+        for (let k = 1; k < classes; k++) if ((output[at + k] as number) > (output[at + best] as number)) best = k;
+        for (const speaker of POWERSET[best] as readonly number[]) activity[f * LOCAL_SPEAKERS + speaker] = 1;
+      }
+      chunk.activity = activity;
+    });
+    await options.checkpoint?.();
+  }
+  return frames;
+}
+
+/**
+ * One vector per local speaker that talks long enough: embedded over the frames where it talks alone, or over all
+ * its frames when those are too few. Frame f's own samples are the FRAME_STEP around its middle. The pieces are laid
+ * end to end in one buffer per batch of chunks, one window each.
+ */
+async function embedLocalSpeakers(
+  samples: Float32Array,
+  chunks: readonly Chunk[],
+  frames: number,
+  step: number,
+  options: SegmentationPipelineOptions,
+): Promise<LocalSpeaker[]> {
+  const locals: LocalSpeaker[] = [];
+  const minFrames = Math.ceil((MIN_EMBED_SECONDS * SAMPLE_RATE) / FRAME_STEP);
+  const maxFrames = Math.max(minFrames, Math.round((options.segmentationEmbedSeconds * SAMPLE_RATE) / FRAME_STEP));
+  // How many chunks see each moment: a local speaker's seconds are shared among them.
+  const coverage = CHUNK_SAMPLES / step;
+  const ownStart = Math.round(FRAME_SPAN / 2 - FRAME_STEP / 2);
+  const EMBED_BATCH_CHUNKS = 16;
+  for (let first = 0; first < chunks.length; first += EMBED_BATCH_CHUNKS) {
+    const pieces: Array<{ chunk: number; local: number; frames: Int32Array; seconds: number }> = [];
+    for (let c = first; c < Math.min(chunks.length, first + EMBED_BATCH_CHUNKS); c++) {
+      const { activity } = chunks[c] as Chunk;
+      if (!activity) continue;
+      for (let k = 0; k < LOCAL_SPEAKERS; k++) {
+        const alone: number[] = [];
+        const all: number[] = [];
+        for (let f = 0; f < frames; f++) {
+          if (!activity[f * LOCAL_SPEAKERS + k]) continue;
+          all.push(f);
+          let others = 0;
+          for (let j = 0; j < LOCAL_SPEAKERS; j++) if (j !== k) others += activity[f * LOCAL_SPEAKERS + j] as number;
+          if (others === 0) alone.push(f);
+        }
+        let chosen = alone.length >= minFrames ? alone : all;
+        if (chosen.length < minFrames) continue;
+        if (chosen.length > maxFrames) {
+          const first = Math.floor((chosen.length - maxFrames) / 2);
+          chosen = chosen.slice(first, first + maxFrames);
+        }
+        const seconds = (all.length * FRAME_STEP) / SAMPLE_RATE / coverage;
+        pieces.push({ chunk: c, local: k, frames: Int32Array.from(chosen), seconds });
+      }
+    }
+    if (pieces.length === 0) continue;
+    let total = 0;
+    for (const piece of pieces) total += piece.frames.length * FRAME_STEP;
+    const buffer = new Float32Array(total);
+    const windows: EmbeddingWindow[] = [];
+    let at = 0;
+    for (const piece of pieces) {
+      const begin = at;
+      const origin = (chunks[piece.chunk] as Chunk).start + ownStart;
+      for (const f of piece.frames) {
+        const from = origin + f * FRAME_STEP;
+        // Frames past the audio's end (a zero-padded chunk) hold zeros, as the model saw them.
+        if (from < samples.length) buffer.set(samples.subarray(from, Math.min(samples.length, from + FRAME_STEP)), at);
+        at += FRAME_STEP;
+      }
+      windows.push({ startSample: begin, endSample: at });
+    }
+    const vectors = await options.embed(buffer, windows);
+    pieces.forEach((piece, i) => {
+      const vector = vectors[i] as Float32Array;
+      if (vector.some((v) => v !== 0))
+        locals.push({ chunk: piece.chunk, local: piece.local, vector, seconds: piece.seconds });
+    });
+    await options.checkpoint?.();
+  }
+  return locals;
+}
+
+/**
+ * The global speaker of each (chunk, local speaker): within a chunk, distinct speakers where there are enough,
+ * chosen to maximize the summed similarity to their centroids (at most 3 local speakers: every assignment is tried).
+ * @returns mapping[chunk * LOCAL_SPEAKERS + local] = speaker, or -1 (not embedded: left out).
+ */
+function assignLocals(
+  chunkCount: number,
+  locals: readonly LocalSpeaker[],
+  centers: readonly Float32Array[],
+): Int32Array {
+  const mapping = new Int32Array(chunkCount * LOCAL_SPEAKERS).fill(-1);
+  const byChunk = new Map<number, LocalSpeaker[]>();
+  for (const local of locals) {
+    const list = byChunk.get(local.chunk) ?? [];
+    list.push(local);
+    byChunk.set(local.chunk, list);
+  }
+  for (const [chunk, list] of byChunk) {
+    const scores = list.map((l) => centers.map((center) => dot(l.vector, center)));
+    const distinct = centers.length >= list.length;
+    let best: number[] = [];
+    let bestScore = Number.NEGATIVE_INFINITY;
+    const choice: number[] = [];
+    const search = (i: number, score: number) => {
+      if (i === list.length) {
+        if (score > bestScore) {
+          bestScore = score;
+          best = [...choice];
+        }
+        return;
+      }
+      for (let s = 0; s < centers.length; s++) {
+        if (distinct && choice.includes(s)) continue;
+        choice.push(s);
+        search(i + 1, score + ((scores[i] as number[])[s] as number));
+        choice.pop();
+      }
+    };
+    search(0, 0);
+    list.forEach((local, i) => {
+      mapping[chunk * LOCAL_SPEAKERS + local.local] = best[i] as number;
+    });
+  }
+  return mapping;
+}
+
+/**
+ * Global speaker activity on the frame grid (a frame every FRAME_STEP samples from the start), averaged over the
+ * chunks covering each frame; the chunks' mean number of talking local speakers, rounded, says how many speakers a
+ * frame has, and the most active ones take it. Runs become turns from the middle of their first frame to the middle
+ * of the frame after their last (as pyannote binarizes).
+ */
+function reconstruct(
+  length: number,
+  chunks: readonly Chunk[],
+  frames: number,
+  mapping: Int32Array,
+  speakers: number,
+  knownNames: ReadonlyArray<string | undefined>,
+): SpeakerTurn[] {
+  const gridFrames = Math.max(1, Math.ceil(length / FRAME_STEP));
+  const activity = new Float32Array(gridFrames * speakers);
+  const count = new Float32Array(gridFrames);
+  const coverage = new Uint16Array(gridFrames);
+  const chunkSpeakers = new Float32Array(speakers);
+  chunks.forEach((chunk, c) => {
+    const offset = chunk.start / FRAME_STEP;
+    for (let f = 0; f < frames; f++) {
+      const g = offset + f;
+      if (g >= gridFrames) break;
+      coverage[g] = (coverage[g] as number) + 1;
+      const { activity: local } = chunk;
+      if (!local) continue;
+      chunkSpeakers.fill(0);
+      let talking = 0;
+      for (let k = 0; k < LOCAL_SPEAKERS; k++) {
+        if (!local[f * LOCAL_SPEAKERS + k]) continue;
+        talking++;
+        const s = mapping[c * LOCAL_SPEAKERS + k] as number;
+        if (s >= 0) chunkSpeakers[s] = 1;
+      }
+      count[g] = (count[g] as number) + talking;
+      for (let s = 0; s < speakers; s++)
+        activity[g * speakers + s] = (activity[g * speakers + s] as number) + (chunkSpeakers[s] as number);
+    }
+  });
+  // Per frame, the active speakers (a bit per speaker: at most 32, DiarizeSettings' bound on maxSpeakers).
+  const active = new Uint32Array(gridFrames);
+  const order = Array.from({ length: speakers }, (_, s) => s);
+  for (let g = 0; g < gridFrames; g++) {
+    const covering = coverage[g] as number;
+    if (covering === 0) continue;
+    const wanted = Math.min(speakers, Math.round((count[g] as number) / covering));
+    if (wanted === 0) continue;
+    order.sort((a, b) => (activity[g * speakers + b] as number) - (activity[g * speakers + a] as number));
+    let bits = 0;
+    for (let i = 0; i < wanted; i++) {
+      const s = order[i] as number;
+      if ((activity[g * speakers + s] as number) > 0) bits |= 1 << s;
+    }
+    active[g] = bits;
+  }
+  const middle = (g: number) => Math.min(length, g * FRAME_STEP + FRAME_SPAN / 2) / SAMPLE_RATE;
+  const runs: Array<{ start: number; end: number; label: number }> = [];
+  for (let s = 0; s < speakers; s++) {
+    const bit = 1 << s;
+    for (let g = 0; g < gridFrames; ) {
+      if (!((active[g] as number) & bit)) {
+        g++;
+        continue;
+      }
+      const first = g;
+      while (g < gridFrames && (active[g] as number) & bit) g++;
+      runs.push({ start: middle(first), end: middle(g), label: s });
+    }
+  }
+  runs.sort((a, b) => a.start - b.start || a.label - b.label);
+  const nameOf = speakerNamer(knownNames);
+  return runs.map(({ start, end, label }) => ({ start: round(start), end: round(end), speaker: nameOf(label) }));
+}
+
+const round = (seconds: number) => Math.round(seconds * 1000) / 1000;
