@@ -221,12 +221,16 @@ if (isEntry(import.meta.url)) {
     diarization: flag.json('engine diarization settings to override', {}),
     match: flag.string('only files whose name contains this', { value: 'TEXT', defaultText: 'all' }),
     devset: flag.string('the development set to score', { value: 'DIR', defaultText: 'test/fixtures/diarize-dev' }),
+    variants: flag.string('only these variants (clean,noise,reverb,real)', { value: 'LIST', defaultText: 'all' }),
     quiet: flag.boolean('no per-file lines'),
     json: flag.boolean('print one JSON document'),
   });
   ensureDist();
   const voxmill = await import(pathToFileURL(distEntry).href);
-  const files = devsetFiles(settings.match ?? '', settings.devset ?? devsetDir);
+  const variants = settings.variants?.split(',');
+  const files = devsetFiles(settings.match ?? '', settings.devset ?? devsetDir).filter(
+    (f) => !variants || variants.includes(f.variant),
+  );
   const runs = [];
   for (const configuration of configurations(settings.config ?? 'both', settings.diarization)) {
     const run = await scoreConfiguration(

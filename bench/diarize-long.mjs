@@ -4,6 +4,8 @@
 // 50 ms) and DER against its RTTM, per configuration (built-in features, GE2E).
 //
 //   npm run devset:diarize -- --long-minutes 10 && node bench/diarize-long.mjs --minutes 10 [--config ge2e]
+//   node bench/diarize-long.mjs --minutes 120 --devset DIR --config campplus+seg --diarization '{"intraOpThreads":2}'
+// One configuration per process when peak RSS matters (the peak is the process's).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -13,16 +15,21 @@ import { benchArgs, distEntry, ensureDist, flag, sharedDir as shared, writeResul
 
 const { settings } = benchArgs('node bench/diarize-long.mjs [options]', {
   minutes: flag.integer('the long file to diarize: long-<N>min.wav', 10),
-  config: flag.string('features, ge2e or both', { value: 'NAME', defaultText: 'both' }),
+  config: flag.string('configurations, as bench/diarize-devset.mjs names them', {
+    value: 'NAMES',
+    defaultText: 'both',
+  }),
+  diarization: flag.json('engine diarization settings to override', {}),
+  devset: flag.string('the folder holding long-<N>min.wav', { value: 'DIR', defaultText: 'test/fixtures/diarize-dev' }),
 });
 ensureDist();
 const voxmill = await import(pathToFileURL(distEntry).href);
-const wav = join(devsetDir, `long-${settings.minutes}min.wav`);
+const wav = join(settings.devset ?? devsetDir, `long-${settings.minutes}min.wav`);
 const reference = [...voxmill.parseRttm(readFileSync(wav.replace(/\.wav$/, '.rttm'), 'utf8')).values()][0];
 const vadModel = join(shared, 'models', 'whisper', 'ggml-silero-v6.2.0.bin');
 
 const results = [];
-for (const { name, diarization } of configurations(settings.config ?? 'both')) {
+for (const { name, diarization } of configurations(settings.config ?? 'both', settings.diarization)) {
   const speech = voxmill.createSpeech({ vadModel, diarization, idleUnloadMs: 0, maxDurationSeconds: 3 * 3600 });
   await speech.diarize(join(shared, 'audio', 'jfk.wav'));
   let peak = process.memoryUsage().rss;

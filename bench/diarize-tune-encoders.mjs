@@ -31,6 +31,7 @@ const { settings } = benchArgs('node bench/diarize-tune-encoders.mjs [options]',
   grid: flag.json('settings to try', { threshold: [0.5, 0.6, 0.7] }),
   match: flag.string('only files whose name contains this', { value: 'TEXT', defaultText: 'all' }),
   variants: flag.string('only these variants (clean,noise,reverb,real)', { value: 'LIST', defaultText: 'all' }),
+  'per-file': flag.boolean('also print each file whose speaker count is wrong'),
   devset: flag.string('the development set to score', { value: 'DIR', defaultText: 'test/fixtures/diarize-dev' }),
 });
 ensureDist();
@@ -128,6 +129,19 @@ const base = {
   numSpeakers: undefined,
 };
 
+/** Seconds with two or more speakers talking in `turns`, on a 10 ms grid: a Uint8Array of the grid's frames. */
+function overlapFrames(turns, frames) {
+  const count = new Uint8Array(frames);
+  const bySpeaker = new Map();
+  for (const t of turns) bySpeaker.set(t.speaker, [...(bySpeaker.get(t.speaker) ?? []), t]);
+  for (const list of bySpeaker.values()) {
+    const mine = new Uint8Array(frames);
+    for (const t of list) mine.fill(1, Math.round(t.start * 100), Math.min(frames, Math.round(t.end * 100)));
+    for (let f = 0; f < frames; f++) count[f] += mine[f];
+  }
+  return count.map((c) => (c >= 2 ? 1 : 0));
+}
+
 /** Replays a model's answers by call number; a call past the record runs the model and records it. */
 function replay(runner, answers = []) {
   let call = 0;
@@ -182,6 +196,7 @@ for (const file of files) {
 
 const keys = Object.keys(settings.grid);
 const combos = keys.reduce((acc, key) => acc.flatMap((c) => settings.grid[key].map((v) => ({ ...c, [key]: v }))), [{}]);
+const sum = (rows, key) => rows.reduce((a, r) => a + r.overlap[key], 0);
 const pct = (x) => `${(x * 100).toFixed(1).padStart(5)}%`;
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 for (const combo of combos) {
@@ -259,7 +274,13 @@ for (const combo of combos) {
       ? await diarizeWithSegmentation(samples, regions, { ...options, segment, segmentationBatch: 8, embed })
       : await diarizePcm(samples, regions, { ...options, embed });
     const row = scoreTurns(voxmill, file, reference, turns);
-    rows.push({ ...row, right: row.found === row.speakers });
+    const frames = Math.ceil((samples.length / 16000) * 100);
+    const truth = overlapFrames(reference, frames);
+    const found = overlapFrames(turns, frames);
+    let both = 0;
+    for (let f = 0; f < frames; f++) both += truth[f] & found[f];
+    const overlap = { truth: truth.reduce((a, b) => a + b, 0), found: found.reduce((a, b) => a + b, 0), both };
+    rows.push({ ...row, right: row.found === row.speakers, overlap });
     const entry = caches.get(key);
     if (!entry.saved && !existsSync(cacheFile(file, key))) {
       saveAnswers(file, key, { segment: segment.answers, embed: embed?.answers });
@@ -267,6 +288,11 @@ for (const combo of combos) {
     entry.saved = true;
   }
   const generated = rows.filter((r) => r.generated);
+  if (settings.perFile) {
+    for (const r of rows.filter((row) => !row.right)) {
+      console.log(`  ${r.file.padEnd(24)} DER ${pct(r.der)} found ${r.found} of ${r.speakers}`);
+    }
+  }
   const sample = rows.find((r) => r.file === 'pyannote_sample');
   const over = generated.filter((r) => r.found > r.speakers).length;
   const under = generated.filter((r) => r.found < r.speakers).length;
@@ -276,6 +302,7 @@ for (const combo of combos) {
       ` (missed ${pct(mean(generated.map((r) => r.missed)))}, false alarm ${pct(mean(generated.map((r) => r.falseAlarm)))},` +
       ` confusion ${pct(mean(generated.map((r) => r.confusion)))})` +
       (sample ? `, pyannote_sample ${pct(sample.der)}` : '') +
+      `, overlap found ${pct(sum(rows, 'both') / sum(rows, 'truth'))} of the truth's (precision ${pct(sum(rows, 'both') / Math.max(1, sum(rows, 'found')))})` +
       ` [${((performance.now() - started) / 1000).toFixed(0)} s]`,
   );
 }
