@@ -17,7 +17,7 @@
 // --grid maps setting names to the values to try, e.g. '{"threshold":[0.5,0.6,0.7],"minSpeakerSeconds":[3,5]}'.
 // A `segmentationStepSeconds` in the grid re-runs the models (its calls differ); put it first to keep one cache.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -38,7 +38,8 @@ ensureDist();
 const voxmill = await import(pathToFileURL(distEntry).href);
 const dist = (file) => import(pathToFileURL(join(root, 'dist', file)).href);
 const { diarizePcm } = await dist('diarize/pipeline.js');
-const { diarizeWithSegmentation, CHUNK_SAMPLES } = await dist('diarize/segmentation-pipeline.js');
+const { diarizeWithSegmentation } = await dist('diarize/segmentation-pipeline.js');
+const { segmentationRunner } = await dist('diarize/segmenter.js');
 const config = await dist('diarize/config.js');
 const { frontEndFor } = await dist('diarize/speaker-front-end.js');
 const { embedWindows } = await dist('diarize/window-embedder.js');
@@ -107,27 +108,21 @@ function standardized(all) {
 const segmentation = useSegmentation
   ? await OnnxModel.load(models['speaker-segmentation'], { intraOpThreads: 2, memoryArena: true })
   : undefined;
-const runSegmentation = async (chunks, batch) => {
-  const name = segmentation.outputs[0].name;
-  const out = await segmentation.run(
-    [{ name: segmentation.inputs[0].name, type: 'float32', dims: [batch, 1, CHUNK_SAMPLES], data: chunks }],
-    [name],
-  );
-  return out.get(name).data;
-};
+const runSegmentation = segmentation ? segmentationRunner(segmentation, models['speaker-segmentation']) : undefined;
 
 const method = frontEnd.kind;
-const base = {
-  ...config.resolveDiarizationConfig({ embeddingModel: modelPath ?? null }).base,
-  threshold: (useSegmentation ? config.DEFAULT_SEGMENTATION_THRESHOLDS : config.DEFAULT_DIARIZATION_THRESHOLDS)[method],
-  mergeDistance: config.DEFAULT_DIARIZATION_MERGE_DISTANCES[method],
-  shortSpeakerDistance: (useSegmentation
-    ? config.DEFAULT_SEGMENTATION_SHORT_SPEAKER_DISTANCES
-    : config.DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES)[method],
-  minSpeakers: 1,
-  maxSpeakers: 8,
-  numSpeakers: undefined,
-};
+// The worker's own defaults for this encoder and pipeline (the built-in features with segmentation have none: the
+// grid gives the threshold).
+const base = config.clusteringSettings(
+  {
+    ...config.resolveDiarizationConfig({ embeddingModel: modelPath ?? null }).base,
+    minSpeakers: 1,
+    maxSpeakers: 8,
+    numSpeakers: undefined,
+  },
+  method,
+  useSegmentation,
+);
 
 /** Seconds with two or more speakers talking in `turns`, on a 10 ms grid: a Uint8Array of the grid's frames. */
 function overlapFrames(turns, frames) {
@@ -158,16 +153,24 @@ function replay(runner, answers = []) {
 }
 
 // The models' answers are kept on disk per set, encoder, pipeline and file (v8-serialized), so another grid over the
-// same set starts from them: ~/.cache/voxmill/diarize-tune/<set>/<encoder>-<pipeline>-<key>-<file>.bin.
+// same set starts from them: ~/.cache/voxmill/diarize-tune/<set>/<encoder>-<pipeline>-<key>-<file>.bin. The set's
+// folder is named by the set's path, the model files (size and time) and the pipeline's source, so a reconverted
+// model or a changed pipeline never replays stale answers.
+const stamp = [
+  resolve(settings.devset ?? devsetDir),
+  ...[modelPath, models['speaker-segmentation']].filter(Boolean).map((path) => {
+    const { size, mtimeMs } = statSync(path);
+    return `${path}:${size}:${mtimeMs}`;
+  }),
+  readFileSync(join(root, 'src', 'diarize', 'segmentation-pipeline.ts'), 'utf8'),
+  readFileSync(join(root, 'src', 'diarize', 'window-embedder.ts'), 'utf8'),
+];
 const cacheDir = join(
   homedir(),
   '.cache',
   'voxmill',
   'diarize-tune',
-  createHash('sha256')
-    .update(resolve(settings.devset ?? devsetDir))
-    .digest('hex')
-    .slice(0, 12),
+  createHash('sha256').update(stamp.join('\n')).digest('hex').slice(0, 12),
 );
 mkdirSync(cacheDir, { recursive: true });
 const cacheFile = (file, key) =>

@@ -97,6 +97,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from onnx_output import write_checked
 from torch_checkpoint import CheckpointError, load_checkpoint
 
 N_MELS = 80
@@ -524,22 +525,8 @@ def main(argv: list[str] | None = None) -> int:
     onnx.checker.check_model(model, full_check=True)
 
     out: Path = args.out
-    if out.parent and not out.parent.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
-    try:
-        onnx.save_model(model, str(partial))
-        os.replace(partial, out)
-    except OSError as e:
-        partial.unlink(missing_ok=True)
-        print(f"campplus-to-onnx: cannot write {out}: {e}", file=sys.stderr)
-        return 1
-    elapsed = time.perf_counter() - start
-    print(f"wrote {out} ({out.stat().st_size} bytes) in {elapsed:.2f} s")
-
-    if args.reference:
-        reference(out, args.reference, args.data_dir, args.tolerance, args.min_cosine)
-    return 0
+    check = (lambda path: reference(path, args.reference, args.data_dir, args.tolerance, args.min_cosine)) if args.reference else None
+    return write_checked(model, out, check, "campplus-to-onnx", start)
 
 
 if __name__ == "__main__":

@@ -209,7 +209,11 @@ async function toOnnx(converterName, checkpoint, out, inputStamp, referenceName)
   );
   await rename(partial, out);
   await writeStamp(out, stamp);
-  const verdict = output.trim().split('\n').pop();
+  const verdict = output
+    .trim()
+    .split('\n')
+    .filter((line) => /^(reference|verify)/.test(line))
+    .pop();
   console.log(`models:test: converted ${checkpoint} -> ${out} in ${seconds(began)} s (${verdict})`);
   return out;
 }

@@ -92,6 +92,9 @@ class LazyTensor:
             raise CheckpointError("a tensor refers to a storage whose bytes were never read")
         if any(s == 0 for s in self.size):
             return np.zeros(self.size, dtype=data.dtype)
+        # as_strided checks nothing: negative strides would read before the buffer, so only the forms torch writes.
+        if any(s < 0 for s in self.stride) or any(n < 0 for n in self.size):
+            raise CheckpointError(f"tensor {self.size} with strides {self.stride} is not one torch writes")
         last = self.offset + sum((n - 1) * s for n, s in zip(self.size, self.stride, strict=True))
         if self.offset < 0 or last >= data.size:
             raise CheckpointError(
@@ -222,21 +225,31 @@ def _materialise(obj: Any) -> Any:
 
 
 def _load_legacy(f: io.BufferedIOBase, extra_globals: Mapping[tuple[str, str], Any]) -> Any:
+    # Every one of the five pickles goes through the restricted unpickler: the header ones hold only ints, a dict and
+    # a list, so an empty allow-list reads them, and a hostile file cannot run code from any of them.
+    storages: dict[str, Storage] = {}
+
+    def plain() -> Any:
+        return RestrictedUnpickler(f, storages).load()
+
     try:
-        magic = pickle.load(f)
-    except Exception as e:  # any failure here means "not a legacy checkpoint"
+        magic = plain()
+    except CheckpointError:
+        raise
+    except Exception as e:  # any other failure here means "not a legacy checkpoint"
         raise CheckpointError(f"not a torch checkpoint (neither zip nor legacy pickle): {e}") from e
     if magic != LEGACY_MAGIC:
         raise CheckpointError("not a torch checkpoint: wrong legacy magic number")
-    protocol = pickle.load(f)
+    protocol = plain()
     if protocol != LEGACY_PROTOCOL:
         raise CheckpointError(f"unsupported legacy protocol version {protocol}")
-    sys_info = pickle.load(f)
-    if not sys_info.get("little_endian", True):
-        raise CheckpointError("big-endian legacy checkpoints are not supported")
-    storages: dict[str, Storage] = {}
+    sys_info = plain()
+    if not isinstance(sys_info, dict) or not sys_info.get("little_endian", True):
+        raise CheckpointError("big-endian (or unreadable) legacy checkpoints are not supported")
     result = RestrictedUnpickler(f, storages, extra_globals).load()
-    keys = pickle.load(f)
+    keys = plain()
+    if not isinstance(keys, list):
+        raise CheckpointError("the legacy checkpoint's storage key list is not a list")
     for key in keys:
         storage = storages.get(str(key))
         if storage is None:
@@ -290,9 +303,13 @@ def load_checkpoint(path: Path, extra_globals: Mapping[tuple[str, str], Any] | N
     """
     if not path.is_file():
         raise CheckpointError(f"no such checkpoint: {path}")
-    if zipfile.is_zipfile(path):
-        result = _load_zip(path, extra_globals or {})
-    else:
-        with path.open("rb") as f:
-            result = _load_legacy(f, extra_globals or {})
-    return _materialise(result)
+    try:
+        if zipfile.is_zipfile(path):
+            result = _load_zip(path, extra_globals or {})
+        else:
+            with path.open("rb") as f:
+                result = _load_legacy(f, extra_globals or {})
+        return _materialise(result)
+    except (ValueError, TypeError, KeyError, IndexError, struct.error, EOFError, pickle.UnpicklingError) as e:
+        # A malformed file is a CheckpointError with its reason, not a traceback.
+        raise CheckpointError(f"malformed checkpoint: {type(e).__name__}: {e}") from e

@@ -4,8 +4,9 @@ import type { Segment, Transcription, Word } from '../stt/types.js';
 import type { SpeakerTurn } from './turn.js';
 
 /**
- * Answers "who speaks in [start, end]" for a sorted, non-overlapping list of turns, for queries in time order:
- * a pointer sweeps forward, so labelling a whole transcript is linear.
+ * Answers "who speaks in [start, end]" for a list of turns sorted by start, for queries in time order: a pointer
+ * sweeps forward, so labelling a whole transcript is linear. Turns of different speakers may overlap (the
+ * segmentation pipeline's overlapped speech): the one overlapping the query most wins, else the nearest.
  */
 export class TurnIndex {
   private next = 0;

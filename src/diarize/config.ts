@@ -3,6 +3,7 @@
 
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 import { integerOption, numberOption, objectOption, rejectUnknownKeys } from '../util/validate.js';
+import type { SpeakerFrontEndKind } from './speaker-front-end.js';
 import type { DiarizeSettings, SpeakerCounts } from './types.js';
 
 /**
@@ -97,6 +98,30 @@ export const DEFAULT_SEGMENTATION_STEP_SECONDS = 2.5;
  */
 export const DEFAULT_SEGMENTATION_EMBED_SECONDS = 3;
 
+/**
+ * The settings with the clustering distances the call left out taken from the defaults of how speakers are told
+ * apart (`method`: the built-in features or the model's front end) and of the pipeline (`segmented`: a vector is a
+ * segmentation model's local speaker, not a window, and has its own scale).
+ */
+export function clusteringSettings(
+  settings: DiarizeSettings,
+  method: 'features' | SpeakerFrontEndKind,
+  segmented: boolean,
+): DiarizeSettings & { threshold: number; mergeDistance: number; shortSpeakerDistance: number } {
+  const model = segmented && method !== 'features' ? method : undefined;
+  return {
+    ...settings,
+    threshold:
+      settings.threshold ?? (model ? DEFAULT_SEGMENTATION_THRESHOLDS[model] : DEFAULT_DIARIZATION_THRESHOLDS[method]),
+    mergeDistance: settings.mergeDistance ?? DEFAULT_DIARIZATION_MERGE_DISTANCES[method],
+    shortSpeakerDistance:
+      settings.shortSpeakerDistance ??
+      (model
+        ? DEFAULT_SEGMENTATION_SHORT_SPEAKER_DISTANCES[model]
+        : DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES[method]),
+  };
+}
+
 export interface ResolvedDiarizationConfig {
   /** A catalog id or path, `'auto'` (the first installed catalog embedding model, else none) or null (none). */
   embeddingModel: string | null;
@@ -181,7 +206,7 @@ export function resolveDiarizationConfig(value: unknown): ResolvedDiarizationCon
       shortSpeakerDistance: numberOption('diarization.shortSpeakerDistance', raw.shortSpeakerDistance, 0, 2),
       refine: true,
       segmentationStepSeconds:
-        numberOption('diarization.segmentationStepSeconds', raw.segmentationStepSeconds, 0.5, 10) ??
+        numberOption('diarization.segmentationStepSeconds', raw.segmentationStepSeconds, 0.5, 9.9) ??
         DEFAULT_SEGMENTATION_STEP_SECONDS,
       segmentationEmbedSeconds:
         numberOption('diarization.segmentationEmbedSeconds', raw.segmentationEmbedSeconds, 0.5, 10) ??

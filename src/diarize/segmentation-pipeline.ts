@@ -14,7 +14,7 @@
 // speaker of each chunk, and the global grid (a float per frame and speaker), besides the samples.
 
 import type { SpeechRegion } from '../audio/speech-regions.js';
-import { centroids, dot } from './clustering.js';
+import { centroids, dot, nearestCentroid } from './clustering.js';
 import { SAMPLE_RATE } from './features.js';
 import type { EmbeddingWindow } from './pipeline.js';
 import {
@@ -34,6 +34,8 @@ export const CHUNK_SAMPLES = 160_000;
 export const FRAME_STEP = 270;
 /** Samples one frame sees (its receptive field); a frame's middle is FRAME_STEP * f + FRAME_SPAN / 2. */
 export const FRAME_SPAN = 991;
+/** Frames of one chunk: the whole receptive fields that fit (589). */
+export const CHUNK_FRAMES = Math.floor((CHUNK_SAMPLES - FRAME_SPAN) / FRAME_STEP) + 1;
 /** Local speakers per chunk (segmentation-3.0's powerset: at most 3 per chunk, 2 per frame). */
 export const LOCAL_SPEAKERS = 3;
 /**
@@ -43,6 +45,8 @@ export const LOCAL_SPEAKERS = 3;
 export const POWERSET: readonly (readonly number[])[] = [[], [0], [1], [2], [0, 1], [0, 2], [1, 2]];
 /** A local speaker is embedded over at least this much speech; with less it is left out of the clustering. */
 export const MIN_EMBED_SECONDS = 0.5;
+/** Embedded speech is cut to whole multiples of this many frames (15 frames: 0.25 s; MIN_EMBED_SECONDS is 30). */
+const EMBED_BUCKET_FRAMES = 15;
 
 /**
  * Runs the segmentation model on `batch` chunks of CHUNK_SAMPLES samples each; returns the log-probabilities of the
@@ -70,7 +74,8 @@ interface Chunk {
   activity: Uint8Array | undefined;
 }
 
-interface LocalSpeaker {
+/** One local speaker of one chunk, embedded. */
+export interface LocalSpeaker {
   chunk: number;
   local: number;
   vector: Float32Array;
@@ -104,9 +109,12 @@ export async function diarizeWithSegmentation(
   return reconstruct(samples.length, chunks, frames, mapping, speakers, names);
 }
 
-/** The chunk step in samples: a whole number of frames, so every chunk's frames fall on one global grid. */
+/**
+ * The chunk step in samples: a whole number of frames, so every chunk's frames fall on one global grid, and at most
+ * a chunk's frames, so no frame between two chunks goes uncovered.
+ */
 function chunkStep(seconds: number): number {
-  return Math.max(1, Math.round((seconds * SAMPLE_RATE) / FRAME_STEP)) * FRAME_STEP;
+  return Math.min(CHUNK_FRAMES, Math.max(1, Math.round((seconds * SAMPLE_RATE) / FRAME_STEP))) * FRAME_STEP;
 }
 
 /** Chunk starts every `step` samples, the last one ending with the audio (short audio: one chunk, zero padded). */
@@ -152,7 +160,13 @@ async function segmentChunks(
     });
     const output = await options.segment(input, batch.length);
     const classes = POWERSET.length;
-    frames = output.length / (batch.length * classes);
+    frames = CHUNK_FRAMES;
+    // The frame grid (FRAME_STEP apart) is what turns frames into times: any other count would misplace every turn.
+    if (output.length !== batch.length * frames * classes) {
+      throw new Error(
+        `the segmentation model answered ${output.length} values for ${batch.length} chunks; ${batch.length} x ${frames} frames x ${classes} classes expected`,
+      );
+    }
     batch.forEach((chunk, i) => {
       const activity = new Uint8Array(frames * LOCAL_SPEAKERS);
       for (let f = 0; f < frames; f++) {
@@ -182,7 +196,8 @@ async function embedLocalSpeakers(
 ): Promise<LocalSpeaker[]> {
   const locals: LocalSpeaker[] = [];
   const minFrames = Math.ceil((MIN_EMBED_SECONDS * SAMPLE_RATE) / FRAME_STEP);
-  const maxFrames = Math.max(minFrames, Math.round((options.segmentationEmbedSeconds * SAMPLE_RATE) / FRAME_STEP));
+  const capFrames = Math.round((options.segmentationEmbedSeconds * SAMPLE_RATE) / FRAME_STEP);
+  const maxFrames = Math.max(minFrames, capFrames - (capFrames % EMBED_BUCKET_FRAMES));
   // How many chunks see each moment: a local speaker's seconds are shared among them.
   const coverage = CHUNK_SAMPLES / step;
   const ownStart = Math.round(FRAME_SPAN / 2 - FRAME_STEP / 2);
@@ -204,9 +219,12 @@ async function embedLocalSpeakers(
         }
         let chosen = alone.length >= minFrames ? alone : all;
         if (chosen.length < minFrames) continue;
-        if (chosen.length > maxFrames) {
-          const first = Math.floor((chosen.length - maxFrames) / 2);
-          chosen = chosen.slice(first, first + maxFrames);
+        // The middle of it, at most maxFrames, in whole buckets: pieces of a few lengths batch together, and the
+        // encoder's memory arena serves a few shapes instead of growing with every length.
+        const kept = Math.min(maxFrames, chosen.length - (chosen.length % EMBED_BUCKET_FRAMES));
+        if (kept < chosen.length) {
+          const first = Math.floor((chosen.length - kept) / 2);
+          chosen = chosen.slice(first, first + kept);
         }
         const seconds = (all.length * FRAME_STEP) / SAMPLE_RATE / coverage;
         pieces.push({ chunk: c, local: k, frames: Int32Array.from(chosen), seconds });
@@ -245,7 +263,7 @@ async function embedLocalSpeakers(
  * chosen to maximize the summed similarity to their centroids (at most 3 local speakers: every assignment is tried).
  * @returns mapping[chunk * LOCAL_SPEAKERS + local] = speaker, or -1 (not embedded: left out).
  */
-function assignLocals(
+export function assignLocals(
   chunkCount: number,
   locals: readonly LocalSpeaker[],
   centers: readonly Float32Array[],
@@ -280,7 +298,8 @@ function assignLocals(
     };
     search(0, 0);
     list.forEach((local, i) => {
-      mapping[chunk * LOCAL_SPEAKERS + local.local] = best[i] as number;
+      // No assignment scored (never, with finite vectors): the local speaker's nearest centroid.
+      mapping[chunk * LOCAL_SPEAKERS + local.local] = best[i] ?? nearestCentroid(local.vector, centers);
     });
   }
   return mapping;
@@ -300,6 +319,8 @@ function reconstruct(
   speakers: number,
   knownNames: ReadonlyArray<string | undefined>,
 ): SpeakerTurn[] {
+  // Speakers are bits of a 32-bit word per frame; maxSpeakers and numSpeakers are at most 32 (src/diarize/request.ts).
+  if (speakers > 32) throw new Error(`${speakers} speakers: the segmentation pipeline labels at most 32`);
   const gridFrames = Math.max(1, Math.ceil(length / FRAME_STEP));
   const activity = new Float32Array(gridFrames * speakers);
   const count = new Float32Array(gridFrames);
@@ -332,6 +353,7 @@ function reconstruct(
   for (let g = 0; g < gridFrames; g++) {
     const covering = coverage[g] as number;
     if (covering === 0) continue;
+    // Rounded half up (pyannote rounds half to even): where 2 of 4 chunks hear a speaker, the frame keeps one.
     const wanted = Math.min(speakers, Math.round((count[g] as number) / covering));
     if (wanted === 0) continue;
     order.sort((a, b) => (activity[g * speakers + b] as number) - (activity[g * speakers + a] as number));

@@ -62,9 +62,14 @@ class KaldiFbankFrontEnd implements SpeakerFrontEnd {
   readonly kind = 'kaldi-fbank';
   readonly dimension = 80;
   private readonly extractor: FeatureExtractor;
+  private readonly floor: number;
 
   constructor(window: 'povey' | 'hamming') {
-    this.extractor = new FeatureExtractor(80, 0, { window, highHz: SAMPLE_RATE / 2, floor: KALDI_FLOOR });
+    // WeSpeaker's recipe scales the samples by 2^15 before kaldi.fbank, 3D-Speaker's does not: the same floor on
+    // their energies is float32's epsilon divided by 2^30 on samples in [-1, 1] (the constant log offset itself is
+    // taken out by the mean normalization).
+    this.floor = window === 'povey' ? KALDI_FLOOR : KALDI_FLOOR / 2 ** 30;
+    this.extractor = new FeatureExtractor(80, 0, { window, highHz: SAMPLE_RATE / 2, floor: this.floor });
   }
 
   frames(samples: Float32Array, start: number, end: number): Float32Array {
@@ -76,7 +81,7 @@ class KaldiFbankFrontEnd implements SpeakerFrontEnd {
     if (frames.length >= wanted) return frames.subarray(0, wanted);
     // At the end of the audio the last frames cannot be whole: they repeat the last one there is (zeros would be
     // a loud log-mel value, not silence), or are the floor when there is none.
-    const padded = new Float32Array(wanted).fill(Math.log(KALDI_FLOOR));
+    const padded = new Float32Array(wanted).fill(Math.log(this.floor));
     padded.set(frames);
     const d = this.dimension;
     if (frames.length >= d) {

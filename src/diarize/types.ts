@@ -65,8 +65,10 @@ export interface SpeakerModels {
 export interface DiarizationConfig {
   /**
    * A speaker-embedding ONNX model (catalog id or path) returning an embedding `[N, D]`: one taking Kaldi fbank
-   * frames `[N, T, 80]` (WeSpeaker, 3D-Speaker) or Resemblyzer's GE2E encoder taking `mels` `[N, T, 40]` (made by
-   * scripts/models/ge2e-to-onnx.py); the front end follows the model's input. Default `'auto'`: the first
+   * frames `[N, T, 80]` (WeSpeaker; 3D-Speaker, whose input is named `x`, with the Povey window), SpeechBrain's
+   * ECAPA-TDNN taking `speechbrain_fbank` `[N, T, 80]` (made by scripts/models/ecapa-to-onnx.py) or Resemblyzer's
+   * GE2E encoder taking `mels` `[N, T, 40]` (made by scripts/models/ge2e-to-onnx.py); the front end follows the
+   * model's input. Default `'auto'`: the first
    * speaker-embedding model of the catalog that is installed in the models directory (`voxmill models pull`), else
    * built-in MFCC statistics (no download); when `threshold` is given without a model, the built-in features.
    * `null`: always the built-in features.
@@ -80,7 +82,10 @@ export interface DiarizationConfig {
    * embedding model is in use. `null`: never (speaker vectors over windows of the VAD's speech).
    */
   segmentationModel?: string | null;
-  /** With a segmentation model: its 10 s chunks start this many seconds apart (0.5–10). Default 2.5. */
+  /**
+   * With a segmentation model: its 10 s chunks start this many seconds apart (0.5–9.9: a chunk's frames reach 9.94 s,
+   * and a longer step would leave frames between chunks uncovered). Default 2.5.
+   */
   segmentationStepSeconds?: number;
   /**
    * With a segmentation model: each local speaker of a chunk is embedded over at most this many seconds of its speech
@@ -89,7 +94,8 @@ export interface DiarizationConfig {
   segmentationEmbedSeconds?: number;
   /**
    * Clustering stops merging speakers farther apart than this cosine distance; known speakers match within it.
-   * Default by how speakers are told apart: built-in features 1.15, GE2E 0.3, Kaldi-fbank models 0.6.
+   * Default by how speakers are told apart: built-in features 1.15, GE2E 0.3, Kaldi-fbank and SpeechBrain models
+   * 0.6; with a segmentation model GE2E 0.3, the others 0.6.
    */
   threshold?: number;
   /**
@@ -101,7 +107,10 @@ export interface DiarizationConfig {
   windowSeconds?: number;
   /** ...every this many seconds. Default 0.25. */
   hopSeconds?: number;
-  /** Turns shorter than this join a neighbour (seconds). Default 0.3. */
+  /**
+   * Turns shorter than this join a neighbour (seconds). Default 0.3. The window pipeline's only: with a segmentation
+   * model every run of frames is a turn (pyannote keeps them too), and turns of different speakers may overlap.
+   */
   minTurnSeconds?: number;
   /** Without numSpeakers, a speaker needs this much speech (seconds), unless kept as a short speaker. Default 5. */
   minSpeakerSeconds?: number;
@@ -112,14 +121,14 @@ export interface DiarizationConfig {
   shortSpeakerSeconds?: number;
   /**
    * How far (cosine distance) a short speaker must lie from every other speaker to be kept; 2 keeps none. Default by
-   * method: GE2E 0.25, the others 2.
+   * method: GE2E 0.25, Kaldi-fbank models 0.4, the others 2; with a segmentation model GE2E 0.3, the others 0.6.
    */
   shortSpeakerDistance?: number;
   /** Two-channel audio whose channels differ: label by the louder channel (`auto`, default) or never (`never`). */
   channels?: 'auto' | 'never';
   /** Diarizations waiting beyond the running one; more fail with QueueFullError. Default 16. */
   maxQueue?: number;
-  /** ONNX Runtime threads for the embedding model. Default 1. */
+  /** ONNX Runtime threads for the embedding and segmentation models. Default 1. */
   intraOpThreads?: number;
   /**
    * A diarization whose worker sends nothing (not even its heartbeat) for this many ms per hour of audio (an hour at
@@ -183,7 +192,7 @@ export type DiarizationMethod = 'channels' | 'features' | 'embedding' | 'segment
 export interface Diarization {
   /**
    * Speaker turns in time order; `speaker_1`, `speaker_2`, ... numbered by first appearance, or a known speaker's
-   * name (see {@link KnownSpeaker}).
+   * name (see {@link KnownSpeaker}). With the `segmentation` method, turns of two speakers overlap where both talk.
    */
   turns: SpeakerTurn[];
   /** The speakers found, in order of first appearance. */

@@ -49,7 +49,10 @@ export async function embedWindows(
     const size = output.length / group.length;
     dimensionOut = size;
     group.forEach(({ index }, i) => {
-      vectors[index] = normalize(output.slice(i * size, (i + 1) * size));
+      const vector = output.slice(i * size, (i + 1) * size);
+      // A model that answers NaN or Infinity for a window (silence through a model without an epsilon) would poison
+      // every centroid it joins: such a window gets the zero vector, which matches nothing.
+      vectors[index] = vector.every(Number.isFinite) ? normalize(vector) : vector.fill(0);
     });
     await checkpoint();
   };

@@ -395,9 +395,13 @@ describe('segmentation model', () => {
       param: 'diarization.segmentationModel',
     });
     await s.close();
-    // The embedding model given as the segmentation model: its output is [N, 16], not [N, frames, 7].
+    // The embedding model given as the segmentation model: ONNX Runtime refuses the chunk, and the error says which
+    // model it was.
     const wrong = engine({ diarization: { embeddingModel, segmentationModel: embeddingModel } });
-    await expect(wrong.diarize(sharedAudio('jfk.wav'))).rejects.toMatchObject({ name: 'DiarizationError' });
+    await expect(wrong.diarize(sharedAudio('jfk.wav'))).rejects.toMatchObject({
+      name: 'DiarizationError',
+      message: expect.stringMatching(/^speaker segmentation model .*fixture-speaker-embedding\.onnx failed: .*feats/),
+    });
     await wrong.close();
     const missing = engine({ diarization: { embeddingModel, segmentationModel: '/nonexistent/seg.onnx' } });
     await expect(missing.diarize(sharedAudio('jfk.wav'))).rejects.toBeInstanceOf(ModelNotFoundError);

@@ -295,6 +295,18 @@ describe('options', () => {
     expect(() => resolveDiarizationConfig({ segmentationStepSeconds: 0.1 })).toThrow(
       /diarization\.segmentationStepSeconds/,
     );
+    // A step past a chunk's frames (9.94 s) would leave frames uncovered.
+    expect(() => resolveDiarizationConfig({ segmentationStepSeconds: 10 })).toThrow(
+      /diarization\.segmentationStepSeconds/,
+    );
+    expect(resolveDiarizationConfig(undefined).base.segmentationEmbedSeconds).toBe(3);
+    expect(resolveDiarizationConfig({ segmentationEmbedSeconds: 5 }).base.segmentationEmbedSeconds).toBe(5);
+    expect(() => resolveDiarizationConfig({ segmentationEmbedSeconds: 0 })).toThrow(
+      /diarization\.segmentationEmbedSeconds/,
+    );
+    expect(() => resolveDiarizationConfig({ segmentationEmbedSeconds: '3' })).toThrow(
+      /diarization\.segmentationEmbedSeconds/,
+    );
     expect(() => resolveDiarizationConfig({ windowSeconds: 0 })).toThrow(/diarization\.windowSeconds/);
     expect(() => resolveDiarizationConfig({ windowSeconds: 1, hopSeconds: 2 })).toThrow(/diarization\.hopSeconds/);
   });

@@ -38,9 +38,10 @@ describe('packaged catalog', () => {
   });
 
   it('has a well-formed url, file, size and digest for every entry', () => {
-    // The segmentation model's upstream name is a bare model.onnx (in a repository named for it); its own test below.
-    for (const entry of entries.filter((e) => e.kind !== 'speaker-segmentation')) {
-      expect(entry.url.endsWith(`/${entry.file}`), entry.id).toBe(true);
+    for (const entry of entries) {
+      // The segmentation model's upstream name is a bare model.onnx (in a repository named for it).
+      if (entry.kind === 'speaker-segmentation') expect(entry.url, entry.id).toMatch(/\/model\.onnx$/);
+      else expect(entry.url.endsWith(`/${entry.file}`), entry.id).toBe(true);
       const piper = entry.kind === 'piper-voice' || entry.kind === 'piper-config';
       expect(entry.url, entry.id).toMatch(
         entry.kind === 'vad'
@@ -49,12 +50,14 @@ describe('packaged catalog', () => {
             ? /^https:\/\/huggingface\.co\/rhasspy\/piper-voices\/resolve\/v1\.0\.0\/[a-z]{2}\/[a-z]{2}_[A-Z]{2}\//
             : entry.kind === 'speaker-embedding'
               ? /^https:\/\/github\.com\/k2-fsa\/sherpa-onnx\/releases\/download\/speaker-recongition-models\//
-              : /^https:\/\/huggingface\.co\/ggerganov\/whisper\.cpp\/resolve\/main\//,
+              : entry.kind === 'speaker-segmentation'
+                ? /^https:\/\/huggingface\.co\/csukuangfj\/sherpa-onnx-pyannote-segmentation-3-0\/resolve\/[0-9a-f]{40}\//
+                : /^https:\/\/huggingface\.co\/ggerganov\/whisper\.cpp\/resolve\/main\//,
       );
       if (entry.kind === 'piper-voice') expect(entry.file, entry.id).toBe(`${entry.id}.onnx`);
       else if (entry.kind === 'piper-config') expect(entry.file, entry.id).toBe(entry.id);
       // Ids cannot hold '+': upstream's CAM++ is spelt CAMpp in its id.
-      else if (entry.kind === 'speaker-embedding')
+      else if (entry.kind === 'speaker-embedding' || entry.kind === 'speaker-segmentation')
         expect(entry.file.replace('++', 'pp'), entry.id).toBe(`${entry.id}.onnx`);
       else expect(entry.file, entry.id).toBe(`ggml-${entry.id}.bin`);
       if (entry.kind === 'speaker-embedding') expect(entry.embedding, entry.id).toBeDefined();

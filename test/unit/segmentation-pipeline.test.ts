@@ -3,11 +3,13 @@
 import { describe, expect, it } from 'vitest';
 import type { EmbeddingWindow } from '../../src/diarize/pipeline.js';
 import {
+  assignLocals,
   CHUNK_SAMPLES,
   chunkStarts,
   diarizeWithSegmentation,
   FRAME_SPAN,
   FRAME_STEP,
+  LOCAL_SPEAKERS,
   POWERSET,
   type SegmentationPipelineOptions,
 } from '../../src/diarize/segmentation-pipeline.js';
@@ -142,6 +144,48 @@ describe('diarizeWithSegmentation', () => {
     const run = calls.reduce((sum, n) => sum + n, 0);
     expect(run).toBeLessThan(chunkStarts(samples.length, 39_960).length);
     expect(run).toBeGreaterThan(0);
+  });
+
+  it('never gives two local speakers of one chunk the same speaker, even when both sound like one voice', () => {
+    const centers = [Float32Array.of(1, 0), Float32Array.of(0, 1)];
+    const near = (x: number) => Float32Array.of(Math.cos(x), Math.sin(x));
+    // Chunk 0: two local speakers both nearest the first centroid; chunk 1: one local speaker alone.
+    const locals = [
+      { chunk: 0, local: 0, vector: near(0.1), seconds: 2 },
+      { chunk: 0, local: 2, vector: near(0.3), seconds: 2 },
+      { chunk: 1, local: 1, vector: near(0.3), seconds: 2 },
+    ];
+    const mapping = assignLocals(2, locals, centers);
+    // The closer one keeps the first speaker, the other takes the second; alone, it is the first.
+    expect([mapping[0], mapping[2]]).toEqual([0, 1]);
+    expect(mapping[1]).toBe(-1);
+    expect(mapping[LOCAL_SPEAKERS + 1]).toBe(0);
+    // With fewer speakers than local speakers, each takes its nearest.
+    expect(assignLocals(1, locals.slice(0, 2), centers.slice(0, 1))[0]).toBe(0);
+  });
+
+  it('handles audio shorter than one chunk (zero padded) and a step longer than a chunk reaches', async () => {
+    const short = scripted([[3, 'a']]);
+    const { segment } = fakeSegmenter();
+    const turns = await diarizeWithSegmentation(short, [{ start: 0, end: 3 }], options(segment));
+    expect(turns.map((t) => t.speaker)).toEqual(['speaker_1']);
+    expect(turns[0]?.start).toBeLessThan(0.1);
+    expect(turns[0]?.end).toBeGreaterThan(2.9);
+    expect(turns[0]?.end).toBeLessThanOrEqual(3);
+    // A 9.9 s step is clamped to a chunk's 589 frames: one voice over 60 s stays one unbroken turn.
+    const long = scripted([[60, 'a']]);
+    const steps = await diarizeWithSegmentation(long, [{ start: 0, end: 60 }], {
+      ...options(fakeSegmenter().segment),
+      segmentationStepSeconds: 9.9,
+    });
+    expect(steps).toHaveLength(1);
+  });
+
+  it('refuses a segmentation answer of the wrong size instead of misplacing every turn', async () => {
+    const wrong = async (_input: Float32Array, batch: number) => new Float32Array(batch * 293 * POWERSET.length);
+    await expect(
+      diarizeWithSegmentation(scripted([[12, 'a']]), [{ start: 0, end: 12 }], options(wrong)),
+    ).rejects.toThrow(/589 frames/);
   });
 
   it('answers no turns for silence', async () => {

@@ -108,6 +108,19 @@ describe('embedWindows', () => {
     });
   });
 
+  it('gives a window the model answers NaN or Infinity for the zero vector (it matches nothing)', async () => {
+    const run = async (_input: Float32Array, batch: number) => {
+      const out = new Float32Array(batch * 2).fill(1);
+      out[0] = Number.NaN;
+      if (batch > 1) out[3] = Number.POSITIVE_INFINITY;
+      return out;
+    };
+    const vectors = await embedWindows(samples, windows.slice(0, 3), frontEndFor(80, 'feats')!, run, async () => {});
+    expect([...(vectors[0] as Float32Array)]).toEqual([0, 0]);
+    expect([...(vectors[1] as Float32Array)]).toEqual([0, 0]);
+    expect(Math.hypot(...(vectors[2] as Float32Array))).toBeCloseTo(1, 5);
+  });
+
   it('sends one window a call to a model with a fixed batch of 1', async () => {
     const batches: number[] = [];
     const run = async (_input: Float32Array, batch: number) => {
