@@ -93,16 +93,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pickle
 import sys
-import time
 import wave
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from onnx_output import write_checked
-from torch_checkpoint import CheckpointError, load_checkpoint
+from onnx_output import convert
+from torch_checkpoint import CheckpointError
 
 N_MELS = 80
 CHANNELS = 1024
@@ -483,27 +481,15 @@ def main(argv: list[str] | None = None) -> int:
         "--min-cosine", type=float, default=0.999999, help="--reference's least cosine similarity"
     )
     args = parser.parse_args(argv)
-
-    try:
-        import onnx
-    except ImportError as e:
-        print(f"ecapa-to-onnx: the onnx package is required: {e}", file=sys.stderr)
-        return 2
-
-    start = time.perf_counter()
-    try:
-        checkpoint = load_checkpoint(args.checkpoint)
-        weights = encoder_weights(checkpoint)
-    except (CheckpointError, pickle.UnpicklingError, OSError) as e:
-        print(f"ecapa-to-onnx: {args.checkpoint}: {e}", file=sys.stderr)
-        return 1
-    model = build_model(weights)
-    onnx.checker.check_model(model, full_check=True)
-
-    out: Path = args.out
-    check = (lambda path: check_reference(path, args.reference, args.data_dir, args.tolerance, args.min_cosine)) if args.reference else None
-    return write_checked(model, out, check, "ecapa-to-onnx", start)
-
+    return convert(
+        "ecapa-to-onnx",
+        args.checkpoint,
+        encoder_weights,
+        build_model,
+        args.out,
+        lambda _weights: (lambda path: check_reference(path, args.reference, args.data_dir, args.tolerance, args.min_cosine)) if args.reference else None,
+        None,
+    )
 
 if __name__ == "__main__":
     sys.exit(main())

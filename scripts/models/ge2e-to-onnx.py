@@ -70,16 +70,13 @@ matched librosa 0.10.2.post1 on jfk.wav to 8e-8 of the largest mel value.
 from __future__ import annotations
 
 import argparse
-import os
-import pickle
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from onnx_output import write_checked
-from torch_checkpoint import CheckpointError, load_checkpoint
+from onnx_output import convert
+from torch_checkpoint import CheckpointError
 
 N_MELS = 40
 HIDDEN = 256
@@ -262,27 +259,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--tolerance", type=float, default=1e-5, help="--verify's max abs diff")
     args = parser.parse_args(argv)
-
-    try:
-        import onnx
-    except ImportError as e:
-        print(f"ge2e-to-onnx: the onnx package is required: {e}", file=sys.stderr)
-        return 2
-
-    start = time.perf_counter()
-    try:
-        checkpoint = load_checkpoint(args.checkpoint)
-        weights = encoder_weights(checkpoint)
-    except (CheckpointError, pickle.UnpicklingError, OSError) as e:
-        print(f"ge2e-to-onnx: {args.checkpoint}: {e}", file=sys.stderr)
-        return 1
-    model = build_model(weights)
-    onnx.checker.check_model(model, full_check=True)
-
-    out: Path = args.out
-    check = (lambda path: verify(weights, path, args.tolerance)) if args.verify else None
-    return write_checked(model, out, check, "ge2e-to-onnx", start)
-
+    return convert(
+        "ge2e-to-onnx",
+        args.checkpoint,
+        encoder_weights,
+        build_model,
+        args.out,
+        lambda weights: (lambda path: verify(weights, path, args.tolerance)) if args.verify else None,
+        None,
+    )
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -121,16 +121,14 @@ import argparse
 import hashlib
 import json
 import os
-import pickle
 import sys
-import time
 import wave
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from onnx_output import write_checked
-from torch_checkpoint import CheckpointError, load_checkpoint
+from onnx_output import convert
+from torch_checkpoint import CheckpointError
 
 SAMPLE_RATE = 16000
 SINC_FILTERS = 80
@@ -603,27 +601,15 @@ def main(argv: list[str] | None = None) -> int:
         help="--reference's least share of frames whose argmax class agrees",
     )
     args = parser.parse_args(argv)
-
-    try:
-        import onnx
-    except ImportError as e:
-        print(f"segmentation-to-onnx: the onnx package is required: {e}", file=sys.stderr)
-        return 2
-
-    start = time.perf_counter()
-    try:
-        checkpoint = load_checkpoint(args.checkpoint, METADATA_GLOBALS)
-        weights = segmentation_weights(checkpoint)
-    except (CheckpointError, pickle.UnpicklingError, OSError) as e:
-        print(f"segmentation-to-onnx: {args.checkpoint}: {e}", file=sys.stderr)
-        return 1
-    model = build_model(weights)
-    onnx.checker.check_model(model, full_check=True)
-
-    out: Path = args.out
-    check = (lambda path: check_reference(path, args.reference, args.data_dir, args.tolerance, args.min_agreement)) if args.reference else None
-    return write_checked(model, out, check, "segmentation-to-onnx", start)
-
+    return convert(
+        "segmentation-to-onnx",
+        args.checkpoint,
+        segmentation_weights,
+        build_model,
+        args.out,
+        lambda _weights: (lambda path: check_reference(path, args.reference, args.data_dir, args.tolerance, args.min_agreement)) if args.reference else None,
+        METADATA_GLOBALS,
+    )
 
 if __name__ == "__main__":
     sys.exit(main())
