@@ -69,6 +69,12 @@ export function registerTranscribeCommand(program: Command): Command {
     .option('--no-progress', 'no progress bar')
     .action(async (files: string[], flags: TranscribeFlags) => {
       const subtitles = flags.format === 'srt' || flags.format === 'vtt';
+      // Subtitles are timed cues: without times the file would be empty (and `> talk.srt` would not say so).
+      if (subtitles && flags.timestamps === 'none') {
+        throw new InvalidArgumentError(
+          `-f ${flags.format} needs timed cues: --timestamps segment (its default) or word, not none`,
+        );
+      }
       // Subtitle files number their cues from 1: several on stdout would read as one broken file.
       if (files.length > 1 && subtitles && flags.outputDir === undefined) {
         throw new InvalidArgumentError(`several files as ${flags.format} need --output-dir (one subtitle file each)`);
@@ -110,6 +116,8 @@ export function registerTranscribeCommand(program: Command): Command {
           const options: TranscribeOptions & { model: string } = {
             model: configured ? flags.model : 'cli',
             timestamps: flags.timestamps ?? (subtitles || flags.format === 'json' ? 'segment' : 'none'),
+            // Words come without segments unless their decoding is asked for; subtitles need the segments as cues.
+            ...(subtitles && flags.timestamps === 'word' ? { segmentDecoding: true } : {}),
             ...(flags.language ? { language: flags.language } : {}),
             ...(flags.vad === undefined ? {} : { vad: flags.vad }),
             ...(flags.suppressNonSpeech ? { suppressNonSpeech: true } : {}),

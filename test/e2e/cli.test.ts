@@ -36,6 +36,17 @@ describe('voxmill CLI', () => {
     expect(stdout).toMatch(/^1\n\d\d:\d\d:\d\d,\d{3} --> \d\d:\d\d:\d\d,\d{3}\n/);
   });
 
+  it('subtitles always carry timed cues: --timestamps word keeps the segments, none is refused', async () => {
+    const words = await transcribe('-f', 'vtt', '--timestamps', 'word', sharedAudio('2830-3980-0043.wav'));
+    expect(words.stdout).toMatch(/^WEBVTT\n\n\d\d:\d\d:\d\d\.\d{3} --> \d\d:\d\d:\d\d\.\d{3}\n\S/u);
+    const srt = await transcribe('-f', 'srt', '--timestamps', 'word', sharedAudio('2830-3980-0043.wav'));
+    expect(srt.stdout).toMatch(/^1\n\d\d:\d\d:\d\d,\d{3} --> /u);
+    const refused = await transcribe('-f', 'srt', '--timestamps', 'none', sharedAudio('jfk.wav')).catch(
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+    expect(refused).toMatchObject({ code: 1, stdout: '', stderr: expect.stringMatching(/-f srt needs timed cues/u) });
+  });
+
   it('transcribe takes the VAD and invented-text flags', async () => {
     const silero = sharedModel('whisper/ggml-silero-v6.2.0.bin');
     const silence = fixture('audio/silence-60s.wav');
