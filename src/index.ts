@@ -39,7 +39,7 @@ export {
   type SpeechRegion,
   type SpeechRegionOptions,
 } from './audio/speech-regions.js';
-export { type DiarizationScore, scoreDiarization } from './diarize/der.js';
+export { type DiarizationScore, type SpeakerTurns, scoreDiarization } from './diarize/der.js';
 export { formatRttm, parseRttm } from './diarize/rttm.js';
 export type { SpeakerTurn } from './diarize/turn.js';
 export type {

@@ -43,6 +43,21 @@ export interface DiarizationScore {
 
 const KNOWN_OPTIONS = ['collar', 'skipOverlap'] as const;
 
+/** Turns, or what `parseRttm` returns for a document of one file: `scoreDiarization` takes either. */
+export type SpeakerTurns = SpeakerTurn[] | ReadonlyMap<string, SpeakerTurn[]>;
+
+/** The turns of `value`: itself, or the one file of a parsed RTTM document (a typed error names the files). */
+function oneFile(param: string, value: unknown): unknown {
+  if (!(value instanceof Map)) return value;
+  if (value.size === 1) return [...value.values()][0];
+  const ids = [...value.keys()].slice(0, 5).join(', ');
+  throw new InvalidOptionValueError(
+    param,
+    `turns, or a parsed RTTM document of one file (this one has ${value.size}${ids ? `: ${ids}` : ''}; pass .get(fileId))`,
+    `Map(${value.size})`,
+  );
+}
+
 /**
  * Scores a hypothesis diarization against a reference. Turns of the same speaker that overlap or touch are merged
  * first; zero-length turns count for nothing.
@@ -50,12 +65,12 @@ const KNOWN_OPTIONS = ['collar', 'skipOverlap'] as const;
  * negative start, without a speaker label, and for unknown or out-of-range options.
  */
 export function scoreDiarization(
-  reference: SpeakerTurn[],
-  hypothesis: SpeakerTurn[],
+  reference: SpeakerTurns,
+  hypothesis: SpeakerTurns,
   options?: DiarizationScoreOptions,
 ): DiarizationScore {
-  const ref = byLabel(validateTurns('reference', reference));
-  const hyp = byLabel(validateTurns('hypothesis', hypothesis));
+  const ref = byLabel(validateTurns('reference', oneFile('reference', reference)));
+  const hyp = byLabel(validateTurns('hypothesis', oneFile('hypothesis', hypothesis)));
   const opts = objectOption('options', options);
   rejectUnknownKeys('options', opts, KNOWN_OPTIONS);
   const collar = numberOption('options.collar', opts.collar, 0, Number.POSITIVE_INFINITY) ?? 0.25;

@@ -24,6 +24,17 @@ describe('scoreDiarization', () => {
     expect(scoreDiarization(reference, reference, NO_COLLAR).total).toBeCloseTo(11.85 + 12.5, 9);
   });
 
+  it("takes parseRttm's result for a document of one file, and names the files of one with several", () => {
+    const document = parseRttm(readFileSync(sharedAudio('pyannote_sample.rttm'), 'utf8'));
+    expect(scoreDiarization(document, sample(), NO_COLLAR).der).toBe(0);
+    expect(scoreDiarization(sample(), document).der).toBe(0);
+    const two = parseRttm(
+      'SPEAKER a 1 0.000 1.000 <NA> <NA> x <NA> <NA>\nSPEAKER b 1 0.000 1.000 <NA> <NA> y <NA> <NA>\n',
+    );
+    expect(() => scoreDiarization(two, sample())).toThrow(InvalidOptionValueError);
+    expect(() => scoreDiarization(two, sample())).toThrow(/reference.*this one has 2: a, b; pass \.get\(fileId\)/u);
+  });
+
   it('scores swapped labels 0', () => {
     const reference = [turn(0, 4, 'A'), turn(4, 7, 'B'), turn(7, 9, 'A')];
     const swapped = [turn(0, 4, 'B'), turn(4, 7, 'A'), turn(7, 9, 'B')];
