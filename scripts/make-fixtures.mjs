@@ -10,7 +10,7 @@
 //                                             published files). Compute cost equals the real model's; the
 //                                             text they produce is meaningless.
 //   audio/silence-60s.wav                     60 s of digital silence, 16 kHz mono s16
-//   audio/jfk-*.{m4a,wav}, audio/jfk.webm     jfk.wav in other containers and formats (ffmpeg CLI)
+//   audio/jfk-*.{m4a,wav}, audio/jfk.{webm,aac} jfk.wav in other containers and formats (ffmpeg CLI)
 //   voices/<voice>.onnx, <voice>.onnx.json    fixture Piper voices (scripts/lib/fixture-voices.mjs): Piper's
 //                                             ONNX inputs and outputs and real-structured configs. The audio is
 //                                             a deterministic tone of floor(ids * length_scale * 256) samples
@@ -408,6 +408,7 @@ const JFK_JOBS = [
   { file: 'jfk-8k.wav', args: ['-ar', '8000', '-ac', '1', '-c:a', 'pcm_s16le', '-f', 'wav'] },
   { file: 'jfk-48k-stereo.wav', args: ['-ar', '48000', '-ac', '2', '-c:a', 'pcm_s16le', '-f', 'wav'] },
   { file: 'jfk.webm', args: ['-ar', '48000', '-c:a', 'libopus', '-b:a', '32k', '-f', 'webm'] },
+  { file: 'jfk.aac', args: ['-c:a', 'aac', '-b:a', '64k', '-f', 'adts'] },
 ];
 
 function checkFfmpeg() {

@@ -1,12 +1,15 @@
-// Tells an upload's container from its first bytes, so the API accepts exactly the formats it documents
-// (the decoder itself reads more, such as webm). Never from the file name or the part's Content-Type.
+// Tells an upload's container from its first bytes, so the API accepts exactly the formats it is configured for.
+// Never from the file name or the part's Content-Type.
 
 /** Containers recognised by their bytes. */
 export const AUDIO_CONTAINERS = ['wav', 'mp3', 'm4a', 'flac', 'ogg', 'webm', 'aac'] as const;
 export type AudioContainer = (typeof AUDIO_CONTAINERS)[number];
 
-/** The upload formats the API documents (openapi.json): wav, mp3, m4a, flac, ogg. */
-export const DOCUMENTED_AUDIO_CONTAINERS: readonly AudioContainer[] = ['wav', 'mp3', 'm4a', 'flac', 'ogg'];
+/**
+ * The upload formats accepted by default: the spec's wav, mp3, m4a, flac and ogg, and what browsers record
+ * (MediaRecorder's webm; ADTS aac from mobile recorders), which the CLI and the library read as well.
+ */
+export const DEFAULT_AUDIO_CONTAINERS: readonly AudioContainer[] = AUDIO_CONTAINERS;
 
 /** Bytes needed to tell the containers apart (an ID3v2 tag is skipped by its stated size, read from 10 bytes). */
 export const SNIFF_BYTES = 12;

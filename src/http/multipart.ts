@@ -111,7 +111,7 @@ class FileSink {
         new HttpError(
           415,
           'unsupported_audio_format',
-          `the file is ${what}; accepted formats: ${this.limits.audioFormats.join(', ')}`,
+          `the file is ${what}; accepted formats: ${this.limits.audioFormats.join(', ')} (the handler's audioFormats option)`,
           { param: this.limits.fileField },
         ),
       );

@@ -16,7 +16,7 @@ import {
   rejectUnknownKeys,
   stringOption,
 } from '../util/validate.js';
-import { AUDIO_CONTAINERS, type AudioContainer, DOCUMENTED_AUDIO_CONTAINERS } from './audio-sniff.js';
+import { AUDIO_CONTAINERS, type AudioContainer, DEFAULT_AUDIO_CONTAINERS } from './audio-sniff.js';
 import { API_KEY_CHARACTERS, type AuthorizeFunction, isBearerToken, type ResolvedAuth } from './auth.js';
 import { type OpenAiCompatOptions, type ResolvedOpenAiOptions, resolveOpenAiOptions } from './openai/openai-options.js';
 import {
@@ -108,8 +108,8 @@ export interface SpeechHandlerOptions {
    */
   errors?: 'respond' | 'next';
   /**
-   * Containers POST /v1/transcriptions accepts, by their bytes. Default those the API documents (openapi.json): wav,
-   * mp3, m4a, flac, ogg.
+   * Containers the transcription routes accept, by their bytes. Default all of them: the spec's wav, mp3, m4a, flac
+   * and ogg, and webm (browsers' MediaRecorder) and ADTS aac.
    */
   audioFormats?: readonly AudioContainer[];
   /**
@@ -263,7 +263,7 @@ export function resolveHandlerOptions(options: unknown): ResolvedHandlerOptions 
     speech: speech as SpeechEngine,
     ...authOption(options.auth),
     errors: enumOption('errors', options.errors, ['respond', 'next'] as const) ?? 'respond',
-    audioFormats: audioFormatsOption(options.audioFormats) ?? DOCUMENTED_AUDIO_CONTAINERS,
+    audioFormats: audioFormatsOption(options.audioFormats) ?? DEFAULT_AUDIO_CONTAINERS,
     uploadDir,
     maxFileBytes: integerOption('limits.maxFileBytes', limits.maxFileBytes, 1, 2 ** 40) ?? DEFAULT_MAX_FILE_BYTES,
     maxJsonBytes: integerOption('limits.maxJsonBytes', limits.maxJsonBytes, 64, 2 ** 30) ?? DEFAULT_MAX_JSON_BYTES,

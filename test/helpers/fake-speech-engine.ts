@@ -70,4 +70,5 @@ export const AUDIO_HEADS = {
   flac: Buffer.concat([Buffer.from('fLaC', 'latin1'), Buffer.alloc(40)]),
   ogg: Buffer.concat([Buffer.from('OggS', 'latin1'), Buffer.alloc(40)]),
   webm: Buffer.concat([Buffer.from([0x1a, 0x45, 0xdf, 0xa3]), Buffer.alloc(40)]),
+  aac: Buffer.concat([Buffer.from([0xff, 0xf1, 0x50, 0x80]), Buffer.alloc(40)]),
 };

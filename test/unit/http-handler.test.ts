@@ -477,13 +477,6 @@ describe('POST /v1/transcriptions form', () => {
       'unsupported_audio_format',
       'file',
     ],
-    [
-      'webm (not in the spec list)',
-      (t: request.Test) => t.field('model', 'svc-stt-1').attach('file', AUDIO_HEADS.webm, 'a.webm'),
-      415,
-      'unsupported_audio_format',
-      'file',
-    ],
   ])('rejects %s', async (_name, build, status, code, param) => {
     const { agent, check, engine } = await start('express5');
     const res = await check(build(auth(agent.post('/v1/transcriptions'))));
@@ -504,16 +497,29 @@ describe('POST /v1/transcriptions form', () => {
     expect(broken.body.error.code).toBe('invalid_multipart');
   });
 
-  it('accepts each of the spec formats by their bytes, whatever the file name', async () => {
+  it("accepts the spec's formats and browser recordings (webm, ADTS aac) by their bytes, whatever the file name", async () => {
     const { agent, check, engine } = await start('express5');
-    for (const format of ['wav', 'mp3', 'm4a', 'flac', 'ogg'] as const) {
+    for (const format of ['wav', 'mp3', 'm4a', 'flac', 'ogg', 'webm', 'aac'] as const) {
       const res = await check(form(agent).attach('file', AUDIO_HEADS[format], 'upload.bin'));
       expect(res.status, format).toBe(200);
     }
-    expect(engine.transcribeCalls).toHaveLength(5);
-    const withWebm = await start('express5', { audioFormats: ['wav', 'webm'] });
-    expect((await withWebm.check(form(withWebm.agent).attach('file', AUDIO_HEADS.webm, 'a'))).status).toBe(200);
-    expect((await withWebm.check(form(withWebm.agent).attach('file', AUDIO_HEADS.ogg, 'a'))).status).toBe(415);
+    // The OpenAI route takes them as well: browser recordings go to either.
+    for (const format of ['webm', 'aac'] as const) {
+      const res = await check(
+        auth(agent.post('/v1/audio/transcriptions'))
+          .field('model', 'whisper-1')
+          .attach('file', AUDIO_HEADS[format], `upload.${format}`),
+      );
+      expect(res.status, format).toBe(200);
+    }
+    expect(engine.transcribeCalls).toHaveLength(9);
+    const narrowed = await start('express5', { audioFormats: ['wav', 'webm'] });
+    expect((await narrowed.check(form(narrowed.agent).attach('file', AUDIO_HEADS.webm, 'a'))).status).toBe(200);
+    const refused = await narrowed.check(form(narrowed.agent).attach('file', AUDIO_HEADS.ogg, 'a'));
+    expect(refused.status).toBe(415);
+    expect(refused.body.error.message).toBe(
+      "the file is ogg audio; accepted formats: wav, webm (the handler's audioFormats option)",
+    );
   });
 
   it('passes language, timestamps and diarize; empty optional fields count as absent', async () => {
