@@ -22,9 +22,24 @@ import { identityTimeMap, startsInSpeech, type TimeMap, timeMapFromSpans } from 
 import type { Segment, Transcription } from './types.js';
 import { normaliseTimes, wordsFromSegments } from './words.js';
 
-/** English-only models take no other language: say so instead of transcribing nonsense. */
-function effectiveLanguage(info: NativeModelInfo, language: string | undefined, modelName: string): string | undefined {
+/**
+ * English-only models take no other language and cannot translate: say so instead of transcribing nonsense (asked to
+ * translate German, tiny.en writes invented English with no warning).
+ */
+function effectiveLanguage(
+  info: NativeModelInfo,
+  options: Pick<NormalizedTranscribeOptions, 'language' | 'params'>,
+  modelName: string,
+): string | undefined {
+  const { language } = options;
   if (info.multilingual) return language;
+  if (options.params.translate) {
+    throw new InvalidOptionValueError(
+      'model',
+      `a multilingual model to translate (${modelName} is English-only: use one without ".en", such as base or small)`,
+      modelName,
+    );
+  }
   if (language !== undefined && language !== 'en') {
     throw new InvalidOptionValueError('language', `"en" (model ${modelName} is English-only)`, language);
   }
@@ -195,7 +210,7 @@ function emptyTranscription(language: string | undefined, options: NormalizedTra
 
 export async function runTranscription(input: RunTranscriptionInput): Promise<Transcription> {
   const { model, info, audio, options, vad } = input;
-  const language = effectiveLanguage(info, options.language, input.modelName);
+  const language = effectiveLanguage(info, options, input.modelName);
   if (audio.samples.length === 0) return emptyTranscription(language, options);
   const params = { ...options.params };
   if (language !== undefined) params.language = language;

@@ -1,5 +1,5 @@
 // A loaded whisper.cpp model: the weights once in memory, any number of concurrent transcriptions.
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { type AudioInput, DEFAULT_MAX_DURATION_SECONDS, decodeAudio } from '../audio/decode.js';
 import { DEFAULT_VAD_OVERLAP_SECONDS, TRANSCRIPTION_VAD_DEFAULTS } from '../audio/vad-settings.js';
 import { ClosedError, InvalidOptionTypeError } from '../errors.js';
@@ -194,7 +194,7 @@ export class WhisperModel {
   ): Promise<Transcription> {
     const model = this.#native;
     if (!model) throw new ClosedError(`the model ${this.path} has been disposed`);
-    return runTranscription({ model, info: model.info(), modelName: this.path, audio, options, vad, track });
+    return runTranscription({ model, info: model.info(), modelName: basename(this.path), audio, options, vad, track });
   }
 
   /** Releases the weights once running transcriptions finish. Further calls reject with ClosedError. */

@@ -266,6 +266,10 @@ describe.skipIf(nodeSdk.skip)(`OpenAI's npm SDK ${nodeSdk.reason}`, () => {
     })) as Record<string, unknown>;
     expect(verbose.task).toBe('translate');
     for (const segment of verbose.segments as Array<Record<string, unknown>>) expectVerboseSegment(segment);
+    // An English-only model cannot translate: a typed 400 naming the model field, never invented English.
+    await expect(
+      client.audio.translations.create({ file: createReadStream(jfk), model: 'svc-stt-1-flash' }),
+    ).rejects.toMatchObject({ status: 400, code: 'invalid_value', param: 'model' });
   });
 
   it('speech.create in every response_format, an OpenAI voice name, { id } and speed 4', async () => {

@@ -115,6 +115,16 @@ describe('transcription result (spec 4.2)', () => {
     await expect(run({ language: 'de' }, false)).rejects.toBeInstanceOf(InvalidOptionValueError);
   });
 
+  it('refuses to translate with an English-only model, naming the model field and a multilingual one', async () => {
+    const refused = run({ translate: true }, false);
+    await expect(refused).rejects.toBeInstanceOf(InvalidOptionValueError);
+    await expect(refused).rejects.toMatchObject({
+      param: 'model',
+      message: expect.stringMatching(/a multilingual model to translate .*English-only.*base or small/u),
+    });
+    expect((await run({ translate: true }, true)).transcription.text).toBeTypeOf('string');
+  });
+
   it('reports "und" when nothing was said and no hint was given', async () => {
     const silent: NativeTranscription = { language: '', vad: true, speech: [], segments: [] };
     const { transcription } = await run({ timestamps: 'word' }, true, silent);
