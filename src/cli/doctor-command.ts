@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { resolveSpeechConfig, type SpeechOptions } from '../engine/config.js';
+import { ModelLocator } from '../engine/model-locator.js';
 import { addonPath, native, nativeAssets } from '../native.js';
 import type { Speech } from '../speech.js';
 import { createSpeech } from '../speech.js';
@@ -48,6 +49,8 @@ export interface DoctorReport {
   /** The ONNX Runtime shipped beside the addon (voices, speaker models) and espeak-ng's data. */
   onnxRuntime: { ok: true; path: string; version: string; espeak: string } | { ok: false; error: string };
   models: DoctorModel[];
+  /** Speech-to-text models installed in the models directory (pulled catalog ids, then added ids): `-m` takes each. */
+  installedModels: string[];
   voices: number;
   /** What works but not as well as it could (a GPU build without a GPU, nothing installed). */
   warnings: string[];
@@ -71,6 +74,7 @@ export async function doctorReport(options: DoctorOptions = {}): Promise<DoctorR
     addon: { ok: false, path: addonPath()?.path ?? null, error: '' },
     onnxRuntime: { ok: false, error: '' },
     models: [],
+    installedModels: [],
     voices: 0,
     warnings: [],
     problems: [],
@@ -131,6 +135,7 @@ export async function doctorReport(options: DoctorOptions = {}): Promise<DoctorR
   try {
     // Where whisper.cpp would put a model: the gpuDevice-th GPU found, else the CPU (as the addon reports once loaded).
     const predicted = (config.gpu ? gpus[config.gpuDevice]?.name : undefined) ?? 'CPU';
+    report.installedModels = new ModelLocator(speech.modelsDir).installedWhisperModels();
     for (const status of speech.status()) {
       const model: DoctorModel = {
         id: status.id,
@@ -155,6 +160,12 @@ export async function doctorReport(options: DoctorOptions = {}): Promise<DoctorR
         }
       }
       report.models.push(model);
+      if (!status.installed && report.installedModels.length > 0) {
+        report.warnings.push(
+          `${status.id} is not installed (voxmill models pull ${status.id}); installed instead: ` +
+            `${report.installedModels.join(', ')} (name one with -m <id>)`,
+        );
+      }
     }
     try {
       report.voices = (await speech.listVoices()).length;
@@ -200,6 +211,7 @@ export function formatDoctorReport(report: DoctorReport): string {
     const extra = model.loadMs === undefined ? '' : ` (${model.quantization}, loaded in ${model.loadMs} ms)`;
     lines.push(`model ${model.id}: ${where}; ${runs}${extra}`);
   }
+  lines.push(`installed speech-to-text models: ${report.installedModels.join(', ') || 'none'}`);
   if (addon.ok) lines.push(`voices: ${report.voices}`);
   for (const warning of report.warnings) lines.push(`warning: ${warning}`);
   for (const problem of report.problems) lines.push(`problem: ${problem}`);

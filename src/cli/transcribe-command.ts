@@ -96,7 +96,8 @@ export function registerTranscribeCommand(program: Command): Command {
       const speech = createSpeech({
         ...(flags.modelsDir ? { modelsDir: flags.modelsDir } : {}),
         ...(flags.vadModel ? { vadModel: flags.vadModel } : {}),
-        ...(configured ? {} : { models: { cli: flags.model } }),
+        // A model named by -m gets an id of its own name, so errors name it as the user wrote it.
+        ...(configured ? {} : { models: { [flags.model]: flags.model } }),
         idleUnloadMs: 0,
       });
       // Ctrl-C stops the bar (giving the terminal back) and exits 130; the transcription goes with the process.
@@ -114,7 +115,7 @@ export function registerTranscribeCommand(program: Command): Command {
           const fileStarted = performance.now();
           bar?.start(100, 0, { file, rate: '-' });
           const options: TranscribeOptions & { model: string } = {
-            model: configured ? flags.model : 'cli',
+            model: flags.model,
             timestamps: flags.timestamps ?? (subtitles || flags.format === 'json' ? 'segment' : 'none'),
             // Words come without segments unless their decoding is asked for; subtitles need the segments as cues.
             ...(subtitles && flags.timestamps === 'word' ? { segmentDecoding: true } : {}),

@@ -1,10 +1,10 @@
 // From what a configuration names (a catalog id or a file path) to a model file, and the error that says how to
 // install it when it is missing. Looked up on every use, not once: a model may be pulled while the engine runs.
-import { existsSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
 import { ModelNotFoundError } from '../errors.js';
-import { findCatalogEntry } from '../models/catalog.js';
-import { localModelPath } from '../models/local.js';
+import { findCatalogEntry, listCatalog } from '../models/catalog.js';
+import { LOCAL_MODELS_DIR, localModelPath } from '../models/local.js';
 import { installedPath } from '../models/store.js';
 
 /** Where a configured model lives. */
@@ -29,9 +29,10 @@ export class ModelLocator {
 
   /**
    * Resolves a catalog id or path to a file path, which may not exist.
+   * @param kind `whisper`: the error lists the speech-to-text models that are installed.
    * @throws ModelNotFoundError when `spec` is neither a path nor a catalog id.
    */
-  locate(spec: string): ModelLocation {
+  locate(spec: string, kind?: 'whisper'): ModelLocation {
     if (looksLikePath(spec)) return { path: resolve(spec), catalogId: undefined };
     const entry = findCatalogEntry(spec);
     if (entry) return { path: installedPath(entry, this.modelsDir), catalogId: entry.id };
@@ -39,7 +40,38 @@ export class ModelLocator {
     const added = localModelPath(spec, this.modelsDir);
     if (this.exists(added)) return { path: added, catalogId: undefined };
     throw new ModelNotFoundError(
-      `"${spec}" is not a catalog model id, a model added with 'voxmill models add <file>', or a path to a model file`,
+      `"${spec}" is not a catalog model id, a model added with 'voxmill models add <file>' to ${this.modelsDir}, ` +
+        `or a path to a model file${this.#installedHint(kind)}`,
+    );
+  }
+
+  /**
+   * The speech-to-text models installed in the models directory, by the ids that name them: catalog whisper models
+   * that are pulled, then models added with `voxmill models add`.
+   */
+  installedWhisperModels(): string[] {
+    const pulled = listCatalog()
+      .filter((entry) => entry.kind === 'whisper' && this.exists(installedPath(entry, this.modelsDir)))
+      .map((entry) => entry.id);
+    let added: string[] = [];
+    try {
+      added = readdirSync(join(this.modelsDir, LOCAL_MODELS_DIR))
+        .filter((name) => name.endsWith('.bin'))
+        .map((name) => name.slice(0, -'.bin'.length))
+        .sort();
+    } catch {
+      // No models added (or the folder is unreadable): nothing to list.
+    }
+    return [...pulled, ...added];
+  }
+
+  /** For a speech-to-text model's error: `; installed speech-to-text models ...`, or nothing when none is. */
+  #installedHint(kind: 'whisper' | undefined): string {
+    const installed = kind === 'whisper' ? this.installedWhisperModels() : [];
+    if (installed.length === 0) return '';
+    return (
+      `; installed speech-to-text models in ${this.modelsDir}: ${installed.join(', ')} ` +
+      '(name one as the model; on the command line: -m <id>)'
     );
   }
 
@@ -53,13 +85,15 @@ export class ModelLocator {
   }
 
   /**
-   * The installed file of a model. `label` names the model in the error (`svc-stt-1`, `vad`, ...).
+   * The installed file of a model. `label` names the model in the error (`svc-stt-1`, `vad`, ...); for a
+   * speech-to-text model (`whisper`) the error also lists the ones that are installed.
    * @throws ModelNotFoundError saying how to install it.
    */
-  requireInstalled(label: string, spec: string): string {
-    const { path, catalogId } = this.locate(spec);
+  requireInstalled(label: string, spec: string, kind?: 'whisper'): string {
+    const { path, catalogId } = this.locate(spec, kind);
     if (this.exists(path)) return path;
     const hint = catalogId ? `; install it with: npx voxmill models pull ${catalogId}` : '';
-    throw new ModelNotFoundError(`model ${label} (${spec}) is not installed: ${path} does not exist${hint}`);
+    const name = label === spec ? `model ${spec}` : `model ${label} (${spec})`;
+    throw new ModelNotFoundError(`${name} is not installed: ${path} does not exist${hint}${this.#installedHint(kind)}`);
   }
 }

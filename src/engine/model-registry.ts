@@ -108,7 +108,7 @@ export class ModelRegistry {
 
   /** Throws ModelNotFoundError (saying how to install it) unless the slot's model is loaded or installed. */
   requireAvailable(slot: ModelSlot): void {
-    if (!slot.model?.loaded) this.#options.locator.requireInstalled(slot.id, slot.config.spec);
+    if (!slot.model?.loaded) this.#options.locator.requireInstalled(slot.id, slot.config.spec, 'whisper');
   }
 
   /** The slot's model, loading it once for all concurrent callers. */
@@ -117,7 +117,7 @@ export class ModelRegistry {
     if (!slot.loading) {
       const { locator, load, gpu, gpuDevice } = this.#options;
       slot.loading = (async () => {
-        const path = locator.requireInstalled(slot.id, slot.config.spec);
+        const path = locator.requireInstalled(slot.id, slot.config.spec, 'whisper');
         const started = performance.now();
         const model = await load(path, { gpu, gpuDevice, dtw: slot.config.dtw });
         slot.loadSeconds = (performance.now() - started) / 1000;
@@ -176,7 +176,7 @@ export class ModelRegistry {
       let path: string | undefined;
       let catalogId: string | undefined;
       try {
-        ({ path, catalogId } = locator.locate(slot.config.spec));
+        ({ path, catalogId } = locator.locate(slot.config.spec, 'whisper'));
       } catch {
         // An unknown catalog id shows as not installed.
       }

@@ -145,6 +145,28 @@ describe('voxmill CLI', () => {
     expect(JSON.parse(stdout)).toMatchObject({ language: 'en' });
     const list = await run(process.execPath, [cli, 'models', 'list', '--dir', dir]);
     expect(list.stdout).toMatch(/added with 'voxmill models add':\nmy-tiny {2}whisper/u);
+    // Offline, with only the added model: the default's error lists it (and -m); a model named by -m is named as
+    // written (no internal id); an unknown one names the folder searched.
+    const failure = (args: string[]) =>
+      run(process.execPath, [cli, 'transcribe', '--models-dir', dir, ...args, sharedAudio('jfk.wav')]).catch(
+        (error: { code: number; stderr: string }) => error,
+      );
+    const installedList = `installed speech-to-text models in ${dir}: my-tiny (name one as the model; on the command line: -m <id>)`;
+    const byDefault = await failure([]);
+    expect(byDefault.code).toBe(1);
+    expect(byDefault.stderr).toContain('model svc-stt-1 (base) is not installed');
+    expect(byDefault.stderr).toContain(installedList);
+    const named = await failure(['-m', 'tiny.en']);
+    expect(named.stderr).toMatch(/model tiny\.en is not installed: .* voxmill models pull tiny\.en; installed/u);
+    expect(named.stderr).not.toContain('cli');
+    const unknown = await failure(['-m', 'tiny-en']);
+    expect(unknown.stderr).toContain(`"tiny-en" is not a catalog model id, a model added with 'voxmill models add <file>' to ${dir}`);
+    expect(unknown.stderr).toContain(installedList);
+    const doctor = JSON.parse((await run(process.execPath, [cli, 'doctor', '--json', '--models-dir', dir])).stdout);
+    expect(doctor.installedModels).toEqual(['my-tiny']);
+    expect(doctor.warnings).toContain(
+      'svc-stt-1 is not installed (voxmill models pull svc-stt-1); installed instead: my-tiny (name one with -m <id>)',
+    );
   });
 
   it('--version names whisper.cpp and FFmpeg', async () => {
