@@ -14,7 +14,7 @@ import { writeAtomically } from '../util/write-atomically.js';
 interface SayFlags {
   voice: string;
   output?: string;
-  format?: SpeechFormat;
+  format?: SpeechFormat | 'ogg';
   model: TtsModelId;
   speed?: number;
   sampleRate?: number;
@@ -45,7 +45,9 @@ const FORMAT_BY_EXTENSION: Record<string, SpeechFormat> = {
  * extension that names another format than --format, or none voxmill writes, is refused: `say -o out.aac` used to
  * write MP3 into it.
  */
-function outputFormat(output: string | undefined, format: SpeechFormat | undefined): SpeechFormat {
+function outputFormat(output: string | undefined, asked: SpeechFormat | 'ogg' | undefined): SpeechFormat {
+  // `-f ogg` is Opus in Ogg, as `-o x.ogg` is.
+  const format = asked === 'ogg' ? 'opus' : asked;
   const extension = output === undefined || output === '-' ? '' : extname(output).toLowerCase();
   const byExtension = FORMAT_BY_EXTENSION[extension];
   const known = Object.keys(FORMAT_BY_EXTENSION).join(', ');
@@ -72,11 +74,18 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
+/**
+ * The longest text `say` speaks: the engine's ceiling. The API's 5,000 characters protect a server; a file read from
+ * the command line is spoken sentence by sentence as it streams out, so a book chapter is fine.
+ */
+export const SAY_MAX_INPUT_CHARS = 1_000_000;
+
 function engineFor(flags: { voiceDir?: string[]; modelsDir?: string }) {
   return createSpeech({
     // A command that speaks once and ends has the machine to itself: every core, as piper-tts's CLI takes them, not
     // the library's default that leaves one to the host app.
     cpuThreads: availableParallelism(),
+    tts: { maxInputChars: SAY_MAX_INPUT_CHARS },
     ...(flags.modelsDir ? { modelsDir: flags.modelsDir } : {}),
     ...(flags.voiceDir ? { voiceDirs: flags.voiceDir } : {}),
   });
@@ -90,7 +99,10 @@ export function registerSpeakCommands(program: Command): void {
     .requiredOption('-v, --voice <id>', 'voice id (see "voxmill voices")')
     .option('-o, --output <file>', 'output file; "-" or omitted writes to stdout (not a terminal)')
     .addOption(
-      new Option('-f, --format <format>', 'default: from the output extension, else mp3').choices(SPEECH_FORMATS),
+      new Option('-f, --format <format>', 'default: from the output extension, else mp3 (ogg: opus)').choices([
+        ...SPEECH_FORMATS,
+        'ogg',
+      ]),
     )
     .addOption(
       new Option('-m, --model <id>', 'best quality or fastest variant')
@@ -113,7 +125,7 @@ export function registerSpeakCommands(program: Command): void {
     )
     .option('--no-normalize', 'read numbers, dates, money and abbreviations as espeak-ng does, not in words')
     .option('--words <file>', 'also write when each word is spoken, as JSON [{ word, start, end }] in seconds')
-    .option('--file <path>', 'read the text from a file')
+    .option('--file <path>', `read the text from a file (up to ${SAY_MAX_INPUT_CHARS.toLocaleString('en')} characters)`)
     .option('--voice-dir <dir>', 'directory with voices (repeatable; default the models directory)', collect)
     .option('--models-dir <dir>', 'models directory')
     .action(async (text: string | undefined, flags: SayFlags) => {

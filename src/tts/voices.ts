@@ -7,6 +7,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { VoiceConfigError, VoiceNotFoundError } from '../errors.js';
+import { didYouMean } from '../util/did-you-mean.js';
 import type { Voice, VoiceGender } from './types.js';
 import { parseVoiceConfig, VOICE_QUALITIES, type VoiceConfig, type VoiceQuality } from './voice-config.js';
 
@@ -214,18 +215,28 @@ export interface ResolvedVoice {
   readonly sid: number | undefined;
 }
 
+/** ` (did you mean "x"?)` when a known name is close to `name`, else ''. */
+function suggestion(name: string, known: readonly string[]): string {
+  const hint = didYouMean(name, known);
+  return hint ? ` (${hint})` : '';
+}
+
 /** Which installed variant serves a request: the best quality (`best`) or the fastest (`fastest`). */
 export type VariantChoice = 'best' | 'fastest';
 
 /**
- * Finds the variant and speaker for a voice id. A multi-speaker voice named without `#speaker` uses its first
- * speaker (sid 0's name in config order). Throws VoiceNotFoundError naming what is installed.
+ * Finds the variant and speaker for a voice id (or one quality's file name, `en_US-joe-medium`). A multi-speaker voice
+ * named without `#speaker` uses its first speaker (sid 0's name in config order). Throws VoiceNotFoundError naming what
+ * is installed (and the closest ids).
  */
 export function resolveVoice(variants: readonly VoiceVariant[], voice: string, choice: VariantChoice): ResolvedVoice {
   const separator = voice.indexOf(SPEAKER_SEPARATOR);
   const voiceId = separator >= 0 ? voice.slice(0, separator) : voice;
   const speaker = separator >= 0 ? voice.slice(separator + 1) : undefined;
-  const group = groupVariants(variants.filter((v) => v.installed)).get(voiceId);
+  const installed = groupVariants(variants.filter((v) => v.installed));
+  // A voice id (`en_US-joe`: its best or fastest quality), or one quality's file name (`en_US-joe-medium`).
+  const exact = variants.filter((v) => v.installed && v.variantId === voiceId);
+  const group = installed.get(voiceId) ?? (exact.length > 0 ? exact : undefined);
   if (!group) {
     const configs = groupVariants(variants).get(voiceId);
     const configOnly = configs && (choice === 'best' ? configs[configs.length - 1] : configs[0]);
@@ -234,14 +245,18 @@ export function resolveVoice(variants: readonly VoiceVariant[], voice: string, c
       configOnly
         ? `voice "${voice}" has a config but its model ${configOnly.modelPath} is missing; pull it with ` +
             `'voxmill models pull ${configOnly.variantId}'`
-        : `no installed voice has id "${voice}"; list them with 'voxmill voices' (GET /v1/voices), download one with ` +
-            "'voxmill models pull <voice>' (see 'voxmill models list'), or add a Piper .onnx you have with " +
-            "'voxmill models add <file>'",
+        : `no installed voice has id "${voice}"${suggestion(voiceId, [...installed.keys()])}; ` +
+            "list them with 'voxmill voices' (GET /v1/voices), download one with 'voxmill models pull <voice>' " +
+            "(see 'voxmill models list'), or add a Piper .onnx you have with 'voxmill models add <file>'",
     );
   }
   const candidates = speaker === undefined ? group : group.filter((v) => v.config.speakers.has(speaker));
   if (candidates.length === 0) {
-    throw new VoiceNotFoundError(voice, `voice "${voiceId}" has no speaker "${speaker}"`);
+    const speakers = [...new Set(group.flatMap((v) => [...v.config.speakers.keys()]))];
+    throw new VoiceNotFoundError(
+      voice,
+      `voice "${voiceId}" has no speaker "${speaker}"${suggestion(speaker as string, speakers)}`,
+    );
   }
   const variant = (choice === 'best' ? candidates[candidates.length - 1] : candidates[0]) as VoiceVariant;
   if (speaker === undefined && variant.config.speakers.size > 0) {

@@ -1,5 +1,6 @@
 // Option checks that name the option and what was received (in the manner of sharp's lib/is).
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
+import { didYouMean } from './did-you-mean.js';
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null) return false;
@@ -22,7 +23,10 @@ export function unknownKey(value: Record<string, unknown>, known: readonly strin
 export function rejectUnknownKeys(param: string, value: Record<string, unknown>, known: readonly string[]): void {
   const key = unknownKey(value, known);
   if (key !== undefined) {
-    throw new InvalidOptionValueError(`${param}.${key}`, `one of the known options (${known.join(', ')})`, key);
+    const error = new InvalidOptionValueError(`${param}.${key}`, `one of the known options (${known.join(', ')})`, key);
+    const hint = didYouMean(key, known);
+    if (hint) error.message += `; ${hint}`;
+    throw error;
   }
 }
 

@@ -147,7 +147,7 @@ describe('voxmill CLI', () => {
     expect(list.stdout).toMatch(/added with 'voxmill models add':\nmy-tiny {2}whisper/u);
     // Offline, with only the added model: the default's error lists it (and -m); a model named by -m is named as
     // written (no internal id); an unknown one names the folder searched.
-    const failure = (args: string[]) =>
+    const failure = (args: string[]): Promise<{ code?: number; stderr: string }> =>
       run(process.execPath, [cli, 'transcribe', '--models-dir', dir, ...args, sharedAudio('jfk.wav')]).catch(
         (error: { code: number; stderr: string }) => error,
       );
@@ -160,7 +160,9 @@ describe('voxmill CLI', () => {
     expect(named.stderr).toMatch(/model tiny\.en is not installed: .* voxmill models pull tiny\.en; installed/u);
     expect(named.stderr).not.toContain('cli');
     const unknown = await failure(['-m', 'tiny-en']);
-    expect(unknown.stderr).toContain(`"tiny-en" is not a catalog model id, a model added with 'voxmill models add <file>' to ${dir}`);
+    expect(unknown.stderr).toContain(
+      `"tiny-en" is not a catalog model id, a model added with 'voxmill models add <file>' to ${dir}`,
+    );
     expect(unknown.stderr).toContain(installedList);
     const doctor = JSON.parse((await run(process.execPath, [cli, 'doctor', '--json', '--models-dir', dir])).stdout);
     expect(doctor.installedModels).toEqual(['my-tiny']);
@@ -288,6 +290,46 @@ describe('voxmill say / voices', () => {
     expect(error).toMatchObject({ code: 1 });
     expect((error as { stderr: string }).stderr).toMatch(/^voxmill: no installed voice has id "nobody"/);
     expect(readdirSync(temp).filter((name) => name.startsWith('none'))).toEqual([]);
+    // A near miss gets the closest ids.
+    const near = await run(process.execPath, [
+      cli,
+      'say',
+      'Hi.',
+      '-v',
+      'fixture',
+      '--voice-dir',
+      voiceDir,
+      '-o',
+      output,
+    ]).catch((e: unknown) => e as { code: number; stderr: string });
+    expect(near).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/"fixture" \(did you mean .*"en_US-fixture"/u),
+    });
+  });
+
+  it("say takes -f ogg (Opus in Ogg, as -o x.ogg), and speaks a --file past the API's 5,000 characters", async () => {
+    const text = join(temp, 'long.txt');
+    // 6,000 characters: over the API's limit, which protects a server, not a command line.
+    writeFileSync(text, 'Hi there. '.repeat(600));
+    const output = join(temp, 'long.ogg');
+    await run(process.execPath, [
+      cli,
+      'say',
+      '--file',
+      text,
+      '-f',
+      'ogg',
+      '-v',
+      'en_US-fixture',
+      '--voice-dir',
+      voiceDir,
+      '-o',
+      output,
+    ]);
+    const ogg = readFileSync(output);
+    expect(ogg.toString('ascii', 0, 4)).toBe('OggS');
+    expect(ogg.includes(Buffer.from('OpusHead'))).toBe(true);
   });
 
   it('say refuses an output extension it would not honour, and a --format the extension contradicts', async () => {

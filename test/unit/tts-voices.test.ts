@@ -65,6 +65,9 @@ describe('the shared upstream configs (configs-only)', () => {
     ]);
     expect(resolveVoice(variants, 'en_US-lessac', 'best').variant.variantId).toBe('en_US-lessac-medium');
     expect(resolveVoice(variants, 'en_US-lessac', 'fastest').variant.variantId).toBe('en_US-lessac-low');
+    // One quality by its file name, whatever the tier prefers; a near miss names the voice id.
+    expect(resolveVoice(variants, 'en_US-lessac-low', 'best').variant.variantId).toBe('en_US-lessac-low');
+    expect(() => resolveVoice(variants, 'lessac', 'best')).toThrow(/"lessac" \(did you mean "en_US-lessac"\?\)/u);
   });
 
   it('report a config without its model as a problem naming the missing file, and do not resolve it', async () => {
@@ -89,6 +92,9 @@ describe('speakers', () => {
     // The bare voice id means the first speaker.
     expect(resolveVoice(variants, 'en_GB-vctk', 'best').sid).toBe(0);
     expect(() => resolveVoice(variants, 'en_GB-vctk#nobody', 'best')).toThrow(/no speaker "nobody"/);
+    expect(() => resolveVoice(variants, 'en_GB-vctk#P239x', 'best')).toThrow(
+      /no speaker "P239x" \(did you mean "p239"/u,
+    );
   });
 
   it('take curated genders per speaker when the catalog has them', async () => {
