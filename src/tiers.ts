@@ -36,8 +36,12 @@ const STT_TIERS: Record<SttModelId, SttTierDefaults> = {
   // Speed: greedy decoding, token-timestamp word times (and flash attention, which DTW turns off).
   'svc-stt-1-flash': { beamSize: 1, dtw: false, ...GUARDS },
 };
-/** Ids the host adds and `WhisperModel` used alone: greedy (the cheaper default) with accurate word times. */
-export const CUSTOM_STT_TIER: Readonly<SttTierDefaults> = { beamSize: 1, dtw: true, ...GUARDS };
+/**
+ * One rule for every other id (an id the host adds, a model named with the CLI's -m, `WhisperModel` used alone): it
+ * decodes as the default tier does (beam 5, DTW word times), so naming a model changes the weights, never the
+ * decoding; only svc-stt-1-flash trades accuracy for speed. Each setting can be given per id or per call.
+ */
+export const CUSTOM_STT_TIER: Readonly<SttTierDefaults> = STT_TIERS[DEFAULT_STT_MODEL];
 
 /** The defaults of a configured speech-to-text id: its tier's, or those of a custom id. */
 export function sttTierDefaults(id: string): SttTierDefaults {

@@ -183,7 +183,7 @@ export interface TranscribeOptions {
 export interface SttModelConfig {
   /** A catalog id (`base.en`, `tiny-q5_1`, ...; see `voxmill models list`) or a path to a ggml model file. */
   model: string;
-  /** Default beam width for this id: 1 = greedy. svc-stt-1: 5, others: 1. */
+  /** Default beam width for this id: 1 = greedy. svc-stt-1-flash: 1; svc-stt-1 and every other id: 5. */
   beamSize?: number;
   /** Default CPU threads per transcription. Default: the engine's `threads`. */
   threads?: number;

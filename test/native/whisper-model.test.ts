@@ -15,8 +15,9 @@ import { fixture, repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js
 
 const tinyEn = fixture('models/ggml-tiny.en-random.bin');
 const vadModel = sharedModel('whisper/ggml-silero-v6.2.0.bin');
-// Random weights can decode until the token limit; one pass without temperature fallback keeps tests bounded.
-const fast = { temperatureIncrement: 0 } as const;
+// Random weights can decode until the token limit; one greedy pass without temperature fallback keeps tests bounded
+// (the default, beam 5, is checked in test/unit/speech.test.ts).
+const fast = { temperatureIncrement: 0, beamSize: 1 } as const;
 
 function expectWellFormedWords(result: Transcription): void {
   let last = { start: 0, end: 0 };

@@ -190,6 +190,15 @@ describe('Speech (fakes)', () => {
     expect(h.loads[0]?.path.startsWith('/models/')).toBe(true);
   });
 
+  it('decodes any other id as svc-stt-1 does (beam 5, DTW), however the model is named; its config overrides', async () => {
+    const h = harness({ models: { 'my-tiny': 'tiny.en', 'my-fast': { model: 'tiny.en', beamSize: 1, dtw: false } } });
+    await h.speech.transcribe(new Float32Array(SECOND), { model: 'my-tiny' });
+    await h.speech.transcribe(new Float32Array(SECOND), { model: 'my-fast' });
+    expect(h.loads.map((load) => load.options.dtw)).toEqual([true, false]);
+    expect(h.models[0]?.calls[0]?.params.beamSize).toBe(5);
+    expect(h.models[1]?.calls[0]?.params.beamSize).toBe(0);
+  });
+
   it('turns the VAD on by default when its model is installed, with 300 ms padding, and off when it is not', async () => {
     const installed = harness();
     await installed.speech.transcribe(new Float32Array(SECOND));
