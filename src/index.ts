@@ -93,7 +93,12 @@ export type {
 export type { RealtimeOptions } from './http/realtime/realtime-options.js';
 export type { UpgradeHandler } from './http/realtime/realtime-upgrade.js';
 export type { RequestLogEntry } from './http/request-log.js';
-export { createSpeechServer, type SpeechServer, type SpeechServerOptions } from './http/server.js';
+export {
+  createSpeechServer,
+  type SpeechServer,
+  type SpeechServerOptions,
+  type SpeechServerTls,
+} from './http/server.js';
 export { type JobCallbackBody, signCallback, verifyCallbackSignature } from './jobs/callback.js';
 export { createJobQueue } from './jobs/job-queue.js';
 export type { JobCallbackOptions, JobEngine, JobQueueOptions } from './jobs/options.js';

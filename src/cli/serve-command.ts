@@ -1,4 +1,5 @@
 /** `voxmill serve`: the /v1 speech API as a standalone server. */
+import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { type Command, InvalidArgumentError } from 'commander';
 import { API_KEY_CHARACTERS, isBearerToken } from '../http/auth.js';
@@ -21,6 +22,8 @@ interface ServeFlags {
   demo: boolean;
   redis?: string;
   work: boolean;
+  tlsCert?: string;
+  tlsKey?: string;
 }
 
 export function port(value: string): number {
@@ -51,6 +54,28 @@ function hostOf(flags: ServeFlags, config: ServeConfig): string {
   // An empty host would listen on every interface: never by accident.
   if (host.trim() === '') throw new Error('the host is empty; use 0.0.0.0 (or ::) to listen on every interface');
   return host;
+}
+
+/**
+ * The certificate and key to serve HTTPS with (`--tls-cert`/`--tls-key` over the config's `tls`), read now; undefined
+ * for plain HTTP. Errors name the flag or key and the file.
+ */
+async function tlsFiles(flags: ServeFlags, config: ServeConfig, source: string) {
+  if ((flags.tlsCert === undefined) !== (flags.tlsKey === undefined)) {
+    throw new Error('--tls-cert and --tls-key go together: the certificate chain and its private key (PEM files)');
+  }
+  const fromFlags = flags.tlsCert !== undefined;
+  const files = fromFlags ? { cert: flags.tlsCert as string, key: flags.tlsKey as string } : config.tls;
+  if (files === undefined) return undefined;
+  const read = async (which: 'cert' | 'key') => {
+    try {
+      return await readFile(files[which]);
+    } catch (error) {
+      const where = fromFlags ? `--tls-${which}` : `${source}: tls.${which}`;
+      throw new Error(`${where}: cannot read ${files[which]}: ${(error as Error).message}`);
+    }
+  };
+  return { cert: await read('cert'), key: await read('key') };
 }
 
 /** Loads the installed speech-to-text models now; each failure names its model. */
@@ -119,6 +144,13 @@ async function serve(flags: ServeFlags): Promise<void> {
   const source = flags.config ? `the config file ${flags.config}` : 'the options';
   const speech = engineFromConfig(config, flags, source);
   const { shutdownTimeoutMs, metricsAuth, ...http } = config.http ?? {};
+  let tls: Awaited<ReturnType<typeof tlsFiles>>;
+  try {
+    tls = await tlsFiles(flags, config, source);
+  } catch (error) {
+    await speech.close();
+    throw error;
+  }
   let server: ReturnType<typeof createSpeechServer>;
   let jobs: JobQueue;
   try {
@@ -136,6 +168,7 @@ async function serve(flags: ServeFlags): Promise<void> {
       ...(metricsAuth && flags.auth ? { metricsAuth: keys } : {}),
       ...(shutdownTimeoutMs === undefined ? {} : { shutdownTimeoutMs }),
       ...(flags.demo ? {} : { demo: false }),
+      ...(tls ? { tls } : {}),
       // --quiet drops the per-request records only; errors and lifecycle events are always logged.
       log: (record) => {
         if (!(flags.quiet && record.event === 'request')) logLine(record);
@@ -144,7 +177,13 @@ async function serve(flags: ServeFlags): Promise<void> {
   } catch (error) {
     await jobs.close();
     await speech.close();
-    throw new Error(`${source}: http.${(error as Error).message}`);
+    // The certificate's errors name `tls` (from the flags or the config); the rest are the config's http keys.
+    const message = (error as Error).message;
+    throw new Error(
+      message.startsWith('tls')
+        ? `${tls && flags.tlsCert ? '--tls-cert/--tls-key' : source}: ${message}`
+        : `${source}: http.${message}`,
+    );
   }
 
   // Signals are handled from here on, also while models preload and before the port is open.
@@ -185,7 +224,7 @@ async function serve(flags: ServeFlags): Promise<void> {
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   logLine({
     event: 'listening',
-    url: `http://${shown}:${address.port}`,
+    url: `${server.protocol}://${shown}:${address.port}`,
     port: address.port,
     auth: flags.auth ? `${keys.length} API key(s)` : 'disabled',
     models: speech.status().map(({ id, installed }) => ({ id, installed })),
@@ -209,6 +248,8 @@ export function registerServeCommand(program: Command): Command {
     .option('--no-demo', 'do not serve the browser demo page at /')
     .option('--redis <url>', 'keep transcription jobs in Redis (redis://host:6379), shared with `voxmill worker`s')
     .option('--no-work', 'with --redis: only accept jobs; leave running them to workers')
+    .option('--tls-cert <file>', 'serve HTTPS (and wss: realtime) with this PEM certificate chain; needs --tls-key')
+    .option('--tls-key <file>', "the certificate's PEM private key")
     .addHelpText(
       'after',
       '\nAPI keys: VOXMILL_API_KEYS=key1,key2 (replaces "apiKeys" from --config).\n' +

@@ -32,8 +32,30 @@ export interface ServeConfig {
    * replaces it), retries, retention, limits and `callbacks` (`VOXMILL_CALLBACK_SECRET` replaces its secret).
    */
   jobs?: Omit<JobQueueOptions, 'speech' | 'work'>;
+  /** HTTPS: PEM files of the certificate chain and its key (`--tls-cert` and `--tls-key` replace them). */
+  tls?: ServeTlsFiles;
   /** Everything else is `createSpeech()`'s options: models, vadModel, voiceDirs, threads, tts, ... */
   speech: SpeechOptions;
+}
+
+/** The certificate files of an HTTPS server. */
+export interface ServeTlsFiles {
+  cert: string;
+  key: string;
+}
+
+const TLS_KEYS = ['cert', 'key'] as const;
+
+function tlsFilesOption(value: unknown): ServeTlsFiles | undefined {
+  if (value === undefined) return undefined;
+  const raw = objectOption('tls', value);
+  rejectUnknownKeys('tls', raw, TLS_KEYS);
+  const cert = stringOption('tls.cert', raw.cert);
+  const key = stringOption('tls.key', raw.key);
+  if (!cert || !key) {
+    throw new InvalidOptionValueError('tls', 'both { cert, key }: the paths of PEM files', { cert, key });
+  }
+  return { cert, key };
 }
 
 const HTTP_KEYS = [...HANDLER_DATA_KEYS, 'shutdownTimeoutMs', 'headersTimeoutMs', 'demo', 'metricsAuth'] as const;
@@ -49,7 +71,7 @@ function apiKeysOption(param: string, value: unknown): string[] | undefined {
 /** Splits and checks a parsed config object. Errors name the key (`port`, `http.limits.maxFileBytes`, ...). */
 export function parseServeConfig(raw: unknown): ServeConfig {
   if (!isPlainObject(raw)) throw new InvalidOptionTypeError('config', 'a JSON object', raw);
-  const { apiKeys, host, port, http, jobs, ...speech } = raw;
+  const { apiKeys, host, port, http, jobs, tls, ...speech } = raw;
   const httpConfig = objectOption('http', http);
   rejectUnknownKeys('http', httpConfig, HTTP_KEYS);
   const config: ServeConfig = { speech: speech as SpeechOptions };
@@ -63,6 +85,8 @@ export function parseServeConfig(raw: unknown): ServeConfig {
   const portValue = integerOption('port', port, 0, 65_535);
   if (portValue !== undefined) config.port = portValue;
   if (http !== undefined) config.http = httpConfig as HttpConfig;
+  const tlsFiles = tlsFilesOption(tls);
+  if (tlsFiles) config.tls = tlsFiles;
   // The queue checks its own options when it is made, naming them `jobs.<key>` there.
   if (jobs !== undefined) config.jobs = objectOption('jobs', jobs) as ServeConfig['jobs'];
   return config;

@@ -2,12 +2,14 @@
 // JSON-lines logs, and a graceful shutdown that finishes in-flight requests.
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
+import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 import { createSpeechMetrics, type SpeechMetrics } from '../metrics/speech-metrics.js';
 import type { Speech } from '../speech.js';
-import { booleanOption, integerOption } from '../util/validate.js';
+import { booleanOption, integerOption, objectOption, rejectUnknownKeys, stringOption } from '../util/validate.js';
 import { buildSpeechHandler } from './handler.js';
 import { HttpError } from './http-error.js';
 import { createOpsHandler, getOrHead, OPS_PATHS, type OpsHandlerOptions } from './ops-handler.js';
@@ -40,11 +42,49 @@ export interface SpeechServerOptions extends Omit<SpeechHandlerOptions, 'speech'
   metrics?: SpeechMetrics | false;
   /** Who may read `/metrics` (see {@link OpsHandlerOptions.metricsAuth}). Default false: anyone. */
   metricsAuth?: OpsHandlerOptions['metricsAuth'];
+  /**
+   * Serve HTTPS (and the realtime WebSocket as `wss:`, which OpenAI's Node SDK always dials): the certificate chain
+   * and its private key, PEM text as Node's `tls.createSecureContext` takes them. Default: plain HTTP.
+   */
+  tls?: SpeechServerTls;
+}
+
+/** The certificate of an HTTPS {@link SpeechServer}. */
+export interface SpeechServerTls {
+  /** PEM certificate chain (the server's certificate first). */
+  cert: string | Buffer;
+  /** PEM private key of the certificate. */
+  key: string | Buffer;
+  /** Passphrase of an encrypted key. */
+  passphrase?: string;
+}
+
+const TLS_KEYS = ['cert', 'key', 'passphrase'] as const;
+
+function pemOption(param: string, value: unknown): string | Buffer {
+  if ((typeof value !== 'string' && !Buffer.isBuffer(value)) || value.length === 0) {
+    throw new InvalidOptionTypeError(param, 'PEM text (a non-empty string or Buffer)', value);
+  }
+  return value;
+}
+
+/** Checks `tls` (undefined: plain HTTP). */
+function tlsOption(value: unknown): SpeechServerTls | undefined {
+  if (value === undefined) return undefined;
+  const raw = objectOption('tls', value);
+  rejectUnknownKeys('tls', raw, TLS_KEYS);
+  const tls: SpeechServerTls = { cert: pemOption('tls.cert', raw.cert), key: pemOption('tls.key', raw.key) };
+  const passphrase = stringOption('tls.passphrase', raw.passphrase);
+  if (passphrase !== undefined) tls.passphrase = passphrase;
+  return tls;
 }
 
 /** A running (or ready to run) standalone server. */
 export interface SpeechServer {
-  readonly server: Server;
+  /** The Node server: `https.Server` with `tls`, else `http.Server`. */
+  readonly server: Server | TlsServer;
+  /** `https` with `tls`, else `http`. */
+  readonly protocol: 'http' | 'https';
   /** Starts listening; resolves to the address (port 0 picks a free port). */
   listen(port: number, host: string): Promise<AddressInfo>;
   /**
@@ -111,8 +151,10 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
     demo,
     metrics: rawMetrics,
     metricsAuth,
+    tls: rawTls,
     ...handlerOptions
   } = options;
+  const tls = tlsOption(rawTls);
   const serveDemo = booleanOption('demo', demo) ?? true;
   const shutdownTimeoutMs = integerOption('shutdownTimeoutMs', rawTimeout, 0, 2 ** 31 - 1) ?? 30_000;
   const headersTimeoutMs = integerOption('headersTimeoutMs', rawHeaders, 0, 2 ** 31 - 1) ?? DEFAULT_HEADERS_TIMEOUT_MS;
@@ -141,7 +183,7 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
   });
   let shutdownPromise: Promise<boolean> | undefined;
 
-  const server = createServer(receiveDeadlines(headersTimeoutMs, control.bodyTimeoutMs), (req, res) => {
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     // While draining, every response tells its client to reconnect elsewhere.
     if (draining) res.setHeader('Connection', 'close');
     const path = routePath(req.url);
@@ -154,7 +196,9 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
       return;
     }
     handler(req, res);
-  });
+  };
+  const deadlines = receiveDeadlines(headersTimeoutMs, control.bodyTimeoutMs);
+  const server = tls ? tlsServer(tls, deadlines, listener) : createServer(deadlines, listener);
 
   // The realtime endpoint: WebSocket upgrades to /v1/realtime; none while draining, 404 for any other path.
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -185,6 +229,7 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
 
   return {
     server,
+    protocol: tls ? 'https' : 'http',
     listen(port, host) {
       return new Promise((resolve, reject) => {
         server.once('error', reject);
@@ -244,4 +289,21 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
       server.closeAllConnections();
     },
   };
+}
+
+/** An HTTPS server; a certificate or key Node cannot use is a typed error naming `tls` and OpenSSL's reason. */
+function tlsServer(
+  tls: SpeechServerTls,
+  deadlines: ReturnType<typeof receiveDeadlines>,
+  listener: (req: IncomingMessage, res: ServerResponse) => void,
+): TlsServer {
+  try {
+    return createTlsServer({ ...deadlines, ...tls }, listener);
+  } catch (error) {
+    throw new InvalidOptionValueError(
+      'tls',
+      `a PEM certificate and its private key that Node's TLS accepts (${(error as Error).message})`,
+      '[certificate]',
+    );
+  }
 }

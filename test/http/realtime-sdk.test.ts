@@ -24,6 +24,7 @@ import { buildSpeechHandler, type SpeechHandlerControl } from '../../src/http/ha
 import { createSpeech, type Speech } from '../../src/index.js';
 import { fixture, sharedAudio, sharedModel } from '../helpers/paths.js';
 import { type Requirement, requireOpenAiNodeSdk, requirePeerPython } from '../helpers/real-models.js';
+import { makeSelfSigned } from '../helpers/self-signed.js';
 import { pcm16, readPcm16Wav } from '../helpers/wav.js';
 
 const execFileAsync = promisify(execFile);
@@ -100,24 +101,8 @@ let client: { apiKey: string; baseURL: string };
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'voxmill-realtime-sdk-'));
   // A certificate for this run alone, valid for the address the clients dial.
-  await execFileAsync('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-subj',
-    '/CN=localhost',
-    '-days',
-    '1',
-    '-addext',
-    'subjectAltName=DNS:localhost,IP:127.0.0.1',
-    '-keyout',
-    join(dir, 'key.pem'),
-    '-out',
-    join(dir, 'cert.pem'),
-  ]);
-  cert = await readFile(join(dir, 'cert.pem'));
+  const { certPath } = await makeSelfSigned(dir);
+  cert = await readFile(certPath);
   speech = createSpeech({
     models: { 'svc-stt-1': fixture('models/ggml-tiny.en-random.bin') },
     vadModel: sharedModel('whisper/ggml-silero-v6.2.0.bin'),

@@ -92,6 +92,9 @@ describe('serve config', () => {
     expect(() => parseServeConfig({ apiKeys: [''] })).toThrow(/^apiKeys must be/);
     expect(() => parseServeConfig({ http: { limit: {} } })).toThrow(/http\.limit/);
     expect(() => parseServeConfig({ host: ' ' })).toThrow(/^host must be an address/);
+    expect(parseServeConfig({ tls: { cert: 'c.pem', key: 'k.pem' } }).tls).toEqual({ cert: 'c.pem', key: 'k.pem' });
+    expect(() => parseServeConfig({ tls: { cert: 'c.pem' } })).toThrow(/^tls must be both \{ cert, key \}/);
+    expect(() => parseServeConfig({ tls: { cert: 'c.pem', key: 'k.pem', ca: 'x' } })).toThrow(/tls\.ca/);
   });
 
   it('reads VOXMILL_API_KEYS as a comma-separated list', () => {
