@@ -188,6 +188,18 @@ describe('/v1/realtime: connecting', () => {
     client.socket.close();
   });
 
+  it("takes a key a subprotocol cannot carry ('/', '+', '=') base64url-encoded, as the demo page sends it", async () => {
+    const key = 'sk-a/b+c==';
+    const { url } = await serve({ auth: [key] });
+    const encoded = `voxmill-api-key-base64url.${Buffer.from(key).toString('base64url')}`;
+    const client = await connect(url, { headers: {}, protocols: ['realtime', encoded] });
+    expect(client.socket.protocol).toBe('realtime');
+    await client.next('session.created');
+    client.socket.close();
+    const wrong = `voxmill-api-key-base64url.${Buffer.from('sk-a/b+c=').toString('base64url')}`;
+    expect((await refusedStatus(url, { protocols: ['realtime', wrong] })).status).toBe(401);
+  });
+
   it('refuses a missing or wrong key with 401 before the upgrade, and other paths with 404', async () => {
     const { url } = await serve();
     const missing = await refusedStatus(url, {});

@@ -1,5 +1,6 @@
 // The `/v1/realtime` WebSocket endpoint: the HTTP upgrade authenticated like every /v1 request (the bearer header, or
-// for browsers, which cannot set headers, the subprotocol `openai-insecure-api-key.<key>` that OpenAI's clients use),
+// for browsers, which cannot set headers, the subprotocol `openai-insecure-api-key.<key>` that OpenAI's clients use,
+// or `voxmill-api-key-base64url.<key as base64url>` for a key with characters a subprotocol cannot carry),
 // then one RealtimeSession per socket, up to `realtime.maxSessions`.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -29,6 +30,11 @@ export interface RealtimeEndpoint {
 /** The subprotocol a browser must offer (with its key in a second one); the server answers with it. */
 const PROTOCOL = 'realtime';
 const KEY_PROTOCOL = 'openai-insecure-api-key.';
+/**
+ * The same key base64url-encoded: a subprotocol is an HTTP token, which cannot carry a key's `/`, `+` or `=` (common
+ * in generated keys); base64url's alphabet fits (voxmill's own, used by its demo page).
+ */
+const ENCODED_KEY_PROTOCOL = 'voxmill-api-key-base64url.';
 const BETA_PROTOCOL = 'openai-beta.realtime-v1';
 const PATH_SUFFIX = '/v1/realtime';
 
@@ -50,6 +56,16 @@ const claimed = new WeakSet<Duplex>();
 function isRealtimePath(url: string | undefined): boolean {
   const path = (url ?? '/').split('?', 1)[0] as string;
   return (path.endsWith('/') ? path.slice(0, -1) : path).endsWith(PATH_SUFFIX);
+}
+
+/** The key a browser sent as a subprotocol, plain or base64url-encoded; undefined when it sent none. */
+function protocolKey(protocols: readonly string[]): string | undefined {
+  const plain = protocols.find((p) => p.startsWith(KEY_PROTOCOL));
+  if (plain !== undefined) return plain.slice(KEY_PROTOCOL.length);
+  const encoded = protocols.find((p) => p.startsWith(ENCODED_KEY_PROTOCOL));
+  return encoded === undefined
+    ? undefined
+    : Buffer.from(encoded.slice(ENCODED_KEY_PROTOCOL.length), 'base64url').toString('utf8');
 }
 
 function offeredProtocols(req: IncomingMessage): string[] {
@@ -139,8 +155,7 @@ export function realtimeEndpoint(parts: RealtimeEndpointParts): RealtimeEndpoint
     // Until ws owns the socket, a reset must not become an uncaught 'error'.
     socket.on('error', () => socket.destroy());
     const protocols = offeredProtocols(req);
-    const keyProtocol = protocols.find((p) => p.startsWith(KEY_PROTOCOL));
-    const token = req.headers.authorization === undefined ? keyProtocol?.slice(KEY_PROTOCOL.length) : undefined;
+    const token = req.headers.authorization === undefined ? protocolKey(protocols) : undefined;
     const dialect: SessionDialect =
       req.headers['openai-beta'] === 'realtime=v1' || protocols.includes(BETA_PROTOCOL) ? 'beta' : 'ga';
     parts
