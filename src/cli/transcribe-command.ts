@@ -138,7 +138,22 @@ export function registerTranscribeCommand(program: Command): Command {
                 }
               : {}),
           };
-          const result = await speech.transcribe(file, options);
+          let result: Awaited<ReturnType<typeof speech.transcribe>>;
+          try {
+            result = await speech.transcribe(file, options);
+          } catch (error) {
+            bar?.stop();
+            // One file failing in a run of several loses nothing else: it is reported (in the JSON array too, as
+            // { file, error }), the rest go on, and the exit status is 1.
+            if (files.length === 1) throw error;
+            const { message, code } = error as Error & { code?: string };
+            process.stderr.write(`voxmill: ${file}: ${message}\n`);
+            if (flags.outputDir === undefined && flags.format === 'json') {
+              documents.push({ file, error: { message, ...(code ? { code } : {}) } });
+            }
+            process.exitCode = 1;
+            continue;
+          }
           bar?.stop();
           if (flags.outputDir !== undefined) {
             const path = outputs.get(file) as string;

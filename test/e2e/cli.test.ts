@@ -16,6 +16,9 @@ const transcribe = (...args: string[]) =>
     fixture('models/ggml-tiny.en-random.bin'),
     '--threads',
     '1',
+    // Greedy: random weights decode to the token limit, and these tests check the command, not the decoding.
+    '--beam-size',
+    '1',
     ...args,
   ]);
 
@@ -98,6 +101,32 @@ describe('voxmill CLI', () => {
       (e: unknown) => e as { code: number; stderr: string },
     );
     expect(clash).toMatchObject({ code: 1, stderr: expect.stringMatching(/would both be written to/u) });
+  });
+
+  it('several files, one undecodable: the others are kept (JSON { file, error }), it is named, and the exit is 1', async () => {
+    const broken = join(repoRoot, 'package.json');
+    const files = [sharedAudio('jfk.wav'), broken, sharedAudio('2830-3980-0043.wav')];
+    const json = await transcribe('-f', 'json', ...files).catch(
+      (e: unknown) => e as { code: number; stdout: string; stderr: string },
+    );
+    expect(json).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(`voxmill: ${broken}: not a recognised audio format`),
+    });
+    const documents = JSON.parse(json.stdout) as Array<{ file: string; text?: string; error?: { message: string } }>;
+    expect(documents.map((d) => d.file)).toEqual(files);
+    expect(documents[1]?.error?.message).toMatch(/not a recognised audio format/u);
+    expect(typeof documents[2]?.text).toBe('string');
+    const text = await transcribe('--no-progress', ...files).catch(
+      (e: unknown) => e as { code: number; stdout: string },
+    );
+    expect(text).toMatchObject({ code: 1 });
+    expect(
+      text.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => line.split(': ', 1)[0]),
+    ).toEqual([files[0], files[2]]);
   });
 
   it('a progress bar gives the terminal back and exits 130 on Ctrl-C', async () => {
