@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
@@ -98,8 +98,8 @@ export interface SpeechServer {
   abortAll(): void;
   /**
    * Stops now (a second signal): no new connections, every request in progress cancelled and answered 503
-   * `shutting_down` (a stream already started is cut), up to a second for those answers to go out, then every
-   * connection closed. Does not close the engine; the caller exits.
+   * `shutting_down` (a stream already started is cut), and for a second any request arriving on a kept-alive
+   * connection answered the same; then every connection closed. Does not close the engine; the caller exits.
    */
   forceStop(): Promise<void>;
 }
@@ -174,6 +174,8 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
   });
   const { handler } = control;
   let draining = false;
+  /** forceStop() was called: new requests are answered 503 at once. */
+  let forced = false;
   const ops = createOpsHandler({
     speech,
     ...(control.jobs ? { jobs: control.jobs } : {}),
@@ -186,6 +188,15 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     // While draining, every response tells its client to reconnect elsewhere.
     if (draining) res.setHeader('Connection', 'close');
+    // After forceStop, a request arriving on a kept-alive connection is answered, not cut with the connection.
+    if (forced && !OPS_PATHS.has(routePath(req.url))) {
+      const error = new HttpError(503, 'shutting_down', 'the server is shutting down; retry on another instance', {
+        headers: { 'Retry-After': '1' },
+      });
+      error.requestId = requestIdOf(req);
+      sendError(res, error);
+      return;
+    }
     const path = routePath(req.url);
     if (OPS_PATHS.has(path)) {
       ops(req, res);
@@ -282,10 +293,15 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
     },
     async forceStop() {
       draining = true;
-      server.close();
+      forced = true;
+      // No new connections, but kept-alive ones stay open through the grace (http.Server.close would cut the idle
+      // ones at once): a request that arrives on one is answered 503 shutting_down (its connection then closes)
+      // instead of finding the connection reset.
+      NetServer.prototype.close.call(server);
       control.closeRealtime();
       control.abortAll();
-      await Promise.race([control.idle(CANCEL_GRACE_MS), delay(CANCEL_GRACE_MS)]);
+      // The grace: the cancelled requests' answers go out, and late requests on kept-alive connections are answered.
+      await delay(CANCEL_GRACE_MS);
       server.closeAllConnections();
     },
   };

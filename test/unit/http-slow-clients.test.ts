@@ -2,7 +2,7 @@
 // the per-client request cap (429 client_request_limit), refused requests whose bodies keep coming (answered, then
 // the connection closed), and the standalone server's headers deadline. Deadlines are short here so each test
 // takes a second or two.
-import { createServer, type Server } from 'node:http';
+import { Agent, createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -466,5 +466,41 @@ describe('createSpeechServer receive deadlines', () => {
   it('takes headersTimeoutMs from the serve config, and names a bad value', () => {
     expect(parseServeConfig({ http: { headersTimeoutMs: 5000 } }).http).toEqual({ headersTimeoutMs: 5000 });
     expect(() => parseServeConfig({ http: { headerTimeoutMs: 5000 } })).toThrow(/http\.headerTimeoutMs/);
+  });
+});
+
+describe('createSpeechServer forceStop', () => {
+  it('answers a request arriving on a kept-alive connection in its grace 503 shutting_down instead of a reset', async () => {
+    const served = createSpeechServer({ speech: new FakeSpeechEngine() as unknown as Speech, auth: [KEY] });
+    speechServers.push(served);
+    const { port } = await served.listen(0, '127.0.0.1');
+    // One connection, kept alive between the two requests.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const get = () =>
+      new Promise<{ status: number; body: string; connection: string | undefined }>((resolve, reject) => {
+        const headers = { Authorization: `Bearer ${KEY}` };
+        httpRequest({ host: '127.0.0.1', port, path: '/v1/voices', agent, headers }, (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => {
+            body += chunk;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body, connection: res.headers.connection }));
+        })
+          .on('error', reject)
+          .end();
+      });
+    try {
+      expect((await get()).status).toBe(200);
+      const stopped = served.forceStop();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const late = await get();
+      expect(late).toMatchObject({ status: 503, connection: 'close' });
+      expect(JSON.parse(late.body).error.code).toBe('shutting_down');
+      await stopped;
+      // Then nothing more is accepted.
+      await expect(get()).rejects.toThrow(/ECONNREFUSED|ECONNRESET|socket hang up/u);
+    } finally {
+      agent.destroy();
+    }
   });
 });
