@@ -188,8 +188,11 @@ async function serve(flags: ServeFlags): Promise<void> {
 
   // Signals are handled from here on, also while models preload and before the port is open.
   let stopping = false;
+  let forced = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) {
+      // Whichever ends first (the forced stop, or the graceful one it hurried), the exit status says it was forced.
+      forced = true;
       // A second signal means now: the work is cancelled (whisper stops at its next checkpoint), every request still
       // waiting is answered 503 shutting_down (for at most a second), and the process ends.
       logLine({ level: 'warn', event: 'shutdown_forced', signal });
@@ -201,7 +204,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     server.shutdown().then(
       (inTime) => {
         logLine({ event: 'stopped', drained: inTime });
-        process.exit(0);
+        process.exit(forced ? 1 : 0);
       },
       (error: Error) => {
         logLine({ level: 'error', event: 'shutdown_failed', message: error.message });
