@@ -381,6 +381,41 @@ describe('/v1/realtime: transcription', () => {
     expect(client.events.some((e) => e.type === 'input_audio_buffer.speech_started')).toBe(false);
     client.socket.close();
   });
+
+  it('a commit right after a settings change commits the audio appended before it, without commit_empty', async () => {
+    const { url } = await serve();
+    const client = await connect(url);
+    const manual = (prompt: string) => ({
+      type: 'session.update',
+      session: {
+        audio: {
+          input: {
+            format: { type: 'audio/pcm', rate: 16000 },
+            transcription: { model: 'whisper-1', prompt },
+            turn_detection: null,
+          },
+        },
+      },
+    });
+    client.send(manual(''));
+    await client.next('session.updated');
+    await client.stream(jfk4.subarray(0, 2 * 16000), 16000);
+    // New settings, then the commit at once: the audio heard under the old ones is what it commits.
+    client.send(manual('Ask not.'));
+    client.send({ type: 'input_audio_buffer.commit' });
+    const committed = await client.next('input_audio_buffer.committed');
+    const completed = await client.next('conversation.item.input_audio_transcription.completed', 120_000);
+    expect(completed.item_id).toBe(committed.item_id);
+    expect(client.events.filter((e) => e.type === 'input_audio_buffer.committed')).toHaveLength(1);
+    expect(client.events.filter((e) => e.type === 'error')).toEqual([]);
+    // Nothing appended since: a second commit has nothing to commit.
+    await client.stream(jfk4.subarray(0, 16000), 16000);
+    client.send({ type: 'input_audio_buffer.clear' });
+    await client.next('input_audio_buffer.cleared');
+    client.send({ type: 'input_audio_buffer.commit' });
+    expect((await client.next('error')).error).toMatchObject({ code: 'input_audio_buffer_commit_empty' });
+    client.socket.close();
+  });
 });
 
 describe('/v1/realtime: speech (voxmill extension)', () => {

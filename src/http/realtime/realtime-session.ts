@@ -112,6 +112,11 @@ export class RealtimeSession {
   #transcriber: LiveTranscriber | undefined;
   /** The transcription a settings change ended, finishing what it heard. */
   #retiring: LiveTranscriber | undefined;
+  /**
+   * The commit a settings change made of the audio appended before it (the retired transcription's open utterance),
+   * until new audio starts another transcription: a client commit right after the change answers with it.
+   */
+  #retiredCommit: { generation: number; utterance: Promise<number | undefined> } | undefined;
   readonly #generations = new WeakMap<LiveTranscriber, number>();
   /** Bytes of appended audio (and commits / clears, at a fixed cost) the transcriber has not taken yet. */
   #queuedAudio = 0;
@@ -331,6 +336,13 @@ export class RealtimeSession {
         this.#failItems(this.#generations.get(older) ?? -1, 'session_updated', 'the session settings changed twice');
       }
       this.#retiring = this.#transcriber;
+      // The audio appended before the change is committed now, under the settings it was heard with.
+      const generation = this.#generation;
+      const utterance = this.#transcriber.commit();
+      this.#retiredCommit = { generation, utterance };
+      this.#queued(utterance, (committed) => {
+        if (committed !== undefined) this.#committed(this.#item(generation, committed));
+      });
       this.#transcriber.end();
       this.#transcriber = undefined;
     }
@@ -399,6 +411,7 @@ export class RealtimeSession {
   }
 
   #startTranscriber(): LiveTranscriber {
+    this.#retiredCommit = undefined;
     const config = this.#config;
     const vad = config.turnDetection && {
       threshold: config.turnDetection.threshold,
@@ -549,8 +562,10 @@ export class RealtimeSession {
   }
 
   #commit(clientEventId: string | undefined): void {
-    const generation = this.#generation;
-    this.#queued(this.#transcriber?.commit(), (utterance) => {
+    // No audio since a settings change: the commit is the one that change made (its committed event already sent).
+    const retired = this.#transcriber ? undefined : this.#retiredCommit;
+    const generation = retired?.generation ?? this.#generation;
+    this.#queued(retired?.utterance ?? this.#transcriber?.commit(), (utterance) => {
       if (utterance !== undefined) {
         this.#committed(this.#item(generation, utterance));
         return;
