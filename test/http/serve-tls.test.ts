@@ -81,7 +81,7 @@ describe('voxmill serve over TLS', () => {
       const sdk = nodeSdk.path as string;
       const { OpenAIRealtimeWS } = (await import(join(sdk, 'realtime', 'ws.mjs'))) as {
         OpenAIRealtimeWS: new (
-          props: { intent: 'transcription'; options: { ca: Buffer } },
+          props: { model: string; options: { ca: Buffer } },
           client: unknown,
         ) => RealtimeWs;
       };
@@ -89,7 +89,8 @@ describe('voxmill serve over TLS', () => {
         default: new (options: { apiKey: string; baseURL: string; maxRetries: number }) => unknown;
       };
       const client = new OpenAI({ apiKey: KEY, baseURL: `${served.url}/v1`, maxRetries: 0 });
-      const rt = new OpenAIRealtimeWS({ intent: 'transcription', options: { ca } }, client);
+      // As the README shows it: `model` (openai 6.x on Node 20 has no `intent`).
+      const rt = new OpenAIRealtimeWS({ model: 'whisper-1', options: { ca } }, client);
       const events: Array<{ type: string; [key: string]: unknown }> = [];
       const errors: Error[] = [];
       rt.on('event', (event) => events.push(event));
