@@ -35,8 +35,14 @@ export class AudioTooLongError extends AudioDecodeError {
 
 /** A model id or file that is not configured, not installed or not in the catalog. */
 export class ModelNotFoundError extends VoxmillError {
-  constructor(message: string) {
+  /**
+   * For the operator, not in the message (which an HTTP client may read): what is installed instead and where
+   * (the CLI prints it after the message).
+   */
+  readonly hint: string | undefined;
+  constructor(message: string, hint?: string) {
     super('MODEL_NOT_FOUND', message);
+    this.hint = hint;
   }
 }
 

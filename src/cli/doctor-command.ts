@@ -160,12 +160,13 @@ export async function doctorReport(options: DoctorOptions = {}): Promise<DoctorR
         }
       }
       report.models.push(model);
-      if (!status.installed && report.installedModels.length > 0) {
-        report.warnings.push(
-          `${status.id} is not installed (voxmill models pull ${status.id}); installed instead: ` +
-            `${report.installedModels.join(', ')} (name one with -m <id>)`,
-        );
-      }
+    }
+    // Nothing configured is installed, but other speech-to-text models are: say how to use them.
+    if (!report.models.some((m) => m.installed) && report.installedModels.length > 0) {
+      report.warnings.push(
+        `no configured speech-to-text model is installed (voxmill models pull svc-stt-1); installed instead: ` +
+          `${report.installedModels.join(', ')} (name one with -m <id>)`,
+      );
     }
     try {
       report.voices = (await speech.listVoices()).length;

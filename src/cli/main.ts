@@ -58,7 +58,9 @@ try {
   // --version is answered like the `version` command (commander's built-in one cannot be async).
   await program.parseAsync(args[0] === '-V' || args[0] === '--version' ? ['version'] : args, { from: 'user' });
 } catch (error) {
-  const e = error as Error & { code?: string };
+  const e = error as Error & { code?: string; hint?: string };
   process.stderr.write(`voxmill: ${e.message}${e.code && !e.message.includes(e.code) ? ` [${e.code}]` : ''}\n`);
+  // What the operator can do instead (ModelNotFoundError's installed models), kept out of messages HTTP clients read.
+  if (typeof e.hint === 'string') process.stderr.write(`voxmill: ${e.hint}\n`);
   process.exitCode = 1;
 }

@@ -75,7 +75,8 @@ async function tlsFiles(flags: ServeFlags, config: ServeConfig, source: string) 
       throw new Error(`${where}: cannot read ${files[which]}: ${(error as Error).message}`);
     }
   };
-  return { cert: await read('cert'), key: await read('key') };
+  const passphrase = process.env.VOXMILL_TLS_KEY_PASSPHRASE;
+  return { cert: await read('cert'), key: await read('key'), ...(passphrase ? { passphrase } : {}) };
 }
 
 /** Loads the installed speech-to-text models now; each failure names its model. */
@@ -252,7 +253,7 @@ export function registerServeCommand(program: Command): Command {
     .option('--redis <url>', 'keep transcription jobs in Redis (redis://host:6379), shared with `voxmill worker`s')
     .option('--no-work', 'with --redis: only accept jobs; leave running them to workers')
     .option('--tls-cert <file>', 'serve HTTPS (and wss: realtime) with this PEM certificate chain; needs --tls-key')
-    .option('--tls-key <file>', "the certificate's PEM private key")
+    .option('--tls-key <file>', "the certificate's PEM private key (encrypted: VOXMILL_TLS_KEY_PASSPHRASE)")
     .addHelpText(
       'after',
       '\nAPI keys: VOXMILL_API_KEYS=key1,key2 (replaces "apiKeys" from --config).\n' +

@@ -2,6 +2,7 @@
 import { mkdir } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { AudioDecodeError } from '../errors.js';
 import { createSpeech } from '../speech.js';
 import { TIMESTAMP_GRANULARITIES } from '../stt/request.js';
 import type { TimestampGranularity, TranscribeOptions } from '../stt/types.js';
@@ -144,8 +145,9 @@ export function registerTranscribeCommand(program: Command): Command {
           } catch (error) {
             bar?.stop();
             // One file failing in a run of several loses nothing else: it is reported (in the JSON array too, as
-            // { file, error }), the rest go on, and the exit status is 1.
-            if (files.length === 1) throw error;
+            // { file, error }), the rest go on, and the exit status is 1. What would fail every file (a missing
+            // model, a bad option) stops the run at once.
+            if (files.length === 1 || !isFileError(error)) throw error;
             const { message, code } = error as Error & { code?: string };
             process.stderr.write(`voxmill: ${file}: ${message}\n`);
             if (flags.outputDir === undefined && flags.format === 'json') {
@@ -174,4 +176,11 @@ export function registerTranscribeCommand(program: Command): Command {
         await speech.close();
       }
     });
+}
+
+/** An error of one input file (undecodable, too long, unreadable), after which the other files can still run. */
+function isFileError(error: unknown): boolean {
+  if (error instanceof AudioDecodeError) return true;
+  const code = (error as { code?: unknown }).code;
+  return code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR';
 }

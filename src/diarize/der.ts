@@ -49,6 +49,8 @@ export type SpeakerTurns = SpeakerTurn[] | ReadonlyMap<string, SpeakerTurn[]>;
 /** The turns of `value`: itself, or the one file of a parsed RTTM document (a typed error names the files). */
 function oneFile(param: string, value: unknown): unknown {
   if (!(value instanceof Map)) return value;
+  // A document with no SPEAKER record (a hypothesis with no speech) is no turns.
+  if (value.size === 0) return [];
   if (value.size === 1) return [...value.values()][0];
   const ids = [...value.keys()].slice(0, 5).join(', ');
   throw new InvalidOptionValueError(

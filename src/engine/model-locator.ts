@@ -40,8 +40,8 @@ export class ModelLocator {
     const added = localModelPath(spec, this.modelsDir);
     if (this.exists(added)) return { path: added, catalogId: undefined };
     throw new ModelNotFoundError(
-      `"${spec}" is not a catalog model id, a model added with 'voxmill models add <file>' to ${this.modelsDir}, ` +
-        `or a path to a model file${this.#installedHint(kind)}`,
+      `"${spec}" is not a catalog model id, a model added with 'voxmill models add <file>', or a path to a model file`,
+      this.#installedHint(kind, true),
     );
   }
 
@@ -55,9 +55,13 @@ export class ModelLocator {
       .map((entry) => entry.id);
     let added: string[] = [];
     try {
+      // By their records, as `voxmill models list` reads them (a file copied in by hand is not an added model).
       added = readdirSync(join(this.modelsDir, LOCAL_MODELS_DIR))
-        .filter((name) => name.endsWith('.bin'))
-        .map((name) => name.slice(0, -'.bin'.length))
+        .filter(
+          (name) =>
+            name.endsWith('.bin.json') && this.exists(join(this.modelsDir, LOCAL_MODELS_DIR, name.slice(0, -5))),
+        )
+        .map((name) => name.slice(0, -'.bin.json'.length))
         .sort();
     } catch {
       // No models added (or the folder is unreadable): nothing to list.
@@ -65,14 +69,20 @@ export class ModelLocator {
     return [...pulled, ...added];
   }
 
-  /** For a speech-to-text model's error: `; installed speech-to-text models ...`, or nothing when none is. */
-  #installedHint(kind: 'whisper' | undefined): string {
+  /**
+   * For a model's error, the operator's hint (ModelNotFoundError.hint): the models directory searched (`searched`),
+   * and for a speech-to-text model the ones installed there; undefined when there is nothing to say.
+   */
+  #installedHint(kind: 'whisper' | undefined, searched = false): string | undefined {
     const installed = kind === 'whisper' ? this.installedWhisperModels() : [];
-    if (installed.length === 0) return '';
-    return (
-      `; installed speech-to-text models in ${this.modelsDir}: ${installed.join(', ')} ` +
-      '(name one as the model; on the command line: -m <id>)'
-    );
+    const parts = searched ? [`models directory searched: ${this.modelsDir}`] : [];
+    if (installed.length > 0) {
+      parts.push(
+        `installed speech-to-text models in ${this.modelsDir}: ${installed.join(', ')} ` +
+          '(name one as the model; on the command line: -m <id>)',
+      );
+    }
+    return parts.length > 0 ? parts.join('; ') : undefined;
   }
 
   /** Whether the model `spec` names is installed; false for an unknown catalog id. */
@@ -94,6 +104,6 @@ export class ModelLocator {
     if (this.exists(path)) return path;
     const hint = catalogId ? `; install it with: npx voxmill models pull ${catalogId}` : '';
     const name = label === spec ? `model ${spec}` : `model ${label} (${spec})`;
-    throw new ModelNotFoundError(`${name} is not installed: ${path} does not exist${hint}${this.#installedHint(kind)}`);
+    throw new ModelNotFoundError(`${name} is not installed: ${path} does not exist${hint}`, this.#installedHint(kind));
   }
 }

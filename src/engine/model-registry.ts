@@ -176,7 +176,7 @@ export class ModelRegistry {
       let path: string | undefined;
       let catalogId: string | undefined;
       try {
-        ({ path, catalogId } = locator.locate(slot.config.spec, 'whisper'));
+        ({ path, catalogId } = locator.locate(slot.config.spec));
       } catch {
         // An unknown catalog id shows as not installed.
       }

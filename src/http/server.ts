@@ -6,6 +6,7 @@ import { createServer as createTlsServer, type Server as TlsServer } from 'node:
 import { type AddressInfo, Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
+import { createSecureContext } from 'node:tls';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 import { createSpeechMetrics, type SpeechMetrics } from '../metrics/speech-metrics.js';
 import type { Speech } from '../speech.js';
@@ -76,6 +77,17 @@ function tlsOption(value: unknown): SpeechServerTls | undefined {
   const tls: SpeechServerTls = { cert: pemOption('tls.cert', raw.cert), key: pemOption('tls.key', raw.key) };
   const passphrase = stringOption('tls.passphrase', raw.passphrase);
   if (passphrase !== undefined) tls.passphrase = passphrase;
+  // Checked before anything else is built (metrics watching the engine, the handler): a certificate or key Node
+  // cannot use is a typed error naming `tls` and OpenSSL's reason.
+  try {
+    createSecureContext(tls);
+  } catch (error) {
+    throw new InvalidOptionValueError(
+      'tls',
+      `a PEM certificate and its private key that Node's TLS accepts (${(error as Error).message})`,
+      '[certificate]',
+    );
+  }
   return tls;
 }
 
@@ -184,6 +196,8 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
     draining: () => draining,
   });
   let shutdownPromise: Promise<boolean> | undefined;
+  /** shutdown()'s closing of connections as they go idle (forceStop ends it: its grace keeps them for answers). */
+  let sweeper: NodeJS.Timeout | undefined;
 
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     // While draining, every response tells its client to reconnect elsewhere.
@@ -209,7 +223,7 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
     handler(req, res);
   };
   const deadlines = receiveDeadlines(headersTimeoutMs, control.bodyTimeoutMs);
-  const server = tls ? tlsServer(tls, deadlines, listener) : createServer(deadlines, listener);
+  const server = tls ? createTlsServer({ ...deadlines, ...tls }, listener) : createServer(deadlines, listener);
 
   // The realtime endpoint: WebSocket upgrades to /v1/realtime; none while draining, 404 for any other path.
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -262,7 +276,7 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
         control.closeRealtime();
         // Keep-alive connections become idle as their last response ends; close them as they do.
         server.closeIdleConnections();
-        const sweeper = setInterval(() => server.closeIdleConnections(), 50);
+        sweeper = setInterval(() => server.closeIdleConnections(), 50);
         let timer: NodeJS.Timeout | undefined;
         const inTime = await Promise.race([
           closed.then(() => true),
@@ -298,28 +312,14 @@ export function createSpeechServer(options: SpeechServerOptions): SpeechServer {
       // ones at once): a request that arrives on one is answered 503 shutting_down (its connection then closes)
       // instead of finding the connection reset.
       NetServer.prototype.close.call(server);
+      clearInterval(sweeper);
       control.closeRealtime();
       control.abortAll();
       // The grace: the cancelled requests' answers go out, and late requests on kept-alive connections are answered.
       await delay(CANCEL_GRACE_MS);
       server.closeAllConnections();
+      // http.Server's own close (not called above) also stops its connection-checking timer.
+      server.close();
     },
   };
-}
-
-/** An HTTPS server; a certificate or key Node cannot use is a typed error naming `tls` and OpenSSL's reason. */
-function tlsServer(
-  tls: SpeechServerTls,
-  deadlines: ReturnType<typeof receiveDeadlines>,
-  listener: (req: IncomingMessage, res: ServerResponse) => void,
-): TlsServer {
-  try {
-    return createTlsServer({ ...deadlines, ...tls }, listener);
-  } catch (error) {
-    throw new InvalidOptionValueError(
-      'tls',
-      `a PEM certificate and its private key that Node's TLS accepts (${(error as Error).message})`,
-      '[certificate]',
-    );
-  }
 }

@@ -23,7 +23,8 @@ import { fixture, repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js
 import { type Requirement, requireRealModel } from '../helpers/real-models.js';
 import { wordErrorRate } from '../helpers/wer.js';
 
-// '/', '+' and '=' cannot travel in a subprotocol as they are: the page sends this key base64url-encoded.
+// '/' and '=' cannot travel in a subprotocol as they are: the page sends this key base64url-encoded (and its '+'
+// stays a '+' when read from the address).
 const KEY = 'sk-browser/demo+key=';
 const JFK_TEXT =
   'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';

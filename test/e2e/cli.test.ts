@@ -127,6 +127,12 @@ describe('voxmill CLI', () => {
         .split('\n')
         .map((line) => line.split(': ', 1)[0]),
     ).toEqual([files[0], files[2]]);
+    // What would fail every file stops the run once, not once per file.
+    const missing = await transcribe('-m', '/nowhere/ggml-x.bin', ...files).catch(
+      (e: unknown) => e as { code: number; stdout: string; stderr: string },
+    );
+    expect(missing).toMatchObject({ code: 1, stdout: '' });
+    expect(missing.stderr.match(/is not installed/gu)).toHaveLength(1);
   });
 
   it('a progress bar gives the terminal back and exits 130 on Ctrl-C', async () => {
@@ -186,17 +192,21 @@ describe('voxmill CLI', () => {
     expect(byDefault.stderr).toContain('model svc-stt-1 (base) is not installed');
     expect(byDefault.stderr).toContain(installedList);
     const named = await failure(['-m', 'tiny.en']);
-    expect(named.stderr).toMatch(/model tiny\.en is not installed: .* voxmill models pull tiny\.en; installed/u);
+    expect(named.stderr).toMatch(
+      /model tiny\.en is not installed: .* voxmill models pull tiny\.en \[MODEL_NOT_FOUND\]\nvoxmill: installed/u,
+    );
     expect(named.stderr).not.toContain('cli');
     const unknown = await failure(['-m', 'tiny-en']);
     expect(unknown.stderr).toContain(
-      `"tiny-en" is not a catalog model id, a model added with 'voxmill models add <file>' to ${dir}`,
+      `"tiny-en" is not a catalog model id, a model added with 'voxmill models add <file>'`,
     );
+    expect(unknown.stderr).toContain(`models directory searched: ${dir}`);
     expect(unknown.stderr).toContain(installedList);
     const doctor = JSON.parse((await run(process.execPath, [cli, 'doctor', '--json', '--models-dir', dir])).stdout);
     expect(doctor.installedModels).toEqual(['my-tiny']);
     expect(doctor.warnings).toContain(
-      'svc-stt-1 is not installed (voxmill models pull svc-stt-1); installed instead: my-tiny (name one with -m <id>)',
+      'no configured speech-to-text model is installed (voxmill models pull svc-stt-1); installed instead: my-tiny ' +
+        '(name one with -m <id>)',
     );
   });
 

@@ -408,7 +408,13 @@ describe('/v1/realtime: transcription', () => {
     expect(completed.item_id).toBe(committed.item_id);
     expect(client.events.filter((e) => e.type === 'input_audio_buffer.committed')).toHaveLength(1);
     expect(client.events.filter((e) => e.type === 'error')).toEqual([]);
-    // Nothing appended since: a second commit has nothing to commit.
+    // Nothing appended since: a second commit has nothing to commit (and makes no item).
+    client.send({ type: 'input_audio_buffer.commit' });
+    expect((await client.next('error')).error).toMatchObject({ code: 'input_audio_buffer_commit_empty' });
+    expect(client.events.filter((e) => e.type === 'input_audio_buffer.committed')).toHaveLength(1);
+    // Nor after a settings change and a clear.
+    client.send(manual(''));
+    await client.next('session.updated');
     await client.stream(jfk4.subarray(0, 16000), 16000);
     client.send({ type: 'input_audio_buffer.clear' });
     await client.next('input_audio_buffer.cleared');

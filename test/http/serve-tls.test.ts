@@ -80,10 +80,7 @@ describe('voxmill serve over TLS', () => {
 
       const sdk = nodeSdk.path as string;
       const { OpenAIRealtimeWS } = (await import(join(sdk, 'realtime', 'ws.mjs'))) as {
-        OpenAIRealtimeWS: new (
-          props: { model: string; options: { ca: Buffer } },
-          client: unknown,
-        ) => RealtimeWs;
+        OpenAIRealtimeWS: new (props: { model: string; options: { ca: Buffer } }, client: unknown) => RealtimeWs;
       };
       const { default: OpenAI } = (await import(join(sdk, 'index.mjs'))) as {
         default: new (options: { apiKey: string; baseURL: string; maxRetries: number }) => unknown;

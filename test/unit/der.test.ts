@@ -28,6 +28,7 @@ describe('scoreDiarization', () => {
     const document = parseRttm(readFileSync(sharedAudio('pyannote_sample.rttm'), 'utf8'));
     expect(scoreDiarization(document, sample(), NO_COLLAR).der).toBe(0);
     expect(scoreDiarization(sample(), document).der).toBe(0);
+    expect(scoreDiarization(document, parseRttm('')).missed).toBeGreaterThan(0);
     const two = parseRttm(
       'SPEAKER a 1 0.000 1.000 <NA> <NA> x <NA> <NA>\nSPEAKER b 1 0.000 1.000 <NA> <NA> y <NA> <NA>\n',
     );

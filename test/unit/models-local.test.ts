@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ModelLocator } from '../../src/engine/model-locator.js';
+import { ModelNotFoundError } from '../../src/errors.js';
 import { addLocalModel, listLocalModels, localModelPath } from '../../src/models/local.js';
 import { fixture } from '../helpers/paths.js';
 
@@ -32,6 +33,20 @@ describe('addLocalModel', () => {
     expect(await listLocalModels(dir)).toEqual([added]);
     expect(new ModelLocator(dir).requireInstalled('svc-stt-1', 'tiny.en-random')).toBe(added.path);
     expect(() => new ModelLocator(dir).locate('nothing-added')).toThrow(/voxmill models add/u);
+    // The installed models and the folder are the operator's hint, never in the message an HTTP client may read.
+    const missing = (() => {
+      try {
+        new ModelLocator(dir).requireInstalled('svc-stt-1', 'base', 'whisper');
+      } catch (error) {
+        return error as ModelNotFoundError;
+      }
+    })();
+    expect(missing).toBeInstanceOf(ModelNotFoundError);
+    expect(missing?.message).not.toContain('tiny.en-random');
+    expect(missing?.hint).toBe(
+      `installed speech-to-text models in ${dir}: tiny.en-random (name one as the model; on the command line: -m <id>)`,
+    );
+    expect(new ModelLocator(dir).installedWhisperModels()).toEqual(['tiny.en-random']);
     // Again under the same id: refused unless forced.
     await expect(addLocalModel(ggml, { dir })).rejects.toMatchObject({ param: 'id' });
     await expect(addLocalModel(ggml, { dir, force: true })).resolves.toMatchObject({ id: 'tiny.en-random' });

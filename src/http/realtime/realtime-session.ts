@@ -281,7 +281,8 @@ export class RealtimeSession {
         this.#commit(clientEventId);
         return;
       case 'input_audio_buffer.clear': {
-        // After the audio appended before it.
+        // After the audio appended before it; what a settings change committed is not the buffer any more.
+        this.#retiredCommit = undefined;
         const generation = this.#generation;
         this.#queued(this.#transcriber?.clear(), (dropped) => {
           if (dropped !== undefined) this.#itemIds.delete(`${generation}:${dropped}`);
@@ -562,10 +563,13 @@ export class RealtimeSession {
   }
 
   #commit(clientEventId: string | undefined): void {
-    // No audio since a settings change: the commit is the one that change made (its committed event already sent).
+    // No audio since a settings change: the commit is the one that change made, answered by the committed event it
+    // sent. Once: a second commit has nothing to commit.
     const retired = this.#transcriber ? undefined : this.#retiredCommit;
-    const generation = retired?.generation ?? this.#generation;
+    this.#retiredCommit = undefined;
+    const generation = this.#generation;
     this.#queued(retired?.utterance ?? this.#transcriber?.commit(), (utterance) => {
+      if (retired && utterance !== undefined) return;
       if (utterance !== undefined) {
         this.#committed(this.#item(generation, utterance));
         return;

@@ -31,8 +31,8 @@ export interface RealtimeEndpoint {
 const PROTOCOL = 'realtime';
 const KEY_PROTOCOL = 'openai-insecure-api-key.';
 /**
- * The same key base64url-encoded: a subprotocol is an HTTP token, which cannot carry a key's `/`, `+` or `=` (common
- * in generated keys); base64url's alphabet fits (voxmill's own, used by its demo page).
+ * The same key base64url-encoded: a subprotocol is an HTTP token, which cannot carry a key's `/` or `=` (common in
+ * generated, base64 keys); base64url's alphabet fits (voxmill's own, used by its demo page).
  */
 const ENCODED_KEY_PROTOCOL = 'voxmill-api-key-base64url.';
 const BETA_PROTOCOL = 'openai-beta.realtime-v1';
