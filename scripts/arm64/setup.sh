@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What the linux-arm64 build and its test run under qemu need on an x86-64 Debian 12 machine (root or sudo):
-#   - Debian's aarch64 cross compiler, qemu-user, and the arm64 OpenBLAS development package through multiarch
+#   - Debian's aarch64 cross compiler, qemu-user, the arm64 C++ runtime (for the arm64 Node) and the arm64 OpenBLAS
+#     development package through multiarch
 #     (dpkg --add-architecture arm64), installed only when missing (FFmpeg is built from source for arm64 by
 #     scripts/static-ffmpeg.mjs; with VOXMILL_FFMPEG=system, pass --system-ffmpeg for Debian's arm64 FFmpeg packages);
 #   - binfmt_misc set up to run arm64 programs through qemu-aarch64-static (vitest's forked test processes are started
@@ -14,7 +15,8 @@ cd "$(dirname "$0")/../.."
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
 
-packages=(g++-aarch64-linux-gnu qemu-user qemu-user-static libopenblas-dev:arm64)
+# libstdc++6:arm64 is the arm64 Node's own dependency (nothing else here pulls it in: a fresh machine lacked it).
+packages=(g++-aarch64-linux-gnu qemu-user qemu-user-static libopenblas-dev:arm64 libstdc++6:arm64)
 if [[ " $* " == *" --system-ffmpeg "* ]]; then
   packages+=(libavformat-dev:arm64 libavcodec-dev:arm64 libswresample-dev:arm64 libavutil-dev:arm64)
 fi
