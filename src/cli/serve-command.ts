@@ -180,9 +180,10 @@ async function serve(flags: ServeFlags): Promise<void> {
     await speech.close();
     // The certificate's errors name `tls` (from the flags or the config); the rest are the config's http keys.
     const message = (error as Error).message;
+    const certificate = (error as { param?: unknown }).param === 'tls';
     throw new Error(
-      message.startsWith('tls')
-        ? `${tls && flags.tlsCert ? '--tls-cert/--tls-key' : source}: ${message}`
+      certificate
+        ? `${flags.tlsCert === undefined ? source : '--tls-cert/--tls-key'}: ${message}`
         : `${source}: http.${message}`,
     );
   }

@@ -57,11 +57,9 @@ export class ModelLocator {
     try {
       // By their records, as `voxmill models list` reads them (a file copied in by hand is not an added model).
       added = readdirSync(join(this.modelsDir, LOCAL_MODELS_DIR))
-        .filter(
-          (name) =>
-            name.endsWith('.bin.json') && this.exists(join(this.modelsDir, LOCAL_MODELS_DIR, name.slice(0, -5))),
-        )
+        .filter((name) => name.endsWith('.bin.json'))
         .map((name) => name.slice(0, -'.bin.json'.length))
+        .filter((id) => this.exists(localModelPath(id, this.modelsDir)))
         .sort();
     } catch {
       // No models added (or the folder is unreadable): nothing to list.

@@ -116,7 +116,7 @@ export class RealtimeSession {
    * The commit a settings change made of the audio appended before it (the retired transcription's open utterance),
    * until new audio starts another transcription: a client commit right after the change answers with it.
    */
-  #retiredCommit: { generation: number; utterance: Promise<number | undefined> } | undefined;
+  #retiredCommit: Promise<number | undefined> | undefined;
   readonly #generations = new WeakMap<LiveTranscriber, number>();
   /** Bytes of appended audio (and commits / clears, at a fixed cost) the transcriber has not taken yet. */
   #queuedAudio = 0;
@@ -340,7 +340,7 @@ export class RealtimeSession {
       // The audio appended before the change is committed now, under the settings it was heard with.
       const generation = this.#generation;
       const utterance = this.#transcriber.commit();
-      this.#retiredCommit = { generation, utterance };
+      this.#retiredCommit = utterance;
       this.#queued(utterance, (committed) => {
         if (committed !== undefined) this.#committed(this.#item(generation, committed));
       });
@@ -568,7 +568,7 @@ export class RealtimeSession {
     const retired = this.#transcriber ? undefined : this.#retiredCommit;
     this.#retiredCommit = undefined;
     const generation = this.#generation;
-    this.#queued(retired?.utterance ?? this.#transcriber?.commit(), (utterance) => {
+    this.#queued(retired ?? this.#transcriber?.commit(), (utterance) => {
       if (retired && utterance !== undefined) return;
       if (utterance !== undefined) {
         this.#committed(this.#item(generation, utterance));
