@@ -11,7 +11,7 @@
 // - the first 1, 2, 3, 5 and 8 s of jfk.wav and ten 2-9 s slices of gb0.wav at fixed offsets, cut anywhere (mid-word
 //   too, the hard case for a short context): scored against the full window's own text, since no reference exists.
 // Each clip, decoding and model is transcribed through createSpeech as a user gets it, with fittedContextSeconds 0
-// (full window) and 10 (fitted; the default but for tiny models, where it is off: see defaultFittedContextSeconds),
+// (full window) and 10 (shortened: the default, DEFAULT_FITTED_CONTEXT_SECONDS),
 // --repeats warm calls each, alternating; the time is the median. The
 // "fell back" column comes from one extra fitted decode through the addon itself (the parameters fittedContext()
 // gives): TOKEN_LIMIT, or a repeat loop or a phrase said twice (fittedDecodeFailed), each of which makes the library
@@ -73,11 +73,11 @@ const dist = await import(join(root, 'dist', 'index.js'));
 const { native } = await import(join(root, 'dist', 'native.js'));
 const { normalizeTranscribeOptions } = await import(join(root, 'dist', 'stt', 'request.js'));
 const { CUSTOM_STT_TIER } = await import(join(root, 'dist', 'tiers.js'));
-const { defaultFittedContextSeconds, fittedContext, fittedDecodeFailed } = await import(
+const { DEFAULT_FITTED_CONTEXT_SECONDS, fittedContext, fittedDecodeFailed } = await import(
   join(root, 'dist', 'stt', 'fitted-context.js')
 );
-/** The fitted side's fittedContextSeconds: the library's default for models other than tiny, set on every model. */
-const FITTED_SECONDS = defaultFittedContextSeconds('base');
+/** The fitted side's fittedContextSeconds: the library's default. */
+const FITTED_SECONDS = DEFAULT_FITTED_CONTEXT_SECONDS;
 
 async function clips() {
   const out = [];

@@ -3,7 +3,8 @@
 // real socket to createSpeechServer on 127.0.0.1 (client and server in one process; the client's share of the CPU is
 // base64 and JSON of 20 ms chunks):
 // - One session: jfk.wav resampled to 24 kHz (as OpenAI clients send) streamed at real time in 20 ms appends, server
-//   VAD with 500 ms silence: from the moment the last speech sample was sent to the `completed` of that utterance, and
+//   VAD with 500 ms silence: from the moment the last speech sample was sent to the `completed` of that utterance,
+//   from each utterance's `speech_stopped` (the VAD's end of speech) to its `completed`, and
 //   from the first speech sample sent to the first interim (session.voxmill.interim_interval_ms 1000). Compared with
 //   the library's LiveTranscriber fed the same way in the same run (bench/live-transcribe.mjs's method), so the
 //   socket's own cost shows as the difference.
@@ -130,8 +131,17 @@ async function oneSession(url, pcm, regions, interims) {
   const interim = client.events.find((e) => e.type === 'voxmill.input_audio_transcription.interim');
   client.socket.close();
   await client.closed;
+  // The VAD's end of speech (`speech_stopped`, sent once its silence has lasted `silence_duration_ms`) to each
+  // utterance's `completed`: the issue's "end-of-speech -> final" time, without the silence the VAD waits for.
+  const stoppedAt = new Map(
+    client.events.filter((e) => e.type === 'input_audio_buffer.speech_stopped').map((e) => [e.item_id, e.at]),
+  );
+  const afterStop = client.events
+    .filter((e) => e.type === 'conversation.item.input_audio_transcription.completed' && stoppedAt.has(e.item_id))
+    .map((e) => e.at - stoppedAt.get(e.item_id));
   return {
     finalMs: last ? last.at - endSentAt : null,
+    afterStopMs: afterStop,
     interimMs: interim ? interim.at - startSentAt : null,
     text: client.events
       .filter((e) => e.type === 'conversation.item.input_audio_transcription.completed')
@@ -256,6 +266,10 @@ async function main() {
       `real tiny.en over /v1/realtime, jfk.wav at 24 kHz in ${CHUNK_MS} ms appends at real time, medians (range):`,
     );
     console.log(`- end of speech to completed, interims off: ${fmt(quiet.map((r) => r.finalMs))}`);
+    console.log(
+      `- speech_stopped (the VAD's end of speech) to completed, every utterance, interims off: ${fmt(quiet.flatMap((r) => r.afterStopMs))}; ` +
+        `interims on: ${fmt(withInterims.flatMap((r) => r.afterStopMs))}`,
+    );
     console.log(`- the same through the library's LiveTranscriber: ${fmt(library.map((r) => r.finalMs))}`);
     console.log(`- end of speech to completed, interims every 1000 ms: ${fmt(withInterims.map((r) => r.finalMs))}`);
     console.log(`- first speech to first interim: ${fmt(withInterims.map((r) => r.interimMs))}`);

@@ -111,15 +111,25 @@ double ReadNumber(Napi::Env env, const JsObject& options, const char* key, doubl
   return d;
 }
 
-int64_t ReadInteger(Napi::Env env, const JsObject& options, const char* key, double min, double max) {
-  Napi::Value value = options.object.Get(key);
+namespace {
+int64_t IntegerIn(Napi::Env env, const std::string& name, Napi::Value value, double min, double max) {
   const bool number = value.IsNumber();
   const double d = number ? value.As<Napi::Number>().DoubleValue() : 0;
   // Checked before the cast: converting a NaN or out-of-range double to an integer is undefined behaviour.
   if (!number || !std::isfinite(d) || d != std::floor(d) || d < min || d > max) {
-    ThrowInvalid(env, Property(options, key), "an integer in " + Range(min, max), value);
+    ThrowInvalid(env, name, "an integer in " + Range(min, max), value);
   }
   return static_cast<int64_t>(d);
+}
+}  // namespace
+
+int64_t ReadInteger(Napi::Env env, const JsObject& options, const char* key, double min, double max) {
+  return IntegerIn(env, Property(options, key), options.object.Get(key), min, max);
+}
+
+int64_t ReadIntegerArg(Napi::Env env, const Napi::CallbackInfo& info, size_t index, const char* name, double min,
+                       double max) {
+  return IntegerIn(env, name, info[index], min, max);
 }
 
 bool ReadBoolean(Napi::Env env, const JsObject& options, const char* key) {

@@ -46,6 +46,8 @@ struct PathOrBytes {
 PathOrBytes ReadPathOrBytesArg(Napi::Env env, const Napi::CallbackInfo& info, size_t index, const char* name,
                                size_t maxPathBytes);
 // A function, or an empty Napi::Function when undefined.
+int64_t ReadIntegerArg(Napi::Env env, const Napi::CallbackInfo& info, size_t index, const char* name, double min,
+                       double max);
 Napi::Function OptionalFunctionArg(Napi::Env env, const Napi::CallbackInfo& info, size_t index, const char* name);
 
 // --- properties of an options object: options[key], called `<options.name>.<key>` in messages ---------------

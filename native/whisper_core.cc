@@ -180,8 +180,12 @@ class Transcription {
     if (Cancelled()) return Fail("ABORTED", "transcription was aborted");
 
     ResetThreadLog();
-    std::unique_ptr<whisper_state, void (*)(whisper_state*)> state(whisper_init_state(context_), whisper_free_state);
+    // DTW only when token times are asked for: it needs the attention weights, so it costs flash attention and a
+    // second decoder pass per window (patch 0002 lets one context serve both kinds of call).
+    std::unique_ptr<whisper_state, void (*)(whisper_state*)> state(
+        voxmill_whisper_init_state(context_, true, params_.tokenTimestamps), whisper_free_state);
     if (!state) return Fail("OUT_OF_MEMORY", "cannot allocate a whisper state: " + ThreadLog());
+    if (params_.liveThreads) voxmill_whisper_state_threads(state.get(), params_.liveThreads.get());
 
     const std::vector<Pass> passes =
         params_.vad ? PassesOverSpans(out_.speech, audioCount) : std::vector<Pass>{{0, audioCount}};
@@ -191,10 +195,10 @@ class Transcription {
     // may be a single short stretch.
     if (language_.empty() && passes.size() > 1 && whisper_is_multilingual(context_) != 0) {
       const size_t head = std::min(audioCount, static_cast<size_t>(kWindowSeconds * kSampleRate));
-      if (whisper_pcm_to_mel_with_state(context_, state.get(), audio, static_cast<int>(head), params_.threads) != 0) {
+      if (whisper_pcm_to_mel_with_state(context_, state.get(), audio, static_cast<int>(head), Threads()) != 0) {
         return Fail("TRANSCRIPTION_FAILED", "whisper.cpp could not compute the spectrogram: " + ThreadLog());
       }
-      const int id = whisper_lang_auto_detect_with_state(context_, state.get(), 0, params_.threads, nullptr);
+      const int id = whisper_lang_auto_detect_with_state(context_, state.get(), 0, Threads(), nullptr);
       if (Cancelled()) return Fail("ABORTED", "transcription was aborted");
       if (id < 0) return Fail("TRANSCRIPTION_FAILED", "whisper.cpp could not detect the language: " + ThreadLog());
       language_ = whisper_lang_str(id);
@@ -235,8 +239,8 @@ class Transcription {
                     "whisper.cpp failed with code " + std::to_string(rc) + (log.empty() ? "" : ": " + log));
       }
       // With DTW on, whisper.cpp reports new segments only after aligning them, so a window too short to align (see
-      // the guard in CMakeLists.txt), and whisper's own count past the first window, leave some unreported: the
-      // pass's remaining segments go out before its result.
+      // patch 0001 in native/whisper-patches.cmake), and whisper's own count past the first window, leave some
+      // unreported: the pass's remaining segments go out before its result.
       if (callbacks_.segment) ReportSegments(state.get());
       Collect(state.get());
       // A language detected in the first pass holds for the rest, as it does for whisper's later windows.
@@ -253,10 +257,16 @@ class Transcription {
 
   bool Cancelled() const { return IsSet(cancel_) || ProcessExiting(); }
 
+  // The threads for the next piece of work: the caller's live count when it gave one (patch 0003).
+  int Threads() const {
+    const int live = params_.liveThreads ? params_.liveThreads->load(std::memory_order_relaxed) : 0;
+    return live > 0 ? live : params_.threads;
+  }
+
   whisper_full_params FullParams() {
     whisper_full_params wp =
         whisper_full_default_params(params_.beamSize > 1 ? WHISPER_SAMPLING_BEAM_SEARCH : WHISPER_SAMPLING_GREEDY);
-    wp.n_threads = params_.threads;
+    wp.n_threads = Threads();
     wp.translate = params_.translate;
     wp.language = language_.empty() ? "auto" : language_.c_str();
     wp.detect_language = false;
@@ -430,8 +440,7 @@ WhisperContextPtr LoadWhisperModel(const LoadOptions& options, const std::atomic
   if (options.dtw) {
     params.dtw_aheads_preset = DtwPreset(header, facts.dtwPreset);
     params.dtw_token_timestamps = params.dtw_aheads_preset != WHISPER_AHEADS_NONE;
-    // whisper.cpp computes DTW only without flash attention.
-    if (params.dtw_token_timestamps) params.flash_attn = false;
+    // Both may stay on: each call's state picks DTW (word times asked) or flash attention (patch 0002).
   }
   if (IsSet(cancel)) {
     failure = {"ABORTED", "model loading was aborted"};

@@ -12,6 +12,14 @@
 #include "vad.h"
 #include "whisper.h"
 
+// From voxmill's patch 0002 to whisper.cpp (native/whisper-patches.cmake): a state whose attention is chosen per call.
+// DTW when `dtw_token_timestamps` and the context has alignment heads; flash attention when `flash_attn`, the context
+// was loaded with it, and DTW is off. C++ linkage, as defined in the patched copy compiled with the addon.
+whisper_state* voxmill_whisper_init_state(whisper_context* ctx, bool flash_attn, bool dtw_token_timestamps);
+// From patch 0003: each later graph pass of `state` runs with `*n_threads` threads (when positive). The counter must
+// outlive the state's use.
+void voxmill_whisper_state_threads(whisper_state* state, const std::atomic<int>* n_threads);
+
 namespace voxmill {
 
 // A loaded context (the weights). Shared: a running job keeps it alive even if the model is disposed meanwhile.
@@ -44,9 +52,9 @@ struct ModelFacts {
   int textLayers = 0;
   int audioState = 0;
   int mels = 0;
-  int ftype = 0;          // ggml_ftype of the weights, as the file says
-  std::string dtwPreset;  // "" when DTW is off
-  bool flashAttention = false;
+  int ftype = 0;                // ggml_ftype of the weights, as the file says
+  std::string dtwPreset;        // "" when DTW is off; else calls with token times use it (and no flash attention)
+  bool flashAttention = false;  // calls without token times use flash attention
   bool gpu = false;
   std::string device;  // ggml's name of the device the weights run on: "CPU", "CUDA0", "Vulkan0", ...
 };
@@ -88,6 +96,9 @@ struct TranscribeParams {
   // A window whose decoded sequence grows past this many tokens fails with TOKEN_LIMIT (0 = no limit): with a short
   // context the decoder can repeat itself to whisper's own 220-token limit, at many times the cost of a full run.
   int maxWindowTokens = 0;
+  // When set, the threads of each graph pass from here on (the caller may change it while the call runs: patch 0003);
+  // `threads` is the count it starts with.
+  std::shared_ptr<const std::atomic<int>> liveThreads;
 };
 
 struct TokenOut {

@@ -364,8 +364,19 @@ Napi::Value WhisperModel::Transcribe(const Napi::CallbackInfo& info) {
   Napi::Float32Array samples = ReadFloat32ArrayArg(env, info, 0, "samples");
   TranscribeRequest request = ReadTranscribeRequest(env, ReadObjectArg(env, info, 1, "params"));
   Napi::Function onEvent = OptionalFunctionArg(env, info, 2, "onEvent");
+  auto threads = std::make_shared<std::atomic<int>>(request.params.threads);
+  request.params.liveThreads = threads;
   auto* worker = new WhisperModelTranscribeWorker(env, Value(), context_, samples, std::move(request), onEvent);
-  return worker->Start();
+  Napi::Object job = worker->Start();
+  // setThreads(n): the threads of the call's next graph passes (the CPU budget lends and takes back threads while a
+  // call runs). The counter is shared, so a call to it after the job ended is harmless.
+  job.Set("setThreads", Napi::Function::New(env, [threads](const Napi::CallbackInfo& call) {
+            Napi::Env callEnv = call.Env();
+            const int n = static_cast<int>(ReadIntegerArg(callEnv, call, 0, "threads", 1, kMaxThreads));
+            threads->store(n, std::memory_order_relaxed);
+            return callEnv.Undefined();
+          }));
+  return job;
 }
 
 Napi::Value WhisperModel::Dispose(const Napi::CallbackInfo& info) {

@@ -7,7 +7,9 @@
 #
 #   VOXMILL_FUZZ_TARGET=decode|phonemize bash scripts/fuzz.sh [seconds [libFuzzer flags...]]
 #                                        default 120 s; later flags override the ones below. CI passes -seed and
-#                                        -runs: the same inputs on every machine, so a finding there is one everywhere
+#                                        -runs. The runs still differ between machines: libFuzzer sorts seeds by size
+#                                        alone, so equal-sized ones run in the order the file system lists them, and
+#                                        each run's path branches from there (CI prints a finding's input at its end)
 #
 # Needs clang with libFuzzer: bash scripts/setup-system.sh --fuzz. FFmpeg is the one the addon links (the static build
 # of scripts/static-ffmpeg.mjs; VOXMILL_FFMPEG=system for the system's), not instrumented, so memory errors are caught
@@ -22,6 +24,7 @@
 #                    input in native/fuzz/regressions/<target>/ (earlier findings, kept there once fixed)
 #   crashes/         crash-*, leak-*, timeout-*, oom-* inputs of THIS run (emptied at the start)
 #   fuzz.log         libFuzzer's full output
+#   finding.txt      after a finding: its summary, stack top and inputs (base64), which CI prints at its end
 # Exits 1 when anything was found (the log's tail, with the stack, is printed), 2 on a setup problem.
 #
 # Environment: VOXMILL_TEST_DATA (default ../shared beside the checkout), CXX_FUZZ (default clang++).
@@ -42,7 +45,7 @@ fi
 target="${VOXMILL_FUZZ_TARGET:-decode}"
 out="build-fuzz/$target"
 mkdir -p "$out/corpus" "$out/seeds" "$out/crashes"
-rm -f "$out/crashes/"*
+rm -f "$out/crashes/"* "$out/finding.txt"
 fuzzer="$out/${target}_fuzzer"
 shared="${VOXMILL_TEST_DATA:-../shared}"
 rm -f "$out/seeds/"*
@@ -164,5 +167,23 @@ if ((rc != 0 || ${#found[@]} > 0)); then
   echo "--- fuzz: FOUND A PROBLEM; the end of $out/fuzz.log:"
   tail -n 80 "$out/fuzz.log"
   for file in "${found[@]}"; do echo "fuzz: input kept at $file (re-run: ./$fuzzer $file)"; done
+  # A short account for the end of CI's output (.ci/run prints it last, where a log's tail reaches): the sanitizer's
+  # summary, the top of the stack, and each input small enough to carry as base64, so the finding can be replayed
+  # on another machine (base64 -d > input; ./$fuzzer input).
+  {
+    # The sanitizer's SUMMARY names the file and line; libFuzzer's own findings (timeouts, out-of-memory, leaks) have
+    # their "==N== ERROR: libFuzzer: ..." line instead.
+    echo "fuzz-$target: $(grep -m1 '^SUMMARY:' "$out/fuzz.log" ||
+      grep -m1 -E '^==[0-9]+== ?ERROR' "$out/fuzz.log" || echo "libFuzzer exit $rc")"
+    grep -E '^ +#[0-9] ' "$out/fuzz.log" | head -n 8 || true
+    for file in "${found[@]}"; do
+      size=$(stat -c %s "$file")
+      if ((size <= 4096)); then
+        echo "input $(basename "$file") (base64): $(base64 -w0 "$file")"
+      else
+        echo "input $(basename "$file"): $size bytes, first 256 (base64): $(head -c 256 "$file" | base64 -w0)"
+      fi
+    done
+  } >"$out/finding.txt"
   exit 1
 fi

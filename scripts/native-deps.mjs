@@ -367,11 +367,12 @@ export const ESPEAK_FIXES = [
   {
     // The clause's text starts two bytes into sbuf, and looking back from a word's end for a suffix's spelling
     // ("spong" before an "-ing" removed in English) read up to three bytes in front of it ("iing is scheduled").
-    // Eight zero bytes now stand before sbuf, as sbuf[0] is.
+    // Eight zero bytes now stand before sbuf, as sbuf[0] is. And 16 after it: a number near the clause's end is
+    // split with the 16 bytes after it copied (memcpy(pn, pw, 16)), read past sbuf's end.
     file: 'src/libespeak-ng/translate.c',
     find: '\tchar sbuf[N_TR_SOURCE];\n',
     replace:
-      '\tchar sbuf_guarded[8 + N_TR_SOURCE] = { 0 }; /* voxmill: look-behinds from the first word stay inside */\n' +
+      '\tchar sbuf_guarded[8 + N_TR_SOURCE + 16] = { 0 }; /* voxmill: look-behinds and the number copy stay inside */\n' +
       '\tchar *sbuf = sbuf_guarded + 8;\n',
   },
   {
@@ -504,9 +505,116 @@ export const ESPEAK_FIXES = [
     replace:
       '\twhile ((p < (unsigned char *)word_phonemes + N_WORD_PHONEMES) && ((ph_code = *p++) != 0) && (n_ph_list2 < N_PHONEME_LIST-3-2)) { /* voxmill: not past the array */\n',
   },
+  {
+    // ReadClause writes a clause past N_TR_SOURCE into the source buffer's 40 bytes of slack (an embedded "B" command's
+    // spaces, "_cap", a 4-byte character after the last check), and charix follows the same indices: a clause ending
+    // there set charix_top to 801, and TranslateClause's charix[charix_top + 3] wrote past the array (found by CI's
+    // fixed-seed fuzzer, 2026-12-02, and by -fork=2 here). charix gets the same slack.
+    file: 'src/libespeak-ng/translate.c',
+    find: '\tshort charix[N_TR_SOURCE+4];\n',
+    replace: '\tshort charix[N_TR_SOURCE+40+4]; /* voxmill: the same slack as source[] */\n',
+  },
+  {
+    // ...and the "B" command's list of punctuation to speak added a space per character with no bound (up to 59): they
+    // stop at the clause's limit.
+    file: 'src/libespeak-ng/readclause.c',
+    find: "\t\t\t\t\t\t\tbuf[ix++] = ' ';\n",
+    replace: "\t\t\t\t\t\t\tif (ix < n_buf - 4) buf[ix++] = ' '; /* voxmill: bounded */\n",
+  },
+  {
+    // A phoneme code with no entry in the phoneme table in force (a language switched to in the middle of a clause)
+    // reached the output list with a null phoneme (or, past n_phoneme_tab, one left from an earlier table), which later
+    // passes read through (fuzzer, 2026-12-02): such an entry is dropped, as a phoneme replaced by nothing is.
+    file: 'src/libespeak-ng/phonemelist.c',
+    find: '\t\t// copy phoneme into the output list\n',
+    replace:
+      '\t\tif (plist2->phcode >= n_phoneme_tab || phoneme_tab[plist2->phcode] == NULL) { /* voxmill: not in this table */\n' +
+      '\t\t\tdeleted_sourceix = plist2->sourceix; /* its word start passes to the next phoneme, as for a deletion */\n' +
+      '\t\t\tcontinue;\n' +
+      '\t\t}\n' +
+      '\t\t// copy phoneme into the output list\n',
+  },
+  {
+    // ...and a phoneme's rules may name a replacement, an insertion or a change of the next phoneme by a code the
+    // table in force does not have: the rule is then not applied.
+    file: 'src/libespeak-ng/phonemelist.c',
+    find: '\t\tif ((alternative = phdata.pd_param[pd_CHANGE_NEXTPHONEME]) > 0) {\n',
+    replace:
+      '\t\tif ((alternative = phdata.pd_param[pd_CHANGE_NEXTPHONEME]) > 0 && alternative < n_phoneme_tab && phoneme_tab[alternative] != NULL) { /* voxmill */\n',
+  },
+  {
+    file: 'src/libespeak-ng/phonemelist.c',
+    find: '\t\tif (((alternative = phdata.pd_param[pd_INSERTPHONEME]) > 0) && (inserted == false)) {\n',
+    replace:
+      '\t\tif (((alternative = phdata.pd_param[pd_INSERTPHONEME]) > 0) && (inserted == false) && alternative < n_phoneme_tab && phoneme_tab[alternative] != NULL) { /* voxmill */\n',
+  },
+  {
+    file: 'src/libespeak-ng/phonemelist.c',
+    find: '\t\tif ((alternative = phdata.pd_param[pd_CHANGEPHONEME]) > 0) {\n',
+    replace:
+      '\t\tif ((alternative = phdata.pd_param[pd_CHANGEPHONEME]) > 0 && alternative < n_phoneme_tab && phoneme_tab[alternative] != NULL) { /* voxmill */\n',
+  },
+  {
+    // With punctuation read aloud, a clause near its end (ReadClause stops a clause only past N_TR_SOURCE - 75 bytes,
+    // and a word runs on to N_TR_SOURCE - 4) took a punctuation mark's name, up to 191 bytes, past the end of
+    // translate.c's source[N_TR_SOURCE + 40]. The name is cut to what fits before N_TR_SOURCE - 4, on a character
+    // boundary; such a clause ends there, as one that reaches the limit does.
+    file: 'src/libespeak-ng/readclause.c',
+    find: '\tbufix1 = *bufix;\n\tlen = strlen(buf);\n\tstrcpy(&output[*bufix], buf);\n',
+    replace:
+      '\tbufix1 = *bufix;\n\tlen = strlen(buf);\n' +
+      '\tif (*bufix + len > N_TR_SOURCE - 4) { /* voxmill: never past the clause buffer */\n' +
+      '\t\tlen = *bufix < N_TR_SOURCE - 4 ? N_TR_SOURCE - 4 - *bufix : 0;\n' +
+      '\t\twhile (len > 0 && (buf[len] & 0xc0) == 0x80) len--;\n' +
+      '\t\tbuf[len] = 0;\n' +
+      '\t}\n' +
+      '\tstrcpy(&output[*bufix], buf);\n',
+  },
+  {
+    // An embedded B command (\001B0, \001B1: punctuation read aloud or not) put three spaces into the clause with no
+    // bound and went on to the next character without the clause-length check: repeated, it wrote past source[].
+    file: 'src/libespeak-ng/readclause.c',
+    find: '\t\t\t\tstrcpy(&buf[ix], "   ");\n\t\t\t\tix += 3;\n',
+    replace:
+      '\t\t\t\tif (ix < n_buf - 4) { /* voxmill: bounded */\n' +
+      '\t\t\t\t\tstrcpy(&buf[ix], "   ");\n\t\t\t\t\tix += 3;\n\t\t\t\t}\n',
+  },
+  {
+    // A punctuation mark's spoken name (an ellipsis, in the voices whose *_list names it) is written at the clause's
+    // end with no bound either: at most what is left before n_buf - 4.
+    file: 'src/libespeak-ng/readclause.c',
+    find: '\t\t\t\tsprintf(p2, "%s", LookupCharName(cn_buf, tr, c1, true));\n',
+    replace:
+      '\t\t\t\tsnprintf(p2, ix < n_buf - 4 ? n_buf - 4 - ix : 1, "%s", LookupCharName(cn_buf, tr, c1, true)); /* voxmill: bounded */\n',
+  },
+  {
+    // A word replaced in text mode (an emoji's or a symbol's name) is translated from a copy on TranslateWord's stack
+    // that starts two bytes before the word, and RemoveEnding compares the stem's last letters against exceptions up
+    // to five letters long, reading in front of the copy when the stem is shorter (English, "...n.H" after an emoji).
+    // The copy gets eight zero bytes in front, as TranslateClause's sbuf has, and eight behind: LookupDictList's check
+    // for a dotted abbreviation reads two bytes past a word that fills the copy.
+    file: 'src/libespeak-ng/translate.c',
+    find: '\t\tchar word[N_WORD_BYTES+1];\n\t\tword[0] = 0;\n',
+    replace:
+      '\t\tchar word_guarded[8 + N_WORD_BYTES+1 + 8] = { 0 }; /* voxmill: look-behinds and look-aheads stay inside */\n' +
+      '\t\tchar *word = word_guarded + 8;\n\t\tword[0] = 0;\n',
+  },
+  {
+    // The plural suffixes are translated from three-letter words (" zz", " iz", " ss") on addPluralSuffixes' stack,
+    // and a rule's pre-context walks back from the word until a zero byte, which these did not have before their
+    // space: it walked into the stack in front of them (English text). Each now starts with a zero byte.
+    file: 'src/libespeak-ng/translateword.c',
+    find: "\tchar word_zz[4] = { ' ', 'z', 'z', 0 };\n\tchar word_iz[4] = { ' ', 'i', 'z', 0 };\n\tchar word_ss[4] = { ' ', 's', 's', 0 };\n",
+    replace:
+      "\tchar word_zz[5] = { 0, ' ', 'z', 'z', 0 }; /* voxmill: a zero byte before the word */\n" +
+      "\tchar word_iz[5] = { 0, ' ', 'i', 'z', 0 };\n\tchar word_ss[5] = { 0, ' ', 's', 's', 0 };\n",
+  },
+  { file: 'src/libespeak-ng/translateword.c', find: '&word_ss[1]', replace: '&word_ss[2]' },
+  { file: 'src/libespeak-ng/translateword.c', find: '&word_zz[1]', replace: '&word_zz[2]' },
+  { file: 'src/libespeak-ng/translateword.c', find: '&word_iz[1]', replace: '&word_iz[2]' },
 ];
 /** Bumped with every change to ESPEAK_FIXES, so a cached tree with older fixes is unpacked again. */
-const ESPEAK_FIXES_VERSION = 12;
+const ESPEAK_FIXES_VERSION = 19;
 
 /** The unpacked espeak-ng tree with ESPEAK_FIXES applied. */
 async function fixedEspeak() {

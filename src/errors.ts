@@ -197,6 +197,19 @@ export class InvalidOptionValueError extends RangeError {
 }
 
 /**
+ * A job's callback URL that callbacks may not reach: plain http where https is required, credentials in it, a host
+ * that does not resolve, or one with an address in a refused class (loopback, private, link-local, unique-local,
+ * multicast, unspecified, reserved) that is not on `callbackHosts`. The message says which; HTTP answers 400
+ * `invalid_callback_url`.
+ */
+export class CallbackUrlRefusedError extends InvalidOptionValueError {
+  constructor(param: string, expected: string, received: unknown) {
+    super(param, expected, received);
+    this.name = 'CallbackUrlRefusedError';
+  }
+}
+
+/**
  * A file's SHA-1 does not match the catalog. Used only for models whose upstream publishes a SHA-1 and no
  * sha256; it is a {@link ChecksumMismatchError} (same `code`) whose message names the right digest.
  */

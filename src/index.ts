@@ -57,6 +57,7 @@ export {
   AudioDecodeError,
   AudioEncodeError,
   AudioTooLongError,
+  CallbackUrlRefusedError,
   ChecksumMismatchError,
   ClosedError,
   DiarizationError,
@@ -76,7 +77,7 @@ export {
   VoxmillError,
 } from './errors.js';
 export type { AudioContainer } from './http/audio-sniff.js';
-export type { AuthorizeFunction } from './http/auth.js';
+export type { ApiKey, AuthorizeFunction } from './http/auth.js';
 export { createSpeechHandler, type NextFunction, type SpeechHandler } from './http/handler.js';
 export { HttpError, type HttpErrorBody, type HttpErrorType } from './http/http-error.js';
 export {
@@ -100,6 +101,7 @@ export {
   type SpeechServerTls,
 } from './http/server.js';
 export { type JobCallbackBody, signCallback, verifyCallbackSignature } from './jobs/callback.js';
+export type { CallbackLookup, ResolvedAddress } from './jobs/callback-target.js';
 export { createJobQueue } from './jobs/job-queue.js';
 export type { JobCallbackOptions, JobEngine, JobQueueOptions } from './jobs/options.js';
 export type {

@@ -87,8 +87,12 @@ export interface NativeModelInfo {
   mels: number;
   /** ggml file type (ggml.h `enum ggml_ftype`): 0 f32, 1 f16, 7 q8_0, 8 q5_0, 9 q5_1, ... */
   ftype: number;
-  /** The DTW alignment-heads preset in use (e.g. `tiny.en`), or null when word times use the token heuristic. */
+  /**
+   * The DTW alignment-heads preset (e.g. `tiny.en`) calls with token times use, or null when word times use the token
+   * heuristic.
+   */
   dtwPreset: string | null;
+  /** Whether calls without token times use flash attention. */
   flashAttention: boolean;
   /** Whether a GPU backend is in use. */
   gpu: boolean;
@@ -209,8 +213,13 @@ export interface NativeWhisperModel {
     samples: Float32Array,
     params: NativeTranscribeParams,
     onEvent?: (...event: NativeTranscribeEvent) => void,
-  ): NativeJob<NativeTranscription>;
+  ): NativeTranscribeJob;
   dispose(): void;
+}
+
+/** A running transcription; `setThreads` sets the threads of its next graph passes (1 to 64). */
+export interface NativeTranscribeJob extends NativeJob<NativeTranscription> {
+  setThreads(threads: number): void;
 }
 
 /** Containers the native encoder writes: mp3 (libmp3lame), wav (s16le), Ogg Opus (libopus), raw s16le. */

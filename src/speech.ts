@@ -60,6 +60,7 @@ export class Speech {
   readonly #diarization: DiarizationService;
   /** The threads every transcription, synthesis and diarization computes with, shared. */
   readonly #cpu: CpuBudget;
+  #interimsShed = 0;
   #voiceScanner: VoiceDirectoryScanner | undefined;
   readonly #transcribed = new Set<(event: TranscribedEvent) => void>();
   #tts: TtsService | undefined;
@@ -106,6 +107,14 @@ export class Speech {
   /** Where catalog models are looked up. */
   get modelsDir(): string {
     return this.#config.modelsDir;
+  }
+
+  /**
+   * Interim transcripts of live transcriptions skipped since the engine was made, because transcriptions were waiting
+   * for CPU threads: under load interims give way so that finals keep their latency.
+   */
+  get interimsShed(): number {
+    return this.#interimsShed;
   }
 
   /**
@@ -294,6 +303,14 @@ export class Speech {
       maxUtteranceSeconds: live.maxUtteranceSeconds,
       maxPendingUtterances: live.maxPendingUtterances,
       signal: live.signal,
+      // Interims run on idle threads only: while any work waits, or every thread is taken, they give way.
+      shedInterim: () => {
+        const { waiting, inUse, threads, runs, maxRuns } = this.#cpu.status();
+        return waiting > 0 || inUse >= threads || (maxRuns !== null && runs >= maxRuns);
+      },
+      onInterimShed: () => {
+        this.#interimsShed++;
+      },
     });
     // close() ends the live transcriptions too.
     this.#transcribers.add(transcriber);

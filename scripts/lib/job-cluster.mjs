@@ -71,7 +71,7 @@ export async function startRedis() {
 }
 
 /** Runs a voxmill command; resolves once a log line satisfies `ready`. Lines are parsed JSON, kept in `lines`. */
-function startProcess(args, env, ready) {
+export function startProcess(args, env, ready) {
   const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env } });
   const lines = [];
   let stderr = '';
@@ -158,7 +158,8 @@ export async function startCluster({ workers = 3, model, jobs = {}, keys = ['key
       vad: false,
       cpuThreads: 1,
       threads: 1,
-      jobs: { name: `scale-${process.pid}-${Date.now()}`, ...jobs },
+      // The callback receiver listens on loopback, which callbacks may reach only when listed.
+      jobs: { name: `scale-${process.pid}-${Date.now()}`, callbackHosts: ['127.0.0.1'], ...jobs },
       // One batch client submits and polls many jobs at once.
       http: { limits: { maxConcurrentRequestsPerClient: 32 } },
     }),

@@ -2,7 +2,8 @@
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { type Command, InvalidArgumentError } from 'commander';
-import { API_KEY_CHARACTERS, isBearerToken } from '../http/auth.js';
+import type { ApiKey } from '../http/auth.js';
+import { apiKeyEntries } from '../http/options.js';
 import { createSpeechServer } from '../http/server.js';
 import type { JobQueue } from '../jobs/types.js';
 import { createSpeech, type Speech } from '../speech.js';
@@ -34,18 +35,20 @@ export function port(value: string): number {
   return n;
 }
 
-/** The API keys to accept: `VOXMILL_API_KEYS` when it holds any, else the config's. Each must fit a Bearer header. */
-function apiKeys(config: ServeConfig, configPath: string | undefined): string[] {
+/**
+ * The API keys to accept: `VOXMILL_API_KEYS` when it holds any, else the config's. Each must fit a Bearer header and
+ * each id be well formed (the message names the entry, never the key).
+ */
+function apiKeys(config: ServeConfig, configPath: string | undefined): (string | ApiKey)[] {
   const fromEnv = apiKeysFromEnv(process.env.VOXMILL_API_KEYS);
   const keys = fromEnv ?? config.apiKeys ?? [];
-  keys.forEach((key, i) => {
-    if (!isBearerToken(key)) {
-      const where = fromEnv ? 'VOXMILL_API_KEYS' : `"apiKeys" in ${configPath}`;
-      throw new Error(
-        `${where}: key ${i + 1} has characters a Bearer token cannot carry (allowed: ${API_KEY_CHARACTERS})`,
-      );
-    }
-  });
+  try {
+    apiKeyEntries('key', keys);
+  } catch (error) {
+    const where = fromEnv ? 'VOXMILL_API_KEYS' : `"apiKeys" in ${configPath}`;
+    const message = (error as Error).message.replace(/^key\[(\d+)\]/, (_all, i) => `key ${Number(i) + 1}`);
+    throw new Error(`${where}: ${message}`);
+  }
   return keys;
 }
 

@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import type { SpeechOptions } from '../engine/config.js';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
+import type { ApiKey } from '../http/auth.js';
 import { HANDLER_DATA_KEYS, type SpeechHandlerOptions } from '../http/options.js';
 import type { JobQueueOptions } from '../jobs/options.js';
 import { integerOption, isPlainObject, objectOption, rejectUnknownKeys, stringOption } from '../util/validate.js';
@@ -18,8 +19,11 @@ export type HttpConfig = Omit<SpeechHandlerOptions, 'speech' | 'auth' | 'onReque
 
 /** `voxmill serve --config <file>`. */
 export interface ServeConfig {
-  /** Accepted API keys. `VOXMILL_API_KEYS` (comma-separated), when set, replaces them. */
-  apiKeys?: string[];
+  /**
+   * Accepted API keys: strings, or `{ "id", "key" }` so the caller keeps its jobs and limits across a key rotation.
+   * `VOXMILL_API_KEYS` (comma-separated `key` or `id:key`), when set, replaces them.
+   */
+  apiKeys?: (string | ApiKey)[];
   host?: string;
   port?: number;
   /**
@@ -60,12 +64,15 @@ function tlsFilesOption(value: unknown): ServeTlsFiles | undefined {
 
 const HTTP_KEYS = [...HANDLER_DATA_KEYS, 'shutdownTimeoutMs', 'headersTimeoutMs', 'demo', 'metricsAuth'] as const;
 
-function apiKeysOption(param: string, value: unknown): string[] | undefined {
+function apiKeysOption(param: string, value: unknown): (string | ApiKey)[] | undefined {
   if (value === undefined) return undefined;
-  if (!Array.isArray(value) || value.some((key) => typeof key !== 'string' || key.trim() === '')) {
-    throw new InvalidOptionTypeError(param, 'an array of non-empty API keys', value);
+  const wellFormed = (entry: unknown) =>
+    (typeof entry === 'string' && entry.trim() !== '') ||
+    (isPlainObject(entry) && typeof entry.key === 'string' && typeof entry.id === 'string');
+  if (!Array.isArray(value) || !value.every(wellFormed)) {
+    throw new InvalidOptionTypeError(param, 'an array of non-empty API keys or { "id", "key" }', value);
   }
-  return value as string[];
+  return value as (string | ApiKey)[];
 }
 
 /** Splits and checks a parsed config object. Errors name the key (`port`, `http.limits.maxFileBytes`, ...). */
@@ -113,11 +120,18 @@ export async function loadServeConfig(path: string): Promise<ServeConfig> {
   }
 }
 
-/** API keys from `VOXMILL_API_KEYS` (comma-separated; blanks ignored), or undefined when it holds none. */
-export function apiKeysFromEnv(value: string | undefined): string[] | undefined {
+/**
+ * API keys from `VOXMILL_API_KEYS` (comma-separated; blanks ignored; `id:key` gives a key its id, since no key can
+ * hold a colon), or undefined when it holds none.
+ */
+export function apiKeysFromEnv(value: string | undefined): (string | ApiKey)[] | undefined {
   const keys = (value ?? '')
     .split(',')
     .map((key) => key.trim())
-    .filter((key) => key !== '');
+    .filter((key) => key !== '')
+    .map((entry) => {
+      const colon = entry.indexOf(':');
+      return colon < 0 ? entry : { id: entry.slice(0, colon), key: entry.slice(colon + 1) };
+    });
   return keys.length > 0 ? keys : undefined;
 }

@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Command, InvalidArgumentError } from 'commander';
 import { createOpsHandler } from '../http/ops-handler.js';
+import { chargeJobs, rateLimiterFor } from '../http/rate-limits.js';
 import type { RedisJobQueue } from '../jobs/redis-queue.js';
 import type { JobQueue } from '../jobs/types.js';
 import { createSpeechMetrics } from '../metrics/speech-metrics.js';
@@ -51,6 +52,15 @@ async function work(flags: WorkerFlags): Promise<void> {
     await speech.close();
     throw error;
   }
+
+  // Per-client audio limits (http.limits.audioSecondsPerHour): the jobs this worker completes charge their owners, in
+  // the buckets on Redis the API processes read.
+  const limiter = rateLimiterFor({
+    requestsPerMinute: 0,
+    audioSecondsPerHour: config.http?.limits?.audioSecondsPerHour ?? 0,
+    jobs: queue,
+  });
+  if (limiter) chargeJobs(queue, limiter);
 
   if (!flags.quiet) {
     (queue as RedisJobQueue).on('worked', (run) => {

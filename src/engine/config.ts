@@ -7,7 +7,7 @@ import type { DiarizationConfig } from '../diarize/types.js';
 import { InvalidOptionTypeError } from '../errors.js';
 import { catalogDefaults } from '../models/catalog.js';
 import { defaultModelsDir } from '../models/store.js';
-import { defaultThreads, normalizeVadOptions } from '../stt/request.js';
+import { defaultEngineThreads, normalizeVadOptions } from '../stt/request.js';
 import type { SttModelConfig, VadOptions } from '../stt/types.js';
 import { MAX_GPU_DEVICE } from '../stt/whisper-model.js';
 import { STT_MODEL_IDS, sttTierDefaults } from '../tiers.js';
@@ -55,8 +55,10 @@ export interface SpeechOptions {
   /** Unload a model after this many ms without work; 0 keeps models loaded. Default 300000 (5 minutes). */
   idleUnloadMs?: number;
   /**
-   * Most CPU threads per transcription; a call gets as many of these as the CPU budget has free when its turn comes.
-   * Default min(4, cpuThreads).
+   * Most CPU threads per transcription; a call gets as many of these as the CPU budget has free when its turn comes,
+   * and, up to this many, the budget's extra thread while no short work could borrow it (so on up to 4 cores a call
+   * alone computes on every core; the thread goes back at its next graph pass when short work arrives). Default
+   * min(4, cpuThreads + 1).
    */
   threads?: number;
   /**
@@ -209,7 +211,7 @@ export function resolveSpeechConfig(options: unknown): ResolvedSpeechConfig {
   const modelsDir = modelsDirOption ? resolve(modelsDirOption) : defaultModelsDir();
   const vadModel = raw.vadModel === null ? null : stringOption('vadModel', raw.vadModel);
   const cpuThreads = integerOption('cpuThreads', raw.cpuThreads, 1, 1024) ?? defaultCpuThreads();
-  const threads = integerOption('threads', raw.threads, 1, 64) ?? defaultThreads(cpuThreads);
+  const threads = integerOption('threads', raw.threads, 1, 64) ?? defaultEngineThreads(cpuThreads);
   const engineDefaults: SttEngineDefaults = {
     concurrency: integerOption('concurrency', raw.concurrency, 1, 64) ?? Math.ceil(cpuThreads / threads) + 1,
     maxQueue: integerOption('maxQueue', raw.maxQueue, 0, 100_000) ?? 16,

@@ -7,6 +7,7 @@ import type { NativeVadParams } from '../native.js';
 import type { NormalizedTranscribeOptions } from '../stt/request.js';
 import type { Transcription } from '../stt/types.js';
 import type { WhisperModelInfo } from '../stt/whisper-model.js';
+import type { LiveThreadCount } from '../util/cpu-budget.js';
 import { WorkQueue } from '../util/queue.js';
 import type { ResolvedSttModel } from './config.js';
 import type { ModelLocator } from './model-locator.js';
@@ -22,6 +23,8 @@ export interface SttModel {
     options: NormalizedTranscribeOptions,
     vad: NativeVadParams | undefined,
     track?: (settled: Promise<void>) => void,
+    /** The call's threads as the CPU budget changes them while it runs. */
+    threads?: LiveThreadCount,
   ): Promise<Transcription>;
   /** Releases the weights once running calls finish. */
   dispose(): void;

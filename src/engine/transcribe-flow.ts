@@ -104,15 +104,24 @@ export async function transcribeInput(
     await lease.acquire(signal);
     const model = await untilAborted(registry.load(slot), signal);
     // Threads from the engine's budget: as many as are free when this call's turn comes, up to `threads`.
+    // Elastic: while no short work waits, a lone call is lent the budget's extra thread (every core computes), and
+    // gives it back at its next graph pass when some arrives.
     cpu = await context.cpu.acquire({
       threads: normalized.params.threads,
       short: audio.duration <= SHORT_WORK_SECONDS,
+      elastic: true,
       ...(signal ? { signal } : {}),
     });
     normalized.params.threads = cpu.threads;
-    const transcription = await model.transcribeDecoded(audio, normalized, vad, (settled) => {
-      nativeWork = settled;
-    });
+    const transcription = await model.transcribeDecoded(
+      audio,
+      normalized,
+      vad,
+      (settled) => {
+        nativeWork = settled;
+      },
+      cpu,
+    );
     // Whisper has finished: its threads go back now, before waiting for the speakers, whose worker takes threads from
     // the same budget (holding them here would deadlock a budget of one thread).
     cpu.release();

@@ -1,6 +1,7 @@
 // createSpeechHandler(): the /v1 speech API as one `(req, res, next)` function for Express 4/5, Connect or a bare
 // http server. It owns four paths; everything else goes to `next()` untouched (its body unread).
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { availableParallelism } from 'node:os';
 import type { Duplex } from 'node:stream';
 import type { JobQueue } from '../jobs/types.js';
 import { requestSlots } from './admission.js';
@@ -10,6 +11,7 @@ import type { HttpError } from './http-error.js';
 import { InFlightRequests } from './in-flight.js';
 import { type ResolvedHandlerOptions, resolveHandlerOptions, type SpeechHandlerOptions } from './options.js';
 import { handleOwnedRequest, type OwnedRequestScope, type OwnedWork } from './owned-request.js';
+import { chargeJobs, chargingEngine, type RateLimiter, rateLimiterFor } from './rate-limits.js';
 import { realtimeEndpoint, type UpgradeHandler } from './realtime/realtime-upgrade.js';
 import type { Route } from './routes/context.js';
 import { matchRoute, notFound, routeTemplate } from './routes/table.js';
@@ -88,12 +90,19 @@ export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandler
   };
   const authenticate = authenticator(resolved);
   const takeSlot = requestSlots(resolved);
+  const limiter = rateLimiterFor(resolved);
+  // Jobs run here charge their owner's audio when they complete (a `voxmill worker` elsewhere charges its own).
+  if (limiter && resolved.jobs) chargeJobs(resolved.jobs, limiter);
 
   const realtime = realtimeEndpoint({
     engine: resolved.speech,
     limits: resolved.realtime,
     openai: resolved.openai,
     authenticate,
+    cpuThreads: engineCpuThreads(resolved.speech),
+    limiter,
+    metrics: resolved.metrics,
+    retryAfterSeconds: resolved.retryAfterSeconds,
   });
   const handle = (req: IncomingMessage, res: ServerResponse, next?: NextFunction) => {
     const match = matchRoute(req);
@@ -104,7 +113,7 @@ export function buildSpeechHandler(options: SpeechHandlerOptions): SpeechHandler
     const handOff = next && resolved.errors === 'next' ? next : undefined;
     const work =
       match.kind === 'route'
-        ? guardedRoute(match.route, match.method, authenticate, takeSlot)
+        ? guardedRoute(match.route, match.method, authenticate, takeSlot, limiter)
         : refusal(match.kind === 'not_ours' ? notFound(match.path) : match.error);
     handleOwnedRequest(scope, req, res, handOff, match.path, work);
   };
@@ -157,6 +166,12 @@ function withMetrics(resolved: ResolvedHandlerOptions): ResolvedHandlerOptions {
   };
 }
 
+/** The engine's CPU budget in threads (a stand-in engine without one: this machine's cores). */
+function engineCpuThreads(engine: object): number {
+  const cpu = (engine as { cpu?: { cpuThreads?: unknown } }).cpu;
+  return typeof cpu?.cpuThreads === 'number' ? cpu.cpuThreads : availableParallelism();
+}
+
 /** A request the handler answers with `error` alone: no authentication, no body read. */
 function refusal(error: HttpError): OwnedWork {
   return async () => Promise.reject(error);
@@ -172,6 +187,7 @@ function guardedRoute(
   method: string,
   authenticate: (req: IncomingMessage) => Promise<string>,
   takeSlot: (client: string) => () => void,
+  limiter: RateLimiter | undefined,
 ): OwnedWork {
   return async (ctx, { onEnd, watchBody }) => {
     const client = await authenticate(ctx.req);
@@ -179,6 +195,15 @@ function guardedRoute(
     ctx.signal.throwIfAborted();
     ctx.client = client;
     onEnd(takeSlot(client));
+    if (limiter) {
+      // Every POST route works on audio (transcribes, translates, synthesizes or queues a job).
+      const fields = await limiter.admit(client, method === 'POST');
+      for (const [name, value] of Object.entries(fields)) ctx.res.setHeader(name, value);
+      if (limiter.limitsAudio) {
+        const charge = (seconds: number) => void limiter.chargeAudio(client, seconds).catch(() => undefined);
+        ctx.options = { ...ctx.options, speech: chargingEngine(ctx.options.speech, charge) };
+      }
+    }
     if (method === 'POST') {
       watchBody();
     } else if (bodyStillArriving(ctx.req)) {

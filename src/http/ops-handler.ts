@@ -6,10 +6,11 @@ import { InvalidOptionTypeError } from '../errors.js';
 import type { JobQueue } from '../jobs/types.js';
 import type { SpeechMetrics } from '../metrics/speech-metrics.js';
 import type { Speech } from '../speech.js';
-import { type AuthorizeFunction, authenticator } from './auth.js';
+import { type ApiKey, type AuthorizeFunction, authenticator } from './auth.js';
 import { bodyStillArriving } from './body-watch.js';
 import type { NextFunction } from './handler.js';
 import { HttpError, toHttpError } from './http-error.js';
+import { apiKeyEntries } from './options.js';
 import { requestIdOf } from './request-log.js';
 import { sendError, sendJson } from './respond.js';
 import { routePath } from './routes/table.js';
@@ -28,7 +29,7 @@ export interface OpsHandlerOptions {
    * Who may read `/metrics`: `false` (anyone: scrapers on a private network; the default), API keys (sent as
    * `Authorization: Bearer <key>`, Prometheus' `authorization` setting), or an authorize(token, req) function.
    */
-  metricsAuth?: readonly string[] | AuthorizeFunction | false;
+  metricsAuth?: readonly (string | ApiKey)[] | AuthorizeFunction | false;
   /** @internal The standalone server's draining state: `/readyz` answers 503 `draining` while true. */
   draining?: () => boolean;
 }
@@ -110,7 +111,7 @@ export function createOpsHandler(options: OpsHandlerOptions): OpsHandler {
       ? { keys: undefined, authorize: undefined }
       : typeof metricsAuth === 'function'
         ? { keys: undefined, authorize: metricsAuth }
-        : { keys: metricsAuth, authorize: undefined },
+        : { keys: apiKeyEntries('metricsAuth', metricsAuth), authorize: undefined },
   );
   const fail = (res: ServerResponse, requestId: string, cause: unknown, code: string) => {
     const error =

@@ -17,7 +17,16 @@ import {
   stringOption,
 } from '../util/validate.js';
 import { AUDIO_CONTAINERS, type AudioContainer, DEFAULT_AUDIO_CONTAINERS } from './audio-sniff.js';
-import { API_KEY_CHARACTERS, type AuthorizeFunction, isBearerToken, type ResolvedAuth } from './auth.js';
+import {
+  API_KEY_CHARACTERS,
+  API_KEY_ID,
+  type ApiKey,
+  type AuthorizeFunction,
+  isBearerToken,
+  keyIdentity,
+  type ResolvedAuth,
+  type ResolvedKey,
+} from './auth.js';
 import { type OpenAiCompatOptions, type ResolvedOpenAiOptions, resolveOpenAiOptions } from './openai/openai-options.js';
 import {
   type RealtimeOptions,
@@ -58,6 +67,20 @@ export interface SpeechHandlerLimits {
    * `trust proxy`, or the socket's). Default an eighth of `maxConcurrentRequests`, at least 1 (8 of the default 64).
    */
   maxConcurrentRequestsPerClient?: number;
+  /**
+   * Requests one client may start per minute: a token bucket of this many, refilled evenly, so a burst of up to this
+   * many is fine. Past it, 429 `rate_limited` with `Retry-After` and the IETF `RateLimit-Policy` / `RateLimit` fields.
+   * Counted in this process, or in Redis (shared by every process) when `jobs` is a queue on Redis. Default 0: no
+   * limit (the concurrency limits above still apply).
+   */
+  requestsPerMinute?: number;
+  /**
+   * Seconds of audio one client may have transcribed, translated or synthesized per hour (a token bucket, like
+   * `requestsPerMinute`): work is admitted while any are left and charged with its audio's length when it ends, so one
+   * long file may leave the client in debt (at most one hour's worth) until the refill pays it. Realtime sessions are
+   * charged per transcribed utterance, jobs when they complete. Past it, 429 `audio_rate_limited`. Default 0: no limit.
+   */
+  audioSecondsPerHour?: number;
   /**
    * Longest gap between two chunks of a request body the handler reads, in ms; past it the client gets 408
    * `body_timeout` and the connection is closed. 0 = no limit. Default 10000.
@@ -100,8 +123,10 @@ export interface SpeechHandlerOptions {
   /**
    * Required, so an API is never open by accident: a list of API keys accepted as `Authorization: Bearer <key>`
    * (compared in constant time), a function deciding per token, or `false` when the host authenticates itself.
+   * A key given as `{ id, key }` makes the caller known by its id: its jobs and rate limits survive a key rotation
+   * (list the new key under the same id). A plain key is known by a digest of the key.
    */
-  auth: readonly string[] | AuthorizeFunction | false;
+  auth: readonly (string | ApiKey)[] | AuthorizeFunction | false;
   /**
    * `respond` (default): the handler writes its errors as JSON. `next`: errors go to the host's error middleware
    * as {@link HttpError} (with `status`, `headers` and `toJSON()`); without a `next` they are written anyway.
@@ -144,6 +169,8 @@ export interface ResolvedHandlerOptions extends ResolvedAuth {
   maxAudioSeconds: number;
   maxConcurrentRequests: number;
   maxConcurrentRequestsPerClient: number;
+  requestsPerMinute: number;
+  audioSecondsPerHour: number;
   bodyIdleTimeoutMs: number;
   bodyTimeoutMs: number;
   minBodyBytesPerSecond: number;
@@ -182,6 +209,8 @@ export const LIMIT_KEYS = [
   'maxAudioSeconds',
   'maxConcurrentRequests',
   'maxConcurrentRequestsPerClient',
+  'requestsPerMinute',
+  'audioSecondsPerHour',
   'bodyIdleTimeoutMs',
   'bodyTimeoutMs',
   'minBodyBytesPerSecond',
@@ -190,6 +219,42 @@ export const LIMIT_KEYS = [
   'retryAfterSeconds',
 ] as const;
 
+/**
+ * Checks API keys given as strings or `{ id, key }`: each must fit a Bearer header, each id must be well formed, and
+ * no key may be listed under two ids. Messages name the entry, never the key (a secret).
+ */
+export function apiKeyEntries(param: string, value: readonly unknown[]): ResolvedKey[] {
+  const idOfKey = new Map<string, string | undefined>();
+  return value.map((entry, i) => {
+    const at = `${param}[${i}]`;
+    const { key, id } = typeof entry === 'string' ? { key: entry, id: undefined } : (entry as Partial<ApiKey>);
+    if (typeof entry !== 'string' && (!isPlainObject(entry) || typeof key !== 'string')) {
+      throw new InvalidOptionTypeError(at, 'an API key (a string) or { id, key }', entry);
+    }
+    if (typeof entry !== 'string') rejectUnknownKeys(at, entry as Record<string, unknown>, ['id', 'key']);
+    if (!isBearerToken(key as string)) {
+      // The key itself is a secret: the message says what is wrong with it, never what it is.
+      throw new InvalidOptionValueError(
+        at,
+        `an API key a Bearer token can carry (${API_KEY_CHARACTERS})`,
+        `a key of ${(key as string).length} characters`,
+      );
+    }
+    if (id !== undefined && (typeof id !== 'string' || !API_KEY_ID.test(id))) {
+      throw new InvalidOptionValueError(
+        `${at}.id`,
+        '1-64 letters, digits, _ . @ - (starting with a letter or digit)',
+        id,
+      );
+    }
+    if (idOfKey.has(key as string) && idOfKey.get(key as string) !== id) {
+      throw new InvalidOptionValueError(at, 'a key not already listed under another id', `a key listed before`);
+    }
+    idOfKey.set(key as string, id);
+    return { key: key as string, identity: keyIdentity(key as string, id) };
+  });
+}
+
 function authOption(value: unknown): ResolvedAuth {
   if (value === false) return { authorize: undefined, keys: undefined };
   if (typeof value === 'function') return { authorize: value as AuthorizeFunction, keys: undefined };
@@ -197,18 +262,7 @@ function authOption(value: unknown): ResolvedAuth {
     if (value.length === 0) {
       throw new InvalidOptionValueError('auth', 'at least one API key (or false when the host authenticates)', value);
     }
-    value.forEach((key, i) => {
-      if (typeof key !== 'string') throw new InvalidOptionTypeError(`auth[${i}]`, 'an API key (a string)', key);
-      if (!isBearerToken(key)) {
-        // The key itself is a secret: the message says what is wrong with it, never what it is.
-        throw new InvalidOptionValueError(
-          `auth[${i}]`,
-          `an API key a Bearer token can carry (${API_KEY_CHARACTERS})`,
-          `a key of ${key.length} characters`,
-        );
-      }
-    });
-    return { authorize: undefined, keys: [...(value as string[])] };
+    return { authorize: undefined, keys: apiKeyEntries('auth', value) };
   }
   throw new InvalidOptionTypeError(
     'auth',
@@ -276,6 +330,8 @@ export function resolveHandlerOptions(options: unknown): ResolvedHandlerOptions 
     maxConcurrentRequestsPerClient:
       integerOption('limits.maxConcurrentRequestsPerClient', limits.maxConcurrentRequestsPerClient, 1, 100_000) ??
       defaultPerClientRequests(maxConcurrentRequests),
+    requestsPerMinute: integerOption('limits.requestsPerMinute', limits.requestsPerMinute, 0, 10_000_000) ?? 0,
+    audioSecondsPerHour: integerOption('limits.audioSecondsPerHour', limits.audioSecondsPerHour, 0, 1_000_000_000) ?? 0,
     bodyIdleTimeoutMs:
       integerOption('limits.bodyIdleTimeoutMs', limits.bodyIdleTimeoutMs, 0, maxTimeout) ??
       DEFAULT_BODY_IDLE_TIMEOUT_MS,

@@ -1,8 +1,11 @@
 // Result callbacks: the POST a job's callback URL receives when the job ends, signed with HMAC-SHA256 so that the
 // receiver can tell it came from this server and was not replayed, and the one check a receiver needs.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { InvalidOptionValueError } from '../errors.js';
+import { type CallbackTarget, parseCallbackUrl, resolveCallbackTarget } from './callback-target.js';
 import type { ResolvedCallbackOptions } from './options.js';
 import type { TranscriptionJob } from './types.js';
 
@@ -64,47 +67,75 @@ export function verifyCallbackSignature(
   return timingSafeEqual(expected, Buffer.from(signature, 'hex'));
 }
 
-/** A callback URL a job may carry: http or https, with a host, at most 2048 characters. */
+/** A callback URL's syntax, normalised (the address check needs a lookup: {@link resolveCallbackTarget}). */
 export function checkCallbackUrl(param: string, value: string): string {
-  let url: URL | undefined;
-  try {
-    url = value.length <= 2048 ? new URL(value) : undefined;
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') {
-    throw new InvalidOptionValueError(param, 'an http:// or https:// URL of at most 2048 characters', value);
-  }
-  return url.href;
+  return parseCallbackUrl(param, value).href;
 }
 
-/** One delivery: resolves when the receiver answered 2xx, rejects with why not. */
+/** Hands the connection the addresses that were checked (all of them, for Node to try in turn), never a new lookup. */
+function pinnedLookup(target: CallbackTarget): LookupFunction {
+  return (_hostname, options, callback) => {
+    const { all, family } = options as { all?: boolean; family?: number };
+    const wanted = target.addresses.filter((a) => !family || a.family === family);
+    const addresses = wanted.length > 0 ? wanted : target.addresses;
+    if (all) (callback as AllCallback)(null, [...addresses]);
+    else callback(null, (addresses[0] as { address: string }).address, (addresses[0] as { family: number }).family);
+  };
+}
+type AllCallback = (error: Error | null, addresses: { address: string; family: number }[]) => void;
+
+/** POSTs `body` to the checked target; resolves with the status code. Redirects are answers, never followed. */
+function post(target: CallbackTarget, headers: Record<string, string>, body: string, signal: AbortSignal) {
+  const { url, hostname } = target;
+  return new Promise<number>((resolve, reject) => {
+    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
+      {
+        method: 'POST',
+        host: hostname,
+        port: url.port || undefined,
+        path: `${url.pathname}${url.search}`,
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        lookup: pinnedLookup(target),
+        ...(isIP(hostname) === 0 ? { servername: hostname } : {}),
+        // One connection per delivery: a pooled one could have been opened to an address checked under other rules.
+        agent: false,
+        signal,
+      },
+      (response) => {
+        // The answer's body is not needed; reading it to its end frees the socket.
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+/**
+ * One delivery: checks the URL and resolves its host (again: an address may have changed since the job was queued),
+ * connects to the address checked, and resolves when the receiver answered 2xx; rejects with why not.
+ */
 export async function deliverCallback(
   url: string,
   body: string,
-  options: Pick<ResolvedCallbackOptions, 'secret' | 'timeoutMs'>,
+  options: Pick<ResolvedCallbackOptions, 'secret' | 'timeoutMs' | 'allowHttp' | 'hosts' | 'lookup'>,
   attempt: number,
   signal?: AbortSignal,
 ): Promise<void> {
+  const timeout = AbortSignal.timeout(options.timeoutMs);
+  const target = await resolveCallbackTarget('callbackUrl', url, options);
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     'user-agent': 'voxmill-callback',
     'voxmill-delivery-attempt': String(attempt),
   };
   if (options.secret) headers[SIGNATURE_HEADER] = signCallback(options.secret, body);
-  const response = await fetch(url, {
-    method: 'POST',
-    headers,
-    body,
-    redirect: 'manual',
-    signal: signal
-      ? AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs)])
-      : AbortSignal.timeout(options.timeoutMs),
-  });
-  // The answer's body is not needed; dropping it frees the connection.
-  await response.body?.cancel().catch(() => undefined);
-  if (response.status < 200 || response.status > 299) {
-    throw new Error(`the callback receiver answered ${response.status}`);
+  const status = await post(target, headers, body, signal ? AbortSignal.any([signal, timeout]) : timeout);
+  if (status < 200 || status > 299) {
+    throw new Error(
+      `the callback receiver answered ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}`,
+    );
   }
 }
 

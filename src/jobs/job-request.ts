@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { AudioDecodeError, InvalidOptionTypeError, InvalidOptionValueError, ModelNotFoundError } from '../errors.js';
 import { isPlainObject, stringOption } from '../util/validate.js';
 import { checkCallbackUrl } from './callback.js';
+import { resolveCallbackTarget } from './callback-target.js';
 import type { ResolvedJobQueueOptions } from './options.js';
 import type { JobStatus, TranscriptionJob, TranscriptionJobRequest } from './types.js';
 
@@ -56,6 +57,19 @@ export function checkJobRequest(
     ...(filename === undefined ? {} : { filename }),
     ...(url === undefined ? {} : { callbackUrl: checkCallbackUrl('callbackUrl', url) }),
   };
+}
+
+/**
+ * The part of the check that needs a lookup: the callback URL's host must resolve to addresses callbacks may reach
+ * (CallbackUrlRefusedError otherwise). Each delivery checks again, against the addresses of that moment.
+ */
+export async function checkCallbackTarget(
+  request: CheckedJobRequest,
+  options: Pick<ResolvedJobQueueOptions, 'callbacks'>,
+): Promise<void> {
+  if (request.callbackUrl !== undefined) {
+    await resolveCallbackTarget('callbackUrl', request.callbackUrl, options.callbacks);
+  }
 }
 
 export function newJobId(): string {

@@ -7,6 +7,7 @@ import { settlesWithin } from '../util/job.js';
 import { callbackBody, deliverWithRetries } from './callback.js';
 import {
   type CheckedJobRequest,
+  checkCallbackTarget,
   checkJobRequest,
   DEFAULT_LIST_LIMIT,
   DEFAULT_OWNER,
@@ -17,7 +18,7 @@ import {
   unixSeconds,
 } from './job-request.js';
 import type { JobEngine, ResolvedJobQueueOptions } from './options.js';
-import { CANCELLED, isRetriable, jobErrorOf, runTranscriptionJob } from './run-job.js';
+import { CANCELLED, emitSafely, isRetriable, jobErrorOf, runTranscriptionJob } from './run-job.js';
 import type {
   JobCounts,
   JobQueue,
@@ -68,6 +69,9 @@ export class MemoryJobQueue extends EventEmitter implements JobQueue {
   async enqueue(raw: TranscriptionJobRequest): Promise<TranscriptionJob> {
     if (this.#closed) throw new ClosedError('the job queue is closed');
     const request = checkJobRequest(raw, this.#engine.modelIds, this.#options);
+    await checkCallbackTarget(request, this.#options);
+    // The lookup took a moment: the queue may have closed meanwhile.
+    if (this.#closed) throw new ClosedError('the job queue is closed');
     const { maxQueuedJobs, maxQueuedBytes } = this.#options;
     if (this.#waiting.length >= maxQueuedJobs) {
       throw new QueueFullError(`${this.#waiting.length} jobs are waiting (maxQueuedJobs ${maxQueuedJobs})`);
@@ -236,6 +240,7 @@ export class MemoryJobQueue extends EventEmitter implements JobQueue {
         },
       });
       entry.controller = undefined;
+      emitSafely(this, 'transcribed', entry.request.owner, job.result?.duration ?? 0);
       this.#end(entry, 'completed');
     } catch (cause) {
       const aborted = entry.controller?.signal.aborted === true;

@@ -3,12 +3,14 @@ import { InvalidOptionTypeError, InvalidOptionValueError } from '../errors.js';
 import type { Speech } from '../speech.js';
 import {
   booleanOption,
+  functionOption,
   integerOption,
   isPlainObject,
   objectOption,
   rejectUnknownKeys,
   stringOption,
 } from '../util/validate.js';
+import { type CallbackLookup, type CallbackPolicy, parseCallbackHosts, systemLookup } from './callback-target.js';
 
 /** What a queue that works jobs needs of the engine. */
 export type JobEngine = Pick<Speech, 'transcribe' | 'modelIds'> & Partial<Pick<Speech, 'cpu'>>;
@@ -24,8 +26,18 @@ export interface JobCallbackOptions {
   attempts?: number;
   /** First retry delay in ms; each next one doubles. Default 1000 (the 8th try comes about 2 minutes later). */
   backoffMs?: number;
-  /** Longest wait for the receiver's answer, in ms. Default 10000. */
+  /** Longest wait for the receiver's answer (the host's lookup included), in ms. Default 10000. */
   timeoutMs?: number;
+  /**
+   * Plain `http://` callback URLs to any host. Default false: callbacks go over https, except to hosts on
+   * `callbackHosts` (a private network's receivers often have no certificate).
+   */
+  allowHttp?: boolean;
+  /**
+   * Resolves a callback host to its addresses (each checked before any connection). Default: the system resolver
+   * (`dns.promises.lookup` with `all: true`).
+   */
+  lookup?: CallbackLookup;
 }
 
 /** Options of {@link createJobQueue}. */
@@ -75,7 +87,11 @@ export interface JobQueueOptions {
   maxAudioBytes?: number;
   /** Jobs waiting at once; more are refused with QueueFullError (HTTP 429 `queue_full`). Default 10000. */
   maxQueuedJobs?: number;
-  /** In-process: audio bytes held by waiting jobs at once; more are refused with QueueFullError. Default 1 GiB. */
+  /**
+   * Audio bytes held at once, more refused with QueueFullError (HTTP 429 `queue_full`): in-process, by waiting jobs;
+   * on Redis, by every job not yet ended (waiting, running or waiting for a retry), across all processes, which bounds
+   * the audio kept in Redis (or `audioDir`). Default 1 GiB.
+   */
   maxQueuedBytes?: number;
   /**
    * Redis: a running job's lock, in ms. A worker that dies (kill -9, a lost machine) leaves its job locked this
@@ -97,13 +113,19 @@ export interface JobQueueOptions {
   pollIntervalMs?: number;
   /** Signed result callbacks. */
   callbacks?: JobCallbackOptions;
+  /**
+   * Hosts callbacks may reach although they resolve to addresses refused by default (loopback, private, link-local,
+   * unique-local, multicast, unspecified, reserved; also IPv4-mapped): a name (`hooks.internal`), every subdomain
+   * of one (`*.internal.example`), an address (`10.0.0.7`, `::1`) or a range (`10.0.0.0/8`). Listed hosts may also
+   * be called over plain http. Default none: callbacks reach public addresses only.
+   */
+  callbackHosts?: string[];
 }
 
-export interface ResolvedCallbackOptions {
+export interface ResolvedCallbackOptions extends CallbackPolicy {
   secret: string | undefined;
   attempts: number;
   backoffMs: number;
-  timeoutMs: number;
 }
 
 export interface ResolvedJobQueueOptions {
@@ -152,8 +174,9 @@ export const JOB_QUEUE_KEYS = [
   'progressIntervalMs',
   'pollIntervalMs',
   'callbacks',
+  'callbackHosts',
 ] as const;
-const CALLBACK_KEYS = ['secret', 'attempts', 'backoffMs', 'timeoutMs'] as const;
+const CALLBACK_KEYS = ['secret', 'attempts', 'backoffMs', 'timeoutMs', 'allowHttp', 'lookup'] as const;
 
 const DAY_SECONDS = 86_400;
 const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -181,7 +204,7 @@ function connectionOption(value: unknown): string | Record<string, unknown> | un
   throw new InvalidOptionTypeError('connection', 'a redis:// URL or ioredis options', value);
 }
 
-function resolveCallbacks(raw: unknown): ResolvedCallbackOptions {
+function resolveCallbacks(raw: unknown, hosts: unknown): ResolvedCallbackOptions {
   const options = objectOption('callbacks', raw);
   rejectUnknownKeys('callbacks', options, CALLBACK_KEYS);
   const secret = stringOption('callbacks.secret', options.secret, 4096);
@@ -193,6 +216,9 @@ function resolveCallbacks(raw: unknown): ResolvedCallbackOptions {
     attempts: integerOption('callbacks.attempts', options.attempts, 1, 100) ?? 8,
     backoffMs: integerOption('callbacks.backoffMs', options.backoffMs, 0, 3_600_000) ?? 1000,
     timeoutMs: integerOption('callbacks.timeoutMs', options.timeoutMs, 100, 600_000) ?? 10_000,
+    allowHttp: booleanOption('callbacks.allowHttp', options.allowHttp) ?? false,
+    hosts: parseCallbackHosts('callbackHosts', hosts),
+    lookup: functionOption('callbacks.lookup', options.lookup) ?? systemLookup,
   };
 }
 
@@ -235,6 +261,6 @@ export function resolveJobQueueOptions(raw: JobQueueOptions = {}): ResolvedJobQu
     drainTimeoutMs: integerOption('drainTimeoutMs', options.drainTimeoutMs, 0, 3_600_000) ?? 30_000,
     progressIntervalMs: integerOption('progressIntervalMs', options.progressIntervalMs, 0, 600_000) ?? 1000,
     pollIntervalMs: integerOption('pollIntervalMs', options.pollIntervalMs, 50, 600_000) ?? 1000,
-    callbacks: resolveCallbacks(options.callbacks),
+    callbacks: resolveCallbacks(options.callbacks, options.callbackHosts),
   };
 }

@@ -17,6 +17,7 @@ import { type AudioStore, directoryAudioStore, redisAudioStore } from './audio-s
 import { callbackBody, deliverCallback } from './callback.js';
 import {
   type CheckedJobRequest,
+  checkCallbackTarget,
   checkJobRequest,
   DEFAULT_LIST_LIMIT,
   DEFAULT_OWNER,
@@ -28,7 +29,7 @@ import {
   unixSeconds,
 } from './job-request.js';
 import type { JobEngine, ResolvedJobQueueOptions } from './options.js';
-import { CANCELLED, isRetriable, jobErrorOf, runTranscriptionJob } from './run-job.js';
+import { CANCELLED, emitSafely, isRetriable, jobErrorOf, runTranscriptionJob } from './run-job.js';
 import type {
   JobCounts,
   JobError,
@@ -73,6 +74,42 @@ const HAND_BACK_MS = 5000;
 const UNREACHABLE_MS = 1000;
 /** How many of an owner's newest jobs `list` looks through for ones with the wanted status. */
 const LIST_SCAN = 1000;
+
+/**
+ * Takes `bytes` of the audio budget for a job, atomically across every process: KEYS[1] the per-job hash of bytes,
+ * KEYS[2] the total, KEYS[3] a sorted set of each job's deadline; ARGV id, bytes, limit, now (ms), deadline (ms).
+ * Holds past their deadline (the audio's TTL: a job's audio is gone by then, so it holds nothing) are given back first,
+ * so bytes a lost release left behind (a worker killed between its job's end and the release) heal on their own.
+ * Returns -1 when taken, else the bytes already held (the job is refused).
+ */
+const RESERVE_BYTES = `
+local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[4], 'LIMIT', 0, 1000)
+for _, id in ipairs(expired) do
+  local bytes = redis.call('HGET', KEYS[1], id)
+  if bytes then
+    redis.call('HDEL', KEYS[1], id)
+    redis.call('DECRBY', KEYS[2], bytes)
+  end
+  redis.call('ZREM', KEYS[3], id)
+end
+local held = tonumber(redis.call('GET', KEYS[2]) or '0')
+if held < 0 then
+  redis.call('SET', KEYS[2], '0')
+  held = 0
+end
+if held + tonumber(ARGV[2]) > tonumber(ARGV[3]) then return held end
+redis.call('INCRBY', KEYS[2], ARGV[2])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
+return -1`;
+/** Gives a job's bytes back, once however often it is called: KEYS as above; ARGV id. */
+const RELEASE_BYTES = `
+redis.call('ZREM', KEYS[3], ARGV[1])
+local bytes = redis.call('HGET', KEYS[1], ARGV[1])
+if not bytes then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('DECRBY', KEYS[2], bytes)
+return tonumber(bytes)`;
 
 /** Job errors travel through BullMQ as the failure's message. */
 function encodeError(error: JobError): string {
@@ -164,6 +201,7 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
     const job = await this.#queue.getJob(id);
     if (job?.data.callbackUrl) await this.addCallback(job.data.callbackUrl, await this.#view(job));
     await this.#audio.remove(id);
+    await this.releaseBytes(id);
   }
 
   /** Redis failures (down, out of memory) as the typed error callers answer 503 to. */
@@ -205,17 +243,87 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
     if (this.#closed) throw new ClosedError('the job queue is closed');
     // A queue that only adds jobs cannot know its workers' models; they refuse an unknown one when they run it.
     const request = checkJobRequest(raw, this.#options.speech?.modelIds, this.#options);
+    await checkCallbackTarget(request, this.#options);
     return this.#store(() => this.#enqueue(request));
   }
 
   async #enqueue(request: CheckedJobRequest): Promise<TranscriptionJob> {
     const waiting = await this.#queue.getJobCountByTypes(...QUEUED_STATES);
-    const { maxQueuedJobs, resultTtlSeconds } = this.#options;
+    const { maxQueuedJobs } = this.#options;
     if (waiting >= maxQueuedJobs) {
       throw new QueueFullError(`${waiting} jobs are waiting (maxQueuedJobs ${maxQueuedJobs})`);
     }
     const id = newJobId();
     const createdMs = Date.now();
+    await this.#reserveBytes(id, request.audio.length);
+    try {
+      await this.#add(id, request, createdMs);
+    } catch (error) {
+      await this.releaseBytes(id).catch(() => undefined);
+      throw error;
+    }
+    return queuedJob(id, request, createdMs);
+  }
+
+  /** Holds the job's audio bytes against maxQueuedBytes until the job ends (QueueFullError past it). */
+  async #reserveBytes(id: string, bytes: number): Promise<void> {
+    const { maxQueuedBytes } = this.#options;
+    const now = Date.now();
+    const deadline = now + this.#options.audioTtlSeconds * 1000;
+    const held = Number(
+      await this.#client.eval(
+        RESERVE_BYTES,
+        3,
+        this.#heldKey,
+        this.#heldBytesKey,
+        this.#heldUntilKey,
+        id,
+        bytes,
+        maxQueuedBytes,
+        now,
+        deadline,
+      ),
+    );
+    if (held >= 0) {
+      throw new QueueFullError(
+        `unfinished jobs hold ${held} bytes of audio; ${bytes} more would pass maxQueuedBytes ${maxQueuedBytes}`,
+      );
+    }
+  }
+
+  /** @internal Gives a job's audio bytes back (once): it ended, was cancelled while queued, or never got queued. */
+  async releaseBytes(id: string): Promise<void> {
+    await this.#client.eval(RELEASE_BYTES, 3, this.#heldKey, this.#heldBytesKey, this.#heldUntilKey, id);
+  }
+
+  get #heldUntilKey(): string {
+    return `${this.#prefix}:held-until`;
+  }
+
+  get #heldKey(): string {
+    return `${this.#prefix}:held`;
+  }
+
+  get #heldBytesKey(): string {
+    return `${this.#prefix}:held-bytes`;
+  }
+
+  /** @internal Records a cancelled job for counts(): `running` ones are failed jobs to BullMQ, `queued` ones gone. */
+  async recordCancelled(id: string, was: 'queued' | 'running'): Promise<void> {
+    const key = `${this.#prefix}:cancelled-${was}`;
+    const now = Date.now();
+    await this.#client
+      .multi()
+      .zadd(key, now, id)
+      .zremrangebyscore(key, '-inf', now - this.#options.resultTtlSeconds * 1000)
+      // As BullMQ keeps at most maxKeptJobs ended jobs, so are these counted.
+      .zremrangebyrank(key, 0, -this.#options.maxKeptJobs - 1)
+      .expire(key, this.#options.resultTtlSeconds)
+      .exec();
+  }
+
+  async #add(id: string, request: CheckedJobRequest, createdMs: number): Promise<void> {
+    const { resultTtlSeconds } = this.#options;
     await this.#audio.put(id, request.audio);
     const data: StoredJob = {
       owner: request.owner,
@@ -238,7 +346,6 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
       removeOnComplete: { age: resultTtlSeconds, count: this.#options.maxKeptJobs },
       removeOnFail: { age: resultTtlSeconds, count: this.#options.maxKeptJobs },
     });
-    return queuedJob(id, request, createdMs);
   }
 
   async #job(id: string, owner: string | undefined): Promise<Job<StoredJob, Transcription> | undefined> {
@@ -330,7 +437,12 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
         () => false,
       );
       if (removed) {
-        await this.#audio.remove(id);
+        try {
+          await this.#audio.remove(id);
+        } finally {
+          await this.releaseBytes(id);
+        }
+        await this.recordCancelled(id, 'queued');
         if (job.data.callbackUrl) await this.addCallback(job.data.callbackUrl, cancelled);
         this.emit('cancelled', id);
         return cancelled;
@@ -385,16 +497,23 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
     const { signal } = options;
     for (;;) {
       signal?.throwIfAborted();
-      const job = await this.get(id, options.owner);
-      if (!job) throw new JobNotFoundError(id);
-      if (isEnded(job.status)) return job;
-      await this.#nextEventOf(id, signal);
+      // Listening before reading: an end between the read and the listener would otherwise wait out a whole poll.
+      const next = this.#nextEventOf(id, signal);
+      try {
+        const job = await this.get(id, options.owner);
+        if (!job) throw new JobNotFoundError(id);
+        if (isEnded(job.status)) return job;
+        await next.ended;
+      } finally {
+        next.stop();
+      }
     }
   }
 
-  /** Resolves on the job's next end event, or after pollIntervalMs (events can be missed across reconnects). */
-  #nextEventOf(id: string, signal: AbortSignal | undefined): Promise<void> {
-    return new Promise((resolve) => {
+  /** Settles on the job's next end event, or after pollIntervalMs (events can be missed across reconnects). */
+  #nextEventOf(id: string, signal: AbortSignal | undefined): { ended: Promise<void>; stop: () => void } {
+    let stop = () => undefined as void;
+    const ended = new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(timer);
         this.off('completed', onEvent).off('failed', onEvent).off('cancelled', onEvent);
@@ -407,19 +526,28 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
       const timer = setTimeout(done, this.#options.pollIntervalMs);
       this.on('completed', onEvent).on('failed', onEvent).on('cancelled', onEvent);
       signal?.addEventListener('abort', done, { once: true });
+      stop = done;
     });
+    return { ended, stop };
   }
 
   async counts(): Promise<JobCounts> {
     const counts = await this.#queue.getJobCounts(...QUEUED_STATES, 'active', 'completed', 'failed');
     const queued = QUEUED_STATES.reduce((sum, state) => sum + (counts[state] ?? 0), 0);
-    // Cancelled running jobs are failed jobs to BullMQ; telling them apart would mean reading each one.
+    // Cancelled running jobs are failed jobs to BullMQ, and cancelled queued ones are gone from it: both are counted
+    // in sets of their own over the results' lifetime.
+    const since = Date.now() - this.#options.resultTtlSeconds * 1000;
+    const [wasRunning, wasQueued] = await Promise.all(
+      (['running', 'queued'] as const).map((was) =>
+        this.#client.zcount(`${this.#prefix}:cancelled-${was}`, since, '+inf'),
+      ),
+    );
     return {
       queued,
       running: counts.active ?? 0,
       completed: counts.completed ?? 0,
-      failed: counts.failed ?? 0,
-      cancelled: 0,
+      failed: Math.max(0, (counts.failed ?? 0) - (wasRunning ?? 0)),
+      cancelled: (wasRunning ?? 0) + (wasQueued ?? 0),
     };
   }
 
@@ -467,6 +595,13 @@ export class RedisJobQueue extends EventEmitter implements JobQueue {
   override off(event: string, listener: (...args: never[]) => void): this {
     return super.off(event, listener as (...args: unknown[]) => void);
   }
+}
+
+/** The Redis connection and key prefix of a queue on Redis (rate limits share them), or undefined for another queue. */
+export function sharedRedisOf(queue: JobQueue): { client: Redis; prefix: string } | undefined {
+  if (!(queue instanceof RedisJobQueue)) return undefined;
+  const { client, prefix } = queue.internals;
+  return { client, prefix };
 }
 
 /** The worker half: runs jobs and delivers callbacks, in a process that has the engine. */
@@ -540,6 +675,7 @@ class Working {
   /** The audio is not needed once the job has ended for good. */
   async #afterEnd(id: string): Promise<void> {
     await this.#queue.internals.audio.remove(id).catch(() => undefined);
+    await this.#queue.releaseBytes(id).catch(() => undefined);
   }
 
   async #process(
@@ -570,6 +706,8 @@ class Working {
     const id = job.id as string;
     const final = (error: JobError) => !isRetriable(error) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     const fail = async (error: JobError): Promise<never> => {
+      // Counting it is not worth losing the cancel over: a Redis error here leaves the job cancelled, uncounted.
+      if (error.code === CANCELLED.code) await this.#queue.recordCancelled(id, 'running').catch(() => undefined);
       if (final(error) && job.data.callbackUrl) await this.#callback(job, error);
       throw isRetriable(error) ? new Error(encodeError(error)) : new (bullmq().UnrecoverableError)(encodeError(error));
     };
@@ -582,6 +720,7 @@ class Working {
         progressIntervalMs: options.progressIntervalMs,
         onProgress: (fraction) => void job.updateProgress(fraction).catch(() => undefined),
       });
+      emitSafely(this.#queue, 'transcribed', job.data.owner, result.duration ?? 0);
       if (job.data.callbackUrl) await this.#callback(job, null, result);
       return result;
     } catch (cause) {

@@ -1,5 +1,6 @@
 // Runs one transcription job on the engine, whichever queue it came from: its progress throttled, its cancelling,
 // and its failure as a job error that says whether another run could succeed.
+import type { EventEmitter } from 'node:events';
 import { InvalidOptionTypeError, InvalidOptionValueError, VoxmillError } from '../errors.js';
 import type { Transcription } from '../stt/types.js';
 import type { JobEngine } from './options.js';
@@ -62,4 +63,13 @@ export async function runTranscriptionJob(
       onProgress(Math.round(fraction * 1000) / 1000);
     },
   });
+}
+
+/** Emits to listeners whose failure must not become the job's (a throwing listener is the host's bug, not the run's). */
+export function emitSafely(emitter: EventEmitter, event: string, ...args: unknown[]): void {
+  try {
+    emitter.emit(event, ...args);
+  } catch {
+    // a listener threw: the job's outcome stands
+  }
 }

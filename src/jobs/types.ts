@@ -74,6 +74,11 @@ export interface TranscriptionJob {
 /** `queue.on(...)`: what a queue reports about its jobs. */
 export interface JobQueueEvents {
   progress: [id: string, progress: number];
+  /**
+   * A job's transcription finished, holding `audioSeconds` of audio, for `owner`: emitted once per completed job, in
+   * the process that ran it (per-client audio limits charge it).
+   */
+  transcribed: [owner: string, audioSeconds: number];
   completed: [id: string];
   failed: [id: string, error: JobError];
   cancelled: [id: string];

@@ -15,6 +15,19 @@ const promClient = lazyModule<typeof PromClient>('prom-client');
 export interface MetricsEngine {
   status(): SttModelStatus[];
   onTranscribed(listener: (event: TranscribedEvent) => void): () => void;
+  /** Interim decodes of live transcriptions skipped because transcriptions were waiting for CPU threads. */
+  readonly interimsShed?: number;
+}
+
+/** Why a realtime session was refused, as `voxmill_realtime_refusals_total` labels it. */
+export type RealtimeRefusalReason = 'capacity' | 'latency' | 'max_sessions' | 'client_sessions' | 'rate_limited';
+
+/** What the realtime endpoint reports. */
+export interface RealtimeMetricsSource {
+  /** Sessions open now. */
+  sessions(): number;
+  /** Sessions the engine can serve now (its measured capacity). */
+  capacity(): number;
 }
 
 /** Options of {@link createSpeechMetrics}. */
@@ -52,6 +65,10 @@ export interface SpeechMetrics {
   watchJobs(queue: Pick<JobQueue, 'counts'>): void;
   /** @internal Reports the handler's requests in progress. */
   watchInFlight(count: () => number): void;
+  /** @internal Reports a realtime endpoint's sessions and capacity. */
+  watchRealtime(source: RealtimeMetricsSource): void;
+  /** @internal Counts one realtime session refused. */
+  observeRealtimeRefusal(reason: RealtimeRefusalReason): void;
 }
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
@@ -171,6 +188,44 @@ export function createSpeechMetrics(options: SpeechMetricsOptions = {}): SpeechM
     },
   });
 
+  const realtimeSources: RealtimeMetricsSource[] = [];
+  new Gauge({
+    name: `${prefix}realtime_sessions`,
+    help: 'Realtime sessions open (state="open") and the most the engine can serve now (state="capacity")',
+    labelNames: ['state'] as const,
+    registers,
+    collect() {
+      this.reset();
+      if (realtimeSources.length === 0) return;
+      let open = 0;
+      let capacity = 0;
+      for (const source of realtimeSources) {
+        open += source.sessions();
+        capacity += source.capacity();
+      }
+      this.set({ state: 'open' }, open);
+      this.set({ state: 'capacity' }, capacity);
+    },
+  });
+  const refusals = new Counter({
+    name: `${prefix}realtime_refusals_total`,
+    help: 'Realtime sessions refused, by reason (capacity, latency, max_sessions, client_sessions, rate_limited)',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+  // Read from the engines' own count at each scrape; a counter only moves up, by what was shed since the last one.
+  let shedSeen = 0;
+  new Counter({
+    name: `${prefix}realtime_interims_shed_total`,
+    help: 'Interim transcripts of live transcriptions skipped because transcriptions were waiting for CPU threads',
+    registers,
+    collect() {
+      const shed = engines.reduce((sum, engine) => sum + (engine.interimsShed ?? 0), 0);
+      if (shed > shedSeen) this.inc(shed - shedSeen);
+      shedSeen = Math.max(shedSeen, shed);
+    },
+  });
+
   return {
     registry,
     contentType: registry.contentType,
@@ -198,6 +253,12 @@ export function createSpeechMetrics(options: SpeechMetricsOptions = {}): SpeechM
     },
     watchInFlight(count) {
       inFlightSources.push(count);
+    },
+    watchRealtime(source) {
+      realtimeSources.push(source);
+    },
+    observeRealtimeRefusal(reason) {
+      refusals.inc({ reason });
     },
   };
 }

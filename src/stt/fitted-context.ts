@@ -7,14 +7,13 @@ import type { NativeSegment, NativeTranscribeParams } from '../native.js';
 import { findLoops, repeatsAPhrase } from './repetition.js';
 
 /**
- * TranscribeOptions.fittedContextSeconds unless the call sets it: clips under 10 s get a fitted context, except with
- * tiny models, whose WER it raises: 6.4 -> 8.2 % on the 50 spoken sentences of test/accuracy/normalization.test.ts
- * (beam 5), two words more on nine LibriSpeech / LJ Speech clips (BENCHMARKS.md, "Short clips"). base's WER is the
- * same both ways; small and larger models were not measured (no weights here), and keep the fallback.
+ * TranscribeOptions.fittedContextSeconds unless the call sets it: clips under 10 s get a shorter context, with every
+ * model. It was off for tiny models when the context was fitted tightly to the clip (the audio plus 1.28 s), which
+ * raised their WER; measured again (BENCHMARKS.md, "Short clips, second pass"), the tight fit costs base as much (17
+ * -> 23 errors on the 50 spoken sentences of test/accuracy/normalization.test.ts), and a context of at least
+ * MIN_CONTEXT costs neither (base 18, tiny.en 21 against 20 with beam 5).
  */
-export function defaultFittedContextSeconds(modelType: string): number {
-  return modelType === 'tiny' ? 0 : 10;
-}
+export const DEFAULT_FITTED_CONTEXT_SECONDS = 10;
 
 /** Whisper's encoder positions per second of audio (1500 for its 30 s window). */
 const POSITIONS_PER_SECOND = 50;
@@ -25,6 +24,13 @@ const FULL_CONTEXT = 1500;
  * that transcribed 2, 5, 8 and 11 s of jfk.wav right where an exact fit looped (BENCHMARKS.md, "Realtime").
  */
 const CONTEXT_STEP = 64;
+/**
+ * But never fewer positions than this (15.36 s, about half the encoder's work of a full window). Whisper's encoder
+ * attends over the whole window, silence included, in training; cut to the clip and a few seconds more (a margin
+ * of 64 or 256 positions), base lost 6 words of 375 on the 50 spoken sentences, mostly a clip's first word ("her
+ * flight" -> "or flight"). From 768 positions on it lost 1 (512: 8).
+ */
+const MIN_CONTEXT = 768;
 /**
  * Tokens a window may decode per second of audio, plus TOKEN_ALLOWANCE: speech is about 3-4 text tokens a second
  * (2.5 words) and a pair of timestamp tokens per segment, so this is three times the fastest talker, while a loop
@@ -39,7 +45,8 @@ export function fittedContext(
   below: number,
 ): Pick<NativeTranscribeParams, 'audioContext' | 'maxWindowTokens'> | undefined {
   if (!(seconds > 0) || seconds >= below) return undefined;
-  const positions = Math.ceil((seconds * POSITIONS_PER_SECOND) / CONTEXT_STEP) * CONTEXT_STEP + CONTEXT_STEP;
+  const fitted = Math.ceil((seconds * POSITIONS_PER_SECOND) / CONTEXT_STEP) * CONTEXT_STEP + CONTEXT_STEP;
+  const positions = Math.max(MIN_CONTEXT, fitted);
   if (positions >= FULL_CONTEXT) return undefined;
   return {
     audioContext: positions,

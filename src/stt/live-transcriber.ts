@@ -95,6 +95,12 @@ export interface LiveTranscriberParts {
   maxUtteranceSeconds: number;
   maxPendingUtterances: number;
   signal: AbortSignal | undefined;
+  /**
+   * Whether interims should give way now (the engine has transcriptions waiting for CPU threads): a skipped interim
+   * is called `onInterimShed`, and the final still comes.
+   */
+  shedInterim?: () => boolean;
+  onInterimShed?: () => void;
 }
 
 interface Utterance {
@@ -494,8 +500,14 @@ export class LiveTranscriber extends Writable {
   #interim(): void {
     const utterance = this.#open;
     if (!utterance || this.#decoding !== undefined || this.destroyed) return;
+    // The length #slice would give, without copying it yet.
+    if (this.#length - Math.max(0, utterance.start - this.#offset) < RATE / 2) return;
+    // Under pressure interims go first: the finals waiting (this stream's or others') get the threads.
+    if (this.#parts.shedInterim?.()) {
+      this.#parts.onInterimShed?.();
+      return;
+    }
     const samples = this.#slice(utterance.start, this.#offset + this.#length);
-    if (samples.length < RATE / 2) return;
     const stop = new AbortController();
     this.#interimStop = stop;
     const onStop = () => stop.abort();

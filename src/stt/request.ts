@@ -62,6 +62,15 @@ export function defaultThreads(budget = defaultCpuThreads()): number {
   return Math.max(1, Math.min(4, budget));
 }
 
+/**
+ * The engine's threads per transcription unless configured: the CPU budget and the one thread it may lend a lone
+ * call (so a call alone computes on every core), at most 4. Measured on 2 cores: jfk.wav with tiny.en in 1.4 s on two
+ * threads against 1.75 s on one (BENCHMARKS.md, "Faster than faster-whisper").
+ */
+export function defaultEngineThreads(budget = defaultCpuThreads()): number {
+  return Math.max(1, Math.min(4, budget + 1));
+}
+
 export interface NormalizedTranscribeOptions {
   /** undefined = detect. */
   language: string | undefined;

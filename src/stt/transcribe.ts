@@ -6,14 +6,16 @@ import type {
   NativeModelInfo,
   NativeSegment,
   NativeTranscribeEvent,
+  NativeTranscribeJob,
   NativeTranscribeParams,
   NativeTranscription,
   NativeVadParams,
   NativeWhisperModel,
 } from '../native.js';
+import type { LiveThreadCount } from '../util/cpu-budget.js';
 import { runJob } from '../util/job.js';
 import { isAnnotationOnly } from './annotations.js';
-import { defaultFittedContextSeconds, fittedContext, fittedDecodeFailed } from './fitted-context.js';
+import { DEFAULT_FITTED_CONTEXT_SECONDS, fittedContext, fittedDecodeFailed } from './fitted-context.js';
 import { UNDETERMINED_LANGUAGE } from './languages.js';
 import { collapseLoops, findLoops } from './repetition.js';
 import type { NormalizedTranscribeOptions } from './request.js';
@@ -84,6 +86,23 @@ export interface RunTranscriptionInput {
   vad: NativeVadParams | undefined;
   /** See RunJobOptions.track. */
   track?: ((settled: Promise<void>) => void) | undefined;
+  /** The call's threads as the CPU budget changes them while it runs; absent: `options.params.threads`, fixed. */
+  threads?: LiveThreadCount | undefined;
+}
+
+/** Starts a native transcription whose graph passes follow `threads` (the budget lends and takes back a thread). */
+function startWhisper(
+  model: NativeWhisperModel,
+  samples: Float32Array,
+  params: NativeTranscribeParams,
+  events: ((...event: NativeTranscribeEvent) => void) | undefined,
+  threads: LiveThreadCount | undefined,
+): NativeTranscribeJob {
+  if (!threads) return model.transcribe(samples, params, events);
+  const job = model.transcribe(samples, { ...params, threads: threads.threads }, events);
+  const stop = threads.watch((count) => job.setThreads(count));
+  job.promise.then(stop, stop);
+  return job;
 }
 
 /** `segment` with its times (and its tokens') moved through `map` (times of -1, "none", stay). */
@@ -238,7 +257,10 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
       : undefined;
 
   const decode = (samples: Float32Array, withParams: NativeTranscribeParams, events?: typeof onEvent) =>
-    runJob(() => model.transcribe(samples, withParams, events), { signal: options.signal, track: input.track });
+    runJob(() => startWhisper(model, samples, withParams, events, input.threads), {
+      signal: options.signal,
+      track: input.track,
+    });
   // Language detection encodes a full window whatever the context (whisper.cpp detects before it applies it), so a
   // fitted decode only pays when the language is known.
   const fitted =
@@ -246,7 +268,7 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
       ? undefined
       : await decodeFitted(
           audio.samples.length / SAMPLE_RATE,
-          options.fittedContextSeconds ?? defaultFittedContextSeconds(info.type),
+          options.fittedContextSeconds ?? DEFAULT_FITTED_CONTEXT_SECONDS,
           params,
           (withParams) => decode(audio.samples, withParams),
         );

@@ -148,10 +148,10 @@ export interface TranscribeOptions {
    */
   repetitionGuard?: boolean;
   /**
-   * Audio shorter than this many seconds is encoded with a context fitted to its length instead of whisper's 30 s
-   * window, which a short clip otherwise pays for in full (BENCHMARKS.md, "Short clips"). Should that decode repeat
-   * itself or run past a token limit for its length, the clip is decoded again with the full window, so the result
-   * is never worse than a loop. 0 turns it off. Default 10 (0-30), but 0 with tiny models, whose WER it raises.
+   * Audio shorter than this many seconds is encoded with a shorter context than whisper's 30 s window, which a short
+   * clip otherwise pays for in full: its length and 1.28 s more, at least 15.36 s (BENCHMARKS.md, "Short clips,
+   * second pass"). Should that decode repeat itself or run past a token limit for its length, the clip is decoded
+   * again with the full window, so the result is never worse than a loop. 0 turns it off. Default 10 (0-30).
    */
   fittedContextSeconds?: number;
   /**
@@ -192,8 +192,9 @@ export interface SttModelConfig {
   /** Transcriptions waiting beyond those; more fail with QueueFullError. Default: the engine's `maxQueue`. */
   maxQueue?: number;
   /**
-   * DTW word timestamps (where whisper.cpp has a preset for the model). Fixed when the model loads; costs about
-   * 30% more time and a 128 MB scratch buffer per running call, and turns flash attention off.
+   * DTW word timestamps (where whisper.cpp has a preset for the model), fixed when the model loads. Used only by calls
+   * that ask for word times (`timestamps: 'word'`, diarization, live finals): those run without flash attention and
+   * with a 128 MB scratch buffer, about 30% slower; the model's other calls keep flash attention.
    * Default: true for svc-stt-1 and custom ids (accuracy), false for svc-stt-1-flash (speed).
    */
   dtw?: boolean;

@@ -6,6 +6,7 @@ import { ClosedError, InvalidOptionTypeError } from '../errors.js';
 import { type NativeModelInfo, type NativeVadParams, type NativeWhisperModel, native } from '../native.js';
 import { warnGpuFallback } from '../system.js';
 import { CUSTOM_STT_TIER } from '../tiers.js';
+import type { LiveThreadCount } from '../util/cpu-budget.js';
 import { runJob } from '../util/job.js';
 import { booleanOption, integerOption, objectOption, rejectUnknownKeys, signalOption } from '../util/validate.js';
 import { defaultThreads, type NormalizedTranscribeOptions, normalizeTranscribeOptions } from './request.js';
@@ -24,9 +25,15 @@ export interface WhisperLoadOptions {
   gpu?: boolean;
   /** Which GPU, counting from 0 over the `gpu` and `igpu` entries of `devices()`. Default 0. */
   gpuDevice?: number;
-  /** Flash attention. Default true; turned off where DTW timestamps are on (whisper.cpp computes DTW only without it). */
+  /**
+   * Flash attention. Default true. Calls that ask for word times (`timestamps: 'word'`, diarization) run without it
+   * when DTW is on (DTW reads the attention weights the flash kernel never forms); the others keep it.
+   */
   flashAttention?: boolean;
-  /** DTW word timestamps where whisper.cpp has an alignment-heads preset for the model (tiny … large-v3-turbo). Default true. */
+  /**
+   * DTW word timestamps where whisper.cpp has an alignment-heads preset for the model (tiny … large-v3-turbo), computed
+   * only for calls that ask for word times. Default true.
+   */
   dtw?: boolean;
   signal?: AbortSignal;
 }
@@ -191,10 +198,12 @@ export class WhisperModel {
     options: NormalizedTranscribeOptions,
     vad: NativeVadParams | undefined,
     track?: (settled: Promise<void>) => void,
+    threads?: LiveThreadCount,
   ): Promise<Transcription> {
     const model = this.#native;
     if (!model) throw new ClosedError(`the model ${this.path} has been disposed`);
-    return runTranscription({ model, info: model.info(), modelName: basename(this.path), audio, options, vad, track });
+    const modelName = basename(this.path);
+    return runTranscription({ model, info: model.info(), modelName, audio, options, vad, track, threads });
   }
 
   /** Releases the weights once running transcriptions finish. Further calls reject with ClosedError. */

@@ -10,6 +10,12 @@
 // thread at a time, so the threads computing never exceed the budget + 1, which is the core count with the default
 // budget.
 //
+// Work that can change its thread count while it runs (whisper, through patch 0003 to whisper.cpp: `elastic`) is lent
+// that extra thread while no short work could borrow it, so a call alone computes on every core of a small machine
+// (up to the threads it asked for); when short work arrives the loan is taken back first, and the lent work drops the
+// thread at its next graph pass (a few milliseconds of decoding, at most one encoder pass: seconds with a large model
+// on the CPU). Long work waiting for the budget's own threads leaves the loan alone: it could not use that thread.
+//
 // A budget may also cap the runs computing at once, whatever their threads (`maxRuns`). Memory, not cores, is then
 // the limit: on a small device a transcription and a synthesis each hold their own working memory while they run,
 // so with a cap of 1 the peak is the larger of the two instead of their sum. The borrowed thread counts as a run.
@@ -27,9 +33,17 @@ export function defaultCpuThreads(cores = availableParallelism()): number {
   return Math.max(1, cores - 1);
 }
 
+/** A thread count that may change while work runs. */
+export interface LiveThreadCount {
+  /** Threads the work may use now. */
+  readonly threads: number;
+  /** Calls `listener` with each new count until the returned function is called. */
+  watch(listener: (threads: number) => void): () => void;
+}
+
 /** Threads granted to one piece of work; `release` gives them back (idempotent). */
-export interface CpuGrant {
-  /** Threads the work may use: at least 1, at most what it asked for. */
+export interface CpuGrant extends LiveThreadCount {
+  /** Threads the work may use now: at least 1, at most what it asked for. Changes only for `elastic` work. */
   readonly threads: number;
   /** Whether this grant is the borrowed thread of short work. */
   readonly borrowed: boolean;
@@ -46,6 +60,11 @@ export interface CpuRequest {
    * min(threads, budget) are free and is granted exactly that many, and borrows only when that is 1.
    */
   exact?: boolean;
+  /**
+   * The work can take a thread more or less while it runs (it follows `watch`): it is lent the thread short work
+   * may borrow while no short work could borrow it, up to `threads`, and gives it back when some could.
+   */
+  elastic?: boolean;
   signal?: AbortSignal;
 }
 
@@ -68,11 +87,24 @@ interface Waiter {
   grant: (grant: CpuGrant) => void;
 }
 
+/** A grant as the budget keeps it: its own threads, and whether the extra thread is lent to it. */
+interface HeldGrant extends CpuGrant {
+  readonly request: CpuRequest;
+  /** Threads from the budget (the lent thread not counted). */
+  readonly base: number;
+  lent: boolean;
+  notify(): void;
+}
+
 export class CpuBudget {
   #inUse = 0;
+  /** The extra thread is taken: borrowed by short work, or lent to elastic work (then `#lentTo`). */
   #borrowed = false;
+  #lentTo: HeldGrant | undefined;
   #runs = 0;
   readonly #waiting: Waiter[] = [];
+  /** Elastic grants held now, oldest first: the first that can take the extra thread is lent it. */
+  readonly #elastic: HeldGrant[] = [];
 
   constructor(
     readonly threads: number,
@@ -140,35 +172,91 @@ export class CpuBudget {
       const waiter = this.#waiting.shift()!;
       const threads = request.exact ? this.#least(request) : Math.max(1, Math.min(request.threads, free));
       this.#inUse += threads;
-      waiter.grant(this.#grant(threads, false));
+      waiter.grant(this.#grant(threads, false, request));
     }
+    // Short work that could borrow now comes before a loan: the lent thread goes back first (effective at the lent
+    // work's next pass). Other work waits for the budget's own threads, which the loan does not hold.
+    const borrowerReady = this.#runFree() && this.#borrowerWaiting();
+    if (borrowerReady && this.#lentTo) this.#takeBackLoan();
     // The first short work waiting that can run on one thread may borrow the extra one.
     if (!this.#borrowed && this.#runFree()) {
-      const index = this.#waiting.findIndex(
-        (waiter) => waiter.request.short === true && this.#least(waiter.request) === 1,
-      );
+      const index = this.#waiting.findIndex((waiter) => this.#mayBorrow(waiter.request));
       if (index >= 0) {
         const [waiter] = this.#waiting.splice(index, 1);
         this.#borrowed = true;
-        waiter!.grant(this.#grant(1, true));
+        waiter!.grant(this.#grant(1, true, waiter!.request));
+      }
+    }
+    // No short work could borrow it: the extra thread, if free, is lent to the oldest elastic work that asked for more.
+    if (!this.#borrowed && !borrowerReady) {
+      const taker = this.#elastic.find((held) => held.base < held.request.threads);
+      if (taker) {
+        this.#borrowed = true;
+        this.#lentTo = taker;
+        taker.lent = true;
+        taker.notify();
       }
     }
   }
 
-  #grant(threads: number, borrowed: boolean): CpuGrant {
+  #mayBorrow(request: CpuRequest): boolean {
+    return request.short === true && this.#least(request) === 1;
+  }
+
+  #borrowerWaiting(): boolean {
+    return this.#waiting.some((waiter) => this.#mayBorrow(waiter.request));
+  }
+
+  #takeBackLoan(): void {
+    const held = this.#lentTo!;
+    this.#lentTo = undefined;
+    this.#borrowed = false;
+    held.lent = false;
+    held.notify();
+  }
+
+  #grant(base: number, borrowed: boolean, request: CpuRequest): CpuGrant {
     let released = false;
     this.#runs++;
-    return {
-      threads,
+    const listeners = new Set<(threads: number) => void>();
+    const held: HeldGrant = {
+      request,
+      base,
+      lent: false,
       borrowed,
+      get threads() {
+        return base + (held.lent ? 1 : 0);
+      },
+      watch: (listener) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+      notify: () => {
+        // A listener's failure must not stop the budget's bookkeeping half-way (this runs inside #dispatch).
+        for (const listener of listeners) {
+          try {
+            listener(held.threads);
+          } catch {}
+        }
+      },
       release: () => {
         if (released) return;
         released = true;
         this.#runs--;
+        listeners.clear();
+        const index = this.#elastic.indexOf(held);
+        if (index >= 0) this.#elastic.splice(index, 1);
+        if (this.#lentTo === held) {
+          this.#lentTo = undefined;
+          held.lent = false;
+          this.#borrowed = false;
+        }
         if (borrowed) this.#borrowed = false;
-        else this.#inUse -= threads;
+        else this.#inUse -= base;
         this.#dispatch();
       },
     };
+    if (request.elastic && !borrowed) this.#elastic.push(held);
+    return held;
   }
 }

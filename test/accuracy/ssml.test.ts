@@ -96,8 +96,9 @@ describe.skipIf(tinyEn.skip || joe.skip)(
         [
           'say-as date',
           '<speak>It is due <say-as interpret-as="date" format="ymd">2026-11-24</say-as>.</speak>',
-          // tiny.en writes the spoken "twenty-fourth" as "24th" or "24" from one level of the same audio to the next.
-          /^it is due november 24(th)? 2026$/,
+          // tiny.en writes the spoken "twenty-fourth" as "24th" or "24" from one level of the same audio to the next,
+          // and "due" as its homophone "do" with the shortened context for short clips: the date is what is checked.
+          /^it is (due|do) november 24(th)? 2026$/,
         ],
         [
           'sub',

@@ -352,7 +352,7 @@ describe.skipIf(missing !== undefined)(`speech-to-text accuracy with real weight
       const wav = join(work, `${clip.name}.f32.wav`);
       writeFloatWav(wav, decoded.samples);
       pcm.set(clip.name, wav);
-      // Set: tiny models leave it off by default (defaultFittedContextSeconds); this checks what it costs them.
+      // The default (DEFAULT_FITTED_CONTEXT_SECONDS), set so the check does not follow a changed default.
       const f = performance.now();
       const withFitted = await model.transcribe(clip.path, { ...options, fittedContextSeconds: 10 });
       fitted.set(clip.name, { text: withFitted.text, words: withFitted.words ?? [], ms: performance.now() - f });

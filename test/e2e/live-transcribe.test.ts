@@ -189,6 +189,27 @@ describe('createTranscriber', () => {
     expect(collected.at(-1)?.type).toBe('final');
   });
 
+  it('sheds interims while every thread is taken, and the final still comes', async () => {
+    const s = engine({ cpuThreads: 1, threads: 1 });
+    // A transcription holding the one thread (the random model decodes jfk's 11 s slowly).
+    const busy = s.transcribe(jfk, { model: 'svc-stt-1' });
+    expect(s.interimsShed).toBe(0);
+    const live = s.createTranscriber({ interimIntervalMs: 100, vad: { minSilenceMs: 10000 } });
+    const collected: LiveTranscriptionEvent[] = [];
+    live.on('event', (event: LiveTranscriptionEvent) => collected.push(event));
+    for (let i = 0; i < 2 * 16000; i += 1600) {
+      live.write(jfk.subarray(i, i + 1600));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const shed = s.interimsShed;
+    live.end();
+    await busy;
+    await new Promise((resolve) => live.once('finish', resolve));
+    expect(shed).toBeGreaterThan(0);
+    expect(collected.filter((e) => e.type === 'interim')).toEqual([]);
+    expect(collected.at(-1)?.type).toBe('final');
+  });
+
   it('rejects bad options and bad audio with typed errors naming them; destroy() mid-utterance frees everything', async () => {
     const s = engine();
     expect(() => s.createTranscriber({ sampleRate: 1000 })).toThrow(InvalidOptionValueError);

@@ -52,8 +52,9 @@ describe('createSpeech', () => {
       ['svc-stt-1', true, true],
       ['svc-stt-1-flash', true, true],
     ]);
-    // The accurate tier uses DTW word timing; the fast tier keeps flash attention instead.
-    expect(status[0]!.info).toMatchObject({ dtwPreset: 'tiny.en', flashAttention: false });
+    // The accurate tier has DTW word timing for calls with word times (without flash attention); its other calls,
+    // and the fast tier's, run flash attention.
+    expect(status[0]!.info).toMatchObject({ dtwPreset: 'tiny.en', flashAttention: true });
     expect(status[1]!.info).toMatchObject({ dtwPreset: null, flashAttention: true });
   });
 

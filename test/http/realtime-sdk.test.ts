@@ -108,7 +108,9 @@ beforeAll(async () => {
     vadModel: sharedModel('whisper/ggml-silero-v6.2.0.bin'),
     voiceDirs: [fixture('voices')],
   });
-  control = buildSpeechHandler({ speech, auth: [KEY] });
+  // Random weights decode slowly: admission by measured capacity would turn later sessions away (its own tests:
+  // realtime-admission.test.ts).
+  control = buildSpeechHandler({ speech, auth: [KEY], realtime: { admitByCapacity: false } });
   server = createServer({ key: await readFile(join(dir, 'key.pem')), cert }, control.handler);
   control.handler.attach(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -47,7 +47,13 @@ afterAll(async () => {
 async function serve(
   options: Partial<SpeechHandlerOptions> = {},
 ): Promise<{ url: string; control: SpeechHandlerControl }> {
-  const control = buildSpeechHandler({ speech, auth: [KEY], ...options });
+  // Admission by measured capacity has its own tests (realtime-admission.test.ts); these test the rest with it off.
+  const control = buildSpeechHandler({
+    speech,
+    auth: [KEY],
+    ...options,
+    realtime: { admitByCapacity: false, ...options.realtime },
+  });
   const server = createServer(control.handler);
   control.handler.attach(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

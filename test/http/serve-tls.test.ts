@@ -29,6 +29,8 @@ writeFileSync(
     models: { 'svc-stt-1': fixture('models/ggml-tiny.en-random.bin') },
     vadModel: sharedModel('whisper/ggml-silero-v6.2.0.bin'),
     voiceDirs: [fixture('voices')],
+    // Random weights decode slowly: admission by measured capacity would turn the next session away.
+    http: { realtime: { admitByCapacity: false } },
   }),
 );
 let files: SelfSigned;

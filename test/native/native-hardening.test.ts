@@ -391,6 +391,35 @@ describe('whisper.cpp never sees, or never acts on, non-finite values', () => {
     );
   });
 
+  it('setThreads refuses a count outside 1-64 (INVALID_ARGUMENT) and is harmless once the job ended', async () => {
+    const job = model.transcribe(new Float32Array(16000), { ...transcribeParams, temperatureIncrement: 0 });
+    for (const bad of [0, 65, 1.5, Number.NaN, '2']) {
+      expect(() => job.setThreads(bad as number)).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('threads') }),
+      );
+    }
+    await job.promise;
+    job.setThreads(2);
+  });
+
+  it('a call whose threads change between graph passes (patch 0003) returns what a fixed count does', async () => {
+    const jfk = (await native().decodeAudio(sharedAudio('jfk.wav'), decodeOptions(60)).promise).samples;
+    const params = { ...transcribeParams, temperatureIncrement: 0, beamSize: 2, tokenTimestamps: true };
+    const fixed = await model.transcribe(jfk, params).promise;
+    const job = model.transcribe(jfk, params);
+    let threads = 1;
+    const flip = setInterval(() => {
+      threads = 3 - threads;
+      job.setThreads(threads);
+    }, 2);
+    try {
+      const changing = await job.promise;
+      expect(changing.segments.map((segment) => segment.text)).toEqual(fixed.segments.map((segment) => segment.text));
+    } finally {
+      clearInterval(flip);
+    }
+  });
+
   it('a window past maxWindowTokens fails with TOKEN_LIMIT', async () => {
     const jfk = (await native().decodeAudio(sharedAudio('jfk.wav'), decodeOptions(60)).promise).samples;
     const capped = await failure(

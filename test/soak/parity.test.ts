@@ -8,8 +8,9 @@
 //   beam             -bs 5 -bo 5 (its defaults)      beamSize: 5, bestOf: 5
 //   fallback         -tpi 0.2 (default) / -nf -> 0   temperatureIncrement: 0.2 (default) / 0
 //   thresholds       -et 2.4 -lpt -1 -nth 0.6        the same defaults
-//   flash attention  on by default / -nfa            load { flashAttention: true } / off whenever DTW is on
-//   DTW              -dtw tiny.en                    load default (preset picked from the header)
+//   flash attention  on by default / -nfa            load { flashAttention: true } / off in calls that use DTW
+//   DTW              -dtw tiny.en                    load default (preset picked from the header), used by calls
+//                                                    that ask for word times (patch 0002: per call, not per model)
 // Equal without a flag on either side: temperature 0, suppress_nst off, max_len 0, audio_ctx 0, no prompt
 // (whisper-cli passes "" and we pass NULL; both give zero prompt tokens), token_timestamps off (whisper-cli turns
 // it on only for -owts, -ojf or -ml; we only for word timestamps). One default differs: whisper-cli keeps
@@ -140,6 +141,8 @@ interface Case {
   load: { dtw: boolean; flashAttention?: boolean };
   cliFlags: string[];
   options: TranscribeOptions;
+  /** `word` runs DTW (without flash attention); such a call returns words, not segments, so its text is compared. */
+  timestamps: 'segment' | 'word';
   files: string[];
 }
 
@@ -153,6 +156,7 @@ const cases: Case[] = [
     load: { dtw: false, flashAttention: true },
     cliFlags: ['-bs', '1', '-bo', '5', '-nf'],
     options: { beamSize: 1, bestOf: 5, temperatureIncrement: 0 },
+    timestamps: 'segment',
     files: withLong,
   },
   {
@@ -160,20 +164,31 @@ const cases: Case[] = [
     load: { dtw: false, flashAttention: true },
     cliFlags: ['-bs', '5', '-bo', '5'],
     options: { beamSize: 5, bestOf: 5, temperatureIncrement: 0.2 },
+    timestamps: 'segment',
     files: short,
   },
   {
-    name: 'library load defaults (DTW tiny.en, no flash attention) vs -nfa -dtw tiny.en, greedy, no fallback',
+    name: 'library load defaults (DTW tiny.en), a call without word times: flash attention, no DTW, greedy',
+    load: { dtw: true },
+    cliFlags: ['-bs', '1', '-bo', '5', '-nf'],
+    options: { beamSize: 1, bestOf: 5, temperatureIncrement: 0 },
+    timestamps: 'segment',
+    files: short,
+  },
+  {
+    name: 'library load defaults, word times (DTW, no flash attention) vs -nfa -dtw tiny.en, greedy, no fallback',
     load: { dtw: true },
     cliFlags: ['-bs', '1', '-bo', '5', '-nf', '-nfa', '-dtw', 'tiny.en'],
     options: { beamSize: 1, bestOf: 5, temperatureIncrement: 0 },
+    timestamps: 'word',
     files: withLong,
   },
   {
-    name: 'library load defaults vs -nfa -dtw tiny.en, beam 5 with fallback',
+    name: 'library load defaults, word times vs -nfa -dtw tiny.en, beam 5 with fallback',
     load: { dtw: true },
     cliFlags: ['-bs', '5', '-bo', '5', '-nfa', '-dtw', 'tiny.en'],
     options: { beamSize: 5, bestOf: 5, temperatureIncrement: 0.2 },
+    timestamps: 'word',
     files: short,
   },
 ];
@@ -191,14 +206,17 @@ afterAll(() => {
 
 const audioPath = (file: string) => (file === 'gb0-40s.wav' ? join(work, file) : sharedAudio(file));
 
-describe.each(cases)('transcribe() matches whisper-cli: $name', ({ load, cliFlags, options, files }) => {
+describe.each(cases)('transcribe() matches whisper-cli: $name', ({ load, cliFlags, options, timestamps, files }) => {
   let model: WhisperModel;
 
   beforeAll(async () => {
     model = await WhisperModel.load(tinyEn, load);
-    // Compare what we think we compare: the CLI's flags describe this model configuration.
-    expect(model.info.flashAttention).toBe(!cliFlags.includes('-nfa'));
-    expect(model.info.dtwPreset).toBe(cliFlags.includes('-dtw') ? 'tiny.en' : null);
+    // Compare what we think we compare: the CLI's flags describe what this call runs (patch 0002: a call with word
+    // times runs DTW without flash attention, one without runs flash attention).
+    expect(model.info.flashAttention).toBe(load.flashAttention ?? true);
+    expect(model.info.dtwPreset).toBe(load.dtw ? 'tiny.en' : null);
+    expect(cliFlags.includes('-dtw')).toBe(timestamps === 'word');
+    expect(cliFlags.includes('-nfa')).toBe(timestamps === 'word');
   });
 
   afterAll(() => model?.dispose());
@@ -212,7 +230,7 @@ describe.each(cases)('transcribe() matches whisper-cli: $name', ({ load, cliFlag
       ...options,
       threads: THREADS,
       language: 'en',
-      timestamps: 'segment',
+      timestamps,
       repetitionGuard: false,
       annotations: 'keep',
       // whisper-cli's 30 s window on every file (the fitted context for short clips: test/accuracy/stt-accuracy).
@@ -223,7 +241,8 @@ describe.each(cases)('transcribe() matches whisper-cli: $name', ({ load, cliFlag
     expect(reference.segments.length).toBeGreaterThan(0);
     expect(ours.duration).toBe(reference.samples / SAMPLE_RATE);
     expect(ours.language).toBe('en');
-    expect(ours.segments).toEqual(expectedSegments(reference.segments, reference.samples));
+    if (timestamps === 'word') expect(ours.words?.length).toBeGreaterThan(0);
+    else expect(ours.segments).toEqual(expectedSegments(reference.segments, reference.samples));
     // The full text keeps whisper's own spacing between segments, whitespace-only ones included.
     expect(ours.text).toBe(
       reference.segments

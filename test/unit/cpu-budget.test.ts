@@ -110,6 +110,92 @@ describe('CpuBudget', () => {
     expect(budget.status()).toMatchObject({ inUse: 0, runs: 0, waiting: 0 });
   });
 
+  it('lends a lone elastic call the extra thread, and takes it back when short work arrives', async () => {
+    const budget = new CpuBudget(1);
+    const call = await budget.acquire({ threads: 2, elastic: true });
+    expect(call).toMatchObject({ threads: 2, borrowed: false });
+    expect(budget.status()).toMatchObject({ inUse: 2, runs: 1 });
+    const seen: number[] = [];
+    call.watch((threads) => seen.push(threads));
+    const short = (await settled(budget.acquire({ threads: 1, short: true }))) as CpuGrant;
+    expect(short).toMatchObject({ threads: 1, borrowed: true });
+    expect(call.threads).toBe(1);
+    expect(seen).toEqual([1]);
+    expect(budget.status()).toMatchObject({ inUse: 2, runs: 2 });
+    short.release();
+    expect(call.threads).toBe(2);
+    expect(seen).toEqual([1, 2]);
+    call.release();
+    expect(budget.status()).toMatchObject({ inUse: 0, runs: 0, waiting: 0 });
+  });
+
+  it('keeps the loan while only long work waits (it needs the budget, not the extra thread)', async () => {
+    const budget = new CpuBudget(1);
+    const call = await budget.acquire({ threads: 4, elastic: true });
+    expect(call.threads).toBe(2);
+    const long = budget.acquire({ threads: 1 });
+    expect(await settled(long)).toBe('pending');
+    expect(call.threads).toBe(2);
+    call.release();
+    const next = (await settled(long)) as CpuGrant;
+    expect(next).toMatchObject({ threads: 1, borrowed: false });
+    next.release();
+  });
+
+  it('lends to elastic work that asked for more than it got, never beyond what it asked', async () => {
+    const budget = new CpuBudget(2);
+    const one = await budget.acquire({ threads: 1, elastic: true });
+    expect(one.threads).toBe(1);
+    const two = await budget.acquire({ threads: 2, elastic: true });
+    expect(two.threads).toBe(2); // one thread of the budget and the lent one
+    one.release();
+    expect(two.threads).toBe(2);
+    two.release();
+    expect(budget.status()).toMatchObject({ inUse: 0, runs: 0 });
+  });
+
+  it('with maxRuns, keeps the loan while short work waiting could not run anyway', async () => {
+    const budget = new CpuBudget(1, 1);
+    const call = await budget.acquire({ threads: 2, elastic: true });
+    expect(call.threads).toBe(2);
+    const short = budget.acquire({ threads: 1, short: true });
+    expect(await settled(short)).toBe('pending');
+    expect(call.threads).toBe(2);
+    call.release();
+    const next = (await settled(short)) as CpuGrant;
+    expect(next).toMatchObject({ threads: 1, borrowed: false });
+    next.release();
+    expect(budget.status()).toMatchObject({ inUse: 0, runs: 0, waiting: 0 });
+  });
+
+  it('a watcher that throws does not break the budget', async () => {
+    const budget = new CpuBudget(1);
+    const call = await budget.acquire({ threads: 2, elastic: true });
+    call.watch(() => {
+      throw new Error('listener failed');
+    });
+    const short = (await settled(budget.acquire({ threads: 1, short: true }))) as CpuGrant;
+    expect(short.borrowed).toBe(true);
+    expect(call.threads).toBe(1);
+    short.release();
+    call.release();
+    expect(budget.status()).toMatchObject({ inUse: 0, runs: 0, waiting: 0 });
+  });
+
+  it('stops telling a watcher once it unsubscribes or the grant is released', async () => {
+    const budget = new CpuBudget(1);
+    const call = await budget.acquire({ threads: 2, elastic: true });
+    const seen: number[] = [];
+    const stop = call.watch((threads) => seen.push(threads));
+    stop();
+    const short = await budget.acquire({ threads: 1, short: true });
+    expect(seen).toEqual([]);
+    call.watch((threads) => seen.push(threads));
+    call.release();
+    short.release();
+    expect(seen).toEqual([]);
+  });
+
   it('refuses a budget below one thread or one run', () => {
     expect(() => new CpuBudget(0)).toThrow(RangeError);
     expect(() => new CpuBudget(2, 0)).toThrow(RangeError);

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../../src/errors.js';
 import type { NativeTranscribeParams, NativeTranscription } from '../../src/native.js';
-import { defaultFittedContextSeconds, fittedContext, fittedDecodeFailed } from '../../src/stt/fitted-context.js';
+import { DEFAULT_FITTED_CONTEXT_SECONDS, fittedContext, fittedDecodeFailed } from '../../src/stt/fitted-context.js';
 import { normalizeTranscribeOptions } from '../../src/stt/request.js';
 import { runTranscription } from '../../src/stt/transcribe.js';
 import type { Segment } from '../../src/stt/types.js';
@@ -47,9 +47,10 @@ const optionsWith = (raw: Record<string, unknown> = {}) =>
   normalizeTranscribeOptions(raw, { ...CUSTOM_STT_TIER, threads: 1 });
 
 describe('fittedContext', () => {
-  it('covers the audio with a margin, rounded to 64 positions, and caps the tokens by length', () => {
-    expect(fittedContext(2, 10)).toEqual({ audioContext: 192, maxWindowTokens: 48 });
-    expect(fittedContext(5, 10)).toEqual({ audioContext: 320, maxWindowTokens: 84 });
+  it('covers the audio with a margin, rounded to 64 positions, at least 768, and caps the tokens by length', () => {
+    expect(fittedContext(2, 10)).toEqual({ audioContext: 768, maxWindowTokens: 48 });
+    expect(fittedContext(5, 10)).toEqual({ audioContext: 768, maxWindowTokens: 84 });
+    expect(fittedContext(16, 20)).toEqual({ audioContext: 896, maxWindowTokens: 216 });
     // whisper.cpp's DTW aborts on a window longer than twice the context: never the case for a fitted one.
     for (let seconds = 0.05; seconds < 30; seconds += 0.37) {
       const fitted = fittedContext(seconds, 30);
@@ -97,7 +98,7 @@ describe('runTranscription on a short clip', () => {
     });
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({
-      audioContext: 320,
+      audioContext: 768,
       maxWindowTokens: 84,
       segmentEvents: false,
       progressEvents: false,
@@ -121,7 +122,7 @@ describe('runTranscription on a short clip', () => {
         options: optionsWith({ onSegment: (s: Segment) => told.push(s.text) }),
         vad: undefined,
       });
-      expect(calls.map((c) => c.audioContext)).toEqual([192, undefined]);
+      expect(calls.map((c) => c.audioContext)).toEqual([768, undefined]);
       expect(calls[1]!.maxWindowTokens).toBeUndefined();
       // The full decode streams its own segments (the fake sends no events); the thrown-away one told nothing.
       expect(calls[1]!.segmentEvents).toBe(true);
@@ -130,23 +131,17 @@ describe('runTranscription on a short clip', () => {
     }
   });
 
-  it('leaves it off by default with tiny models (it raises their WER), on when the call sets it', async () => {
+  it('is on by default with every model, tiny ones too, and off when the call sets 0', async () => {
     const tiny = { multilingual: false, type: 'tiny' } as never;
     const byDefault = fakeModel([[words(0, 1, 'hello')]]);
-    await runTranscription({
-      ...byDefault,
-      info: tiny,
-      modelName: 'fake',
-      audio: audioOf(2),
-      options: optionsWith(),
-      vad: undefined,
-    });
-    expect(byDefault.calls.map((c) => c.audioContext)).toEqual([undefined]);
-    const set = fakeModel([[words(0, 1, 'hello')]]);
-    const options = optionsWith({ fittedContextSeconds: 10 });
-    await runTranscription({ ...set, info: tiny, modelName: 'fake', audio: audioOf(2), options, vad: undefined });
-    expect(set.calls.map((c) => c.audioContext)).toEqual([192]);
-    expect(defaultFittedContextSeconds('base')).toBe(10);
+    const run = (calls: typeof byDefault, options: ReturnType<typeof optionsWith>) =>
+      runTranscription({ ...calls, info: tiny, modelName: 'fake', audio: audioOf(2), options, vad: undefined });
+    await run(byDefault, optionsWith());
+    expect(byDefault.calls.map((c) => c.audioContext)).toEqual([768]);
+    const off = fakeModel([[words(0, 1, 'hello')]]);
+    await run(off, optionsWith({ fittedContextSeconds: 0 }));
+    expect(off.calls.map((c) => c.audioContext)).toEqual([undefined]);
+    expect(DEFAULT_FITTED_CONTEXT_SECONDS).toBe(10);
   });
 
   it('skips the fitted decode when the language is to be detected (detection encodes a full window anyway)', async () => {
@@ -170,7 +165,7 @@ describe('runTranscription on a short clip', () => {
       options: optionsWith({ language: 'fr' }),
       vad: undefined,
     });
-    expect(withLanguage.calls.map((c) => c.audioContext)).toEqual([192]);
+    expect(withLanguage.calls.map((c) => c.audioContext)).toEqual([768]);
   });
 
   it('passes any other failure on', async () => {

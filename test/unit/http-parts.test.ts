@@ -37,12 +37,12 @@ describe('sniffAudioContainer', () => {
 });
 
 describe('keyMatcher', () => {
-  it('matches exactly one of the keys, whatever their lengths', () => {
+  it('matches exactly one of the keys, whatever their lengths, and says which', () => {
     const matches = keyMatcher(['short', 'a-much-longer-key-of-another-length']);
-    expect(matches('short')).toBe(true);
-    expect(matches('a-much-longer-key-of-another-length')).toBe(true);
+    expect(matches('short')).toBe(0);
+    expect(matches('a-much-longer-key-of-another-length')).toBe(1);
     for (const wrong of ['shor', 'shortt', 'SHORT', '', 'a-much-longer-key-of-another-lengt']) {
-      expect(matches(wrong), wrong).toBe(false);
+      expect(matches(wrong), wrong).toBe(-1);
     }
   });
 });

@@ -201,7 +201,12 @@ describe('in-process job queue', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = receiver.address() as AddressInfo;
-      const queue = queueWith({ speech: fakeEngine(1), callbacks: { secret, backoffMs: 20 } });
+      const queue = queueWith({
+        speech: fakeEngine(1),
+        callbacks: { secret, backoffMs: 20 },
+        // A receiver on this machine is a private target: allowed on purpose.
+        callbackHosts: ['127.0.0.1'],
+      });
       const job = await queue.enqueue({
         audio: audio(7),
         options: { model: 'tiny' },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionTypeError, InvalidOptionValueError } from '../../src/errors.js';
-import { defaultThreads, normalizeTranscribeOptions } from '../../src/stt/request.js';
+import { defaultEngineThreads, defaultThreads, normalizeTranscribeOptions } from '../../src/stt/request.js';
 import { defaultCpuThreads } from '../../src/util/cpu-budget.js';
 
 const defaults = {
@@ -83,5 +83,10 @@ describe('defaultThreads', () => {
     expect(defaultCpuThreads(2)).toBe(1);
     expect(defaultCpuThreads(4)).toBe(3);
     expect(defaultThreads(defaultCpuThreads(2))).toBe(1);
+  });
+  it("the engine's default adds the thread the budget may lend a lone call, at most 4", () => {
+    expect(defaultEngineThreads(defaultCpuThreads(2))).toBe(2);
+    expect(defaultEngineThreads(3)).toBe(4);
+    expect(defaultEngineThreads(31)).toBe(4);
   });
 });

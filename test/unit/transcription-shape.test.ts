@@ -38,7 +38,7 @@ function fakeModel(result: NativeTranscription, seen: { params?: unknown } = {})
     dispose: () => {},
     transcribe: (_samples, params) => {
       seen.params = params;
-      return { promise: Promise.resolve(result), abort: () => {} };
+      return { promise: Promise.resolve(result), abort: () => {}, setThreads: () => {} };
     },
   };
 }

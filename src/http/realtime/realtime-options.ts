@@ -1,6 +1,13 @@
 // The realtime endpoint's limits (`createSpeechHandler({ realtime })`), validated once with errors that name the
 // option, each with its default.
-import { integerOption, objectOption, rejectUnknownKeys } from '../../util/validate.js';
+import {
+  booleanOption,
+  enumOption,
+  integerOption,
+  numberOption,
+  objectOption,
+  rejectUnknownKeys,
+} from '../../util/validate.js';
 
 /** Options of the `/v1/realtime` WebSocket endpoint. */
 export interface RealtimeOptions {
@@ -41,6 +48,28 @@ export interface RealtimeOptions {
    * Default 65536 (over an hour of speech).
    */
   maxQueuedSpeechChars?: number;
+  /**
+   * Admit sessions by the engine's measured capacity, not only by `maxSessions`: each final transcript's time after
+   * its utterance ended, over the utterance's length, is what a session speaking without pause costs the machine;
+   * sessions are admitted while their summed cost fits `targetLoad`, and none while recent finals are slower than
+   * `maxFinalLatencyMs` at p95. Until three finals are measured, one session per CPU thread (`cpuThreads`). Default
+   * true.
+   */
+  admitByCapacity?: boolean;
+  /** The share of the machine realtime sessions may fill (see `admitByCapacity`), 0.05-8. Default 1. */
+  targetLoad?: number;
+  /**
+   * No session is admitted while the open ones' final transcripts arrive later than this after their utterance
+   * ended, at p95 over the last minute, in ms; 0 turns the check off. Default 2000.
+   */
+  maxFinalLatencyMs?: number;
+  /**
+   * How a session over capacity is refused: `upgrade` answers the WebSocket upgrade with 503 and `Retry-After` (an
+   * SDK sees a failed connection with the status), `event` accepts the socket, sends an `error` event
+   * (`server_busy`) and closes it with 1013 (a browser, which cannot read an HTTP refusal, learns why). Default
+   * `upgrade`.
+   */
+  refuseWith?: 'upgrade' | 'event';
 }
 
 export interface ResolvedRealtimeOptions {
@@ -52,6 +81,10 @@ export interface ResolvedRealtimeOptions {
   maxBufferedBytes: number;
   maxQueuedAudioBytes: number;
   maxQueuedSpeechChars: number;
+  admitByCapacity: boolean;
+  targetLoad: number;
+  maxFinalLatencyMs: number;
+  refuseWith: 'upgrade' | 'event';
 }
 
 export const DEFAULT_REALTIME_OPTIONS: Readonly<Omit<ResolvedRealtimeOptions, 'maxSessionsPerClient'>> = {
@@ -62,6 +95,10 @@ export const DEFAULT_REALTIME_OPTIONS: Readonly<Omit<ResolvedRealtimeOptions, 'm
   maxBufferedBytes: 8 * 1024 * 1024,
   maxQueuedAudioBytes: 2 * 1024 * 1024,
   maxQueuedSpeechChars: 65_536,
+  admitByCapacity: true,
+  targetLoad: 1,
+  maxFinalLatencyMs: 2000,
+  refuseWith: 'upgrade',
 };
 
 export const REALTIME_KEYS = [
@@ -73,6 +110,10 @@ export const REALTIME_KEYS = [
   'maxBufferedBytes',
   'maxQueuedAudioBytes',
   'maxQueuedSpeechChars',
+  'admitByCapacity',
+  'targetLoad',
+  'maxFinalLatencyMs',
+  'refuseWith',
 ] as const;
 
 export function resolveRealtimeOptions(value: unknown): ResolvedRealtimeOptions {
@@ -96,5 +137,10 @@ export function resolveRealtimeOptions(value: unknown): ResolvedRealtimeOptions 
       integerOption('realtime.maxQueuedAudioBytes', raw.maxQueuedAudioBytes, 4096, 2 ** 32) ?? d.maxQueuedAudioBytes,
     maxQueuedSpeechChars:
       integerOption('realtime.maxQueuedSpeechChars', raw.maxQueuedSpeechChars, 1024, 2 ** 30) ?? d.maxQueuedSpeechChars,
+    admitByCapacity: booleanOption('realtime.admitByCapacity', raw.admitByCapacity) ?? d.admitByCapacity,
+    targetLoad: numberOption('realtime.targetLoad', raw.targetLoad, 0.05, 8) ?? d.targetLoad,
+    maxFinalLatencyMs:
+      integerOption('realtime.maxFinalLatencyMs', raw.maxFinalLatencyMs, 0, 600_000) ?? d.maxFinalLatencyMs,
+    refuseWith: enumOption('realtime.refuseWith', raw.refuseWith, ['upgrade', 'event'] as const) ?? d.refuseWith,
   };
 }

@@ -49,6 +49,11 @@ export interface RealtimeSessionParts {
   openai: ResolvedOpenAiOptions;
   dialect: SessionDialect;
   id: string;
+  /**
+   * Each final transcript: the utterance's length and, when the VAD ended it, how long after its end the text came
+   * (ms; undefined for an utterance a commit ended).
+   */
+  onFinal?: (utteranceSeconds: number, latencyMs: number | undefined) => void;
 }
 
 /** A client event the session refuses: answered with an `error` event, the session goes on. */
@@ -124,6 +129,8 @@ export class RealtimeSession {
   #generation = 0;
   /** Item ids by transcriber generation and utterance, and whether the item was committed. */
   readonly #itemIds = new Map<string, { id: string; committed: boolean }>();
+  /** When the VAD ended each utterance still waiting for its final (performance.now()), by the item's key. */
+  readonly #stoppedAt = new Map<string, number>();
   #lastItemId: string | null = null;
   /** The speech that takes text now. */
   #speech: LiveSpeech | undefined;
@@ -498,6 +505,7 @@ export class RealtimeSession {
         this.#send({ type: 'input_audio_buffer.speech_started', audio_start_ms: ms(event.at), item_id: item.id });
         return;
       case 'speech_stopped':
+        this.#stoppedAt.set(key, performance.now());
         this.#send({ type: 'input_audio_buffer.speech_stopped', audio_end_ms: ms(event.at), item_id: item.id });
         this.#committed(item);
         return;
@@ -509,8 +517,14 @@ export class RealtimeSession {
           text: event.text,
         });
         return;
-      case 'final':
+      case 'final': {
         this.#committed(item);
+        const stoppedAt = this.#stoppedAt.get(key);
+        this.#stoppedAt.delete(key);
+        this.#parts.onFinal?.(
+          Math.max(0, event.end - event.start),
+          stoppedAt === undefined ? undefined : performance.now() - stoppedAt,
+        );
         if (event.text !== '') {
           this.#send({
             type: 'conversation.item.input_audio_transcription.delta',
@@ -549,6 +563,7 @@ export class RealtimeSession {
           this.#send({ type: 'conversation.item.done', item: userAudioItem(item.id, event.text) });
         this.#itemIds.delete(key);
         return;
+      }
       case 'failed':
         this.#committed(item);
         this.#send({
@@ -558,6 +573,7 @@ export class RealtimeSession {
           error: { type: 'rate_limit_error', code: 'queue_full', message: event.error.message, param: null },
         });
         this.#itemIds.delete(key);
+        this.#stoppedAt.delete(key);
         return;
     }
   }

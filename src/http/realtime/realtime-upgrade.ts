@@ -6,10 +6,13 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type * as Ws from 'ws';
 import type { WebSocket } from 'ws';
+import type { RealtimeRefusalReason, SpeechMetrics } from '../../metrics/speech-metrics.js';
 import { lazyModule } from '../../util/lazy-module.js';
-import { toHttpError } from '../http-error.js';
+import { HttpError, toHttpError } from '../http-error.js';
 import type { ResolvedOpenAiOptions } from '../openai/openai-options.js';
+import type { RateLimiter } from '../rate-limits.js';
 import type { SessionDialect } from './realtime-config.js';
+import { RealtimeLoad } from './realtime-load.js';
 import type { ResolvedRealtimeOptions } from './realtime-options.js';
 import { type RealtimeEngine, RealtimeSession } from './realtime-session.js';
 
@@ -47,6 +50,13 @@ export interface RealtimeEndpointParts {
    * request has no header.
    */
   authenticate: (req: IncomingMessage, token?: string) => Promise<string>;
+  /** The engine's CPU threads: the capacity estimate before any final is measured. */
+  cpuThreads: number;
+  /** Per-client rate limits: a session takes a request token and needs audio left; its finals are charged. */
+  limiter?: RateLimiter | undefined;
+  metrics?: Pick<SpeechMetrics, 'watchRealtime' | 'observeRealtimeRefusal'> | undefined;
+  /** `Retry-After` of a refusal, in seconds. */
+  retryAfterSeconds: number;
 }
 
 /** Upgrade sockets some realtime endpoint took: two handlers attached to one server never both answer one. */
@@ -74,8 +84,22 @@ function offeredProtocols(req: IncomingMessage): string[] {
 }
 
 export function realtimeEndpoint(parts: RealtimeEndpointParts): RealtimeEndpoint {
-  const { limits, engine } = parts;
+  const { limits, engine, limiter, metrics } = parts;
   const sessions = new Set<RealtimeSession>();
+  const load = new RealtimeLoad(limits, parts.cpuThreads);
+  /** Upgrades admitted by capacity whose socket is not open yet: they count against it too. */
+  let admitting = 0;
+  metrics?.watchRealtime({
+    sessions: () => sessions.size,
+    capacity: () => (limits.admitByCapacity ? load.capacity().sessions : limits.maxSessions),
+  });
+  /** Why one more session cannot be served now (capacity or latency), with its metrics reason; undefined if it can. */
+  const overCapacity = (): { reason: RealtimeRefusalReason; message: string } | undefined => {
+    if (!limits.admitByCapacity) return undefined;
+    const message = load.refusal(sessions.size + admitting);
+    if (message === undefined) return undefined;
+    return { reason: message.includes('maxFinalLatencyMs') ? 'latency' : 'capacity', message };
+  };
   /** Sessions open per client identity (its key's digest, or its address without auth). */
   const perClient = new Map<string, number>();
   let opened = 0;
@@ -116,19 +140,27 @@ export function realtimeEndpoint(parts: RealtimeEndpointParts): RealtimeEndpoint
     ws.close(closeCode, code);
   };
 
-  const open = (ws: WebSocket, client: string, dialect: SessionDialect) => {
+  const open = (ws: WebSocket, client: string, dialect: SessionDialect, admitted: boolean) => {
     if (closing) return turnAway(ws, 'unavailable_error', 'shutting_down', 'the server is shutting down', 1001);
     if (typeof engine.createTranscriber !== 'function' || typeof engine.createLiveSpeech !== 'function') {
       return turnAway(ws, 'server_error', 'realtime_unavailable', 'this engine has no live transcription', 1011);
     }
     if (sessions.size >= limits.maxSessions) {
+      metrics?.observeRealtimeRefusal('max_sessions');
       const message = `the server has its limit of ${limits.maxSessions} realtime sessions open; try again later`;
       return turnAway(ws, 'rate_limit_error', 'too_many_sessions', message, 1013);
     }
     const own = perClient.get(client) ?? 0;
     if (own >= limits.maxSessionsPerClient) {
+      metrics?.observeRealtimeRefusal('client_sessions');
       const message = `this client has its limit of ${limits.maxSessionsPerClient} realtime sessions open`;
       return turnAway(ws, 'rate_limit_error', 'client_session_limit', message, 1013);
+    }
+    // Refusing with an event: the socket is open, the client reads why (an upgrade refusal was checked before).
+    const busy = admitted ? undefined : overCapacity();
+    if (busy) {
+      metrics?.observeRealtimeRefusal(busy.reason);
+      return turnAway(ws, 'unavailable_error', 'server_busy', busy.message, 1013);
     }
     const session = new RealtimeSession({
       socket: ws,
@@ -137,6 +169,10 @@ export function realtimeEndpoint(parts: RealtimeEndpointParts): RealtimeEndpoint
       openai: parts.openai,
       dialect,
       id: `sess_${(++opened).toString(36)}_${Date.now().toString(36)}`,
+      onFinal: (seconds, latencyMs) => {
+        if (latencyMs !== undefined) load.record(latencyMs, seconds * 1000);
+        if (limiter) void limiter.chargeAudio(client, seconds).catch(() => undefined);
+      },
     });
     sessions.add(session);
     perClient.set(client, own + 1);
@@ -160,10 +196,50 @@ export function realtimeEndpoint(parts: RealtimeEndpointParts): RealtimeEndpoint
       req.headers['openai-beta'] === 'realtime=v1' || protocols.includes(BETA_PROTOCOL) ? 'beta' : 'ga';
     parts
       .authenticate(req, token)
+      .then(async (client) => {
+        // A session is a request (one token) doing work on audio (some must be left).
+        await limiter?.admit(client, true).catch((error: unknown) => {
+          if (error instanceof HttpError && error.status === 429) metrics?.observeRealtimeRefusal('rate_limited');
+          throw error;
+        });
+        return client;
+      })
       .then(
         (client) => {
           if (socket.destroyed) return;
-          server.handleUpgrade(req, socket, head, (ws) => open(ws, client, dialect));
+          let admitted = false;
+          if (limits.refuseWith === 'upgrade') {
+            const busy = overCapacity();
+            if (busy) {
+              metrics?.observeRealtimeRefusal(busy.reason);
+              refuse(
+                socket,
+                new HttpError(503, 'server_busy', busy.message, {
+                  headers: { 'Retry-After': String(Math.max(1, parts.retryAfterSeconds)) },
+                }),
+              );
+              return;
+            }
+            admitting++;
+            admitted = true;
+          }
+          // The hold ends once, however the upgrade ends: the session opened, or ws refused the handshake (a bad
+          // version or key, a socket already half closed) without calling back, or it threw.
+          let held = admitted;
+          const release = () => {
+            if (held) admitting--;
+            held = false;
+          };
+          socket.once('close', release);
+          try {
+            server.handleUpgrade(req, socket, head, (ws) => {
+              release();
+              open(ws, client, dialect, admitted);
+            });
+          } catch (error) {
+            release();
+            throw error;
+          }
         },
         (error: unknown) => {
           if (!socket.destroyed) refuse(socket, error);

@@ -2,7 +2,9 @@
 // callback_url) -> 202 and the queued job; GET /v1/jobs/{id}; DELETE /v1/jobs/{id}; GET /v1/jobs?status=&limit=.
 // A job belongs to the caller that created it (its API key): any other caller gets 404 for it.
 import { readFile } from 'node:fs/promises';
+import { CallbackUrlRefusedError } from '../../errors.js';
 import { checkCallbackUrl } from '../../jobs/callback.js';
+import { redactCredentials } from '../../jobs/callback-target.js';
 import { DEFAULT_LIST_LIMIT, isJobId, MAX_LIST_LIMIT } from '../../jobs/job-request.js';
 import { JOB_STATUSES, type JobQueue, type JobStatus } from '../../jobs/types.js';
 import { invalidField } from '../form-fields.js';
@@ -51,8 +53,15 @@ export async function createTranscriptionJobRoute(ctx: RouteContext): Promise<vo
     if (url !== undefined) {
       try {
         callbackUrl = checkCallbackUrl('callback_url', url);
-      } catch {
-        throw invalidField('callback_url', 'an http:// or https:// URL', url);
+      } catch (error) {
+        const refused = error as CallbackUrlRefusedError;
+        throw invalidField(
+          'callback_url',
+          refused.message.includes('credentials')
+            ? 'a URL without credentials (user:password@)'
+            : 'an http:// or https:// URL',
+          redactCredentials(url),
+        );
       }
     }
     const file = form.file as NonNullable<typeof form.file>;
@@ -62,6 +71,13 @@ export async function createTranscriptionJobRoute(ctx: RouteContext): Promise<vo
     const job = await queue
       .enqueue({ audio, options: transcribeOptions, owner: ctx.client, ...(callbackUrl ? { callbackUrl } : {}) })
       .catch((error: unknown) => {
+        if (error instanceof CallbackUrlRefusedError) {
+          // The queue names its own option (callbackUrl); over HTTP the field is callback_url.
+          throw new HttpError(400, 'invalid_callback_url', error.message.replace(/^callbackUrl/, 'callback_url'), {
+            param: 'callback_url',
+            cause: error,
+          });
+        }
         if ((error as { param?: string }).param === 'callbackUrl') {
           throw new HttpError(400, 'callbacks_disabled', 'this server has no secret to sign callbacks with', {
             param: 'callback_url',
