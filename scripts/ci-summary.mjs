@@ -58,6 +58,23 @@ function tierLines(report) {
   return lines;
 }
 
+/**
+ * The failed tests of a vitest report, a line each: file, name and the first line of the failure. Printed in the
+ * closing summary, since only a run's tail may reach the reader and a tier's own output lies far above it.
+ */
+function failureLines(report) {
+  if (!report) return [];
+  const root = process.cwd();
+  return report.testResults.flatMap((file) =>
+    file.assertionResults
+      .filter((test) => test.status === 'failed')
+      .map((test) => {
+        const why = (test.failureMessages?.[0] ?? '').split('\n')[0].slice(0, 300);
+        return `    failed: ${file.name.replace(`${root}/`, '')} > ${test.fullName}: ${why}`;
+      }),
+  );
+}
+
 if (step && !existsSync(join(folder, `${step}.json`))) {
   console.log(`${step}: no report (the step failed before its test runner wrote one)`);
 } else if (step) {
@@ -72,6 +89,7 @@ if (step && !existsSync(join(folder, `${step}.json`))) {
   for (const name of names) {
     const counts = readReport(name);
     console.log(`  ${name.replace(/\.(json|count)$/, '')}: ${countsLine(counts)}`);
+    for (const line of failureLines(counts.report)) console.log(line);
     total.passed += counts.passed;
     total.failed += counts.failed;
     total.skipped += counts.skipped;
