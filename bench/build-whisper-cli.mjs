@@ -4,7 +4,7 @@
 // included), into bench/build-cli/.
 // The benchmarks compare the binding against this binary, so both must come from one tree.
 //
-//   node bench/build-whisper-cli.mjs [--force] [--openmp]   prints the binary's path (build output goes to stderr)
+//   node bench/build-whisper-cli.mjs [--force] [--openmp] [--patched]   prints the binary's path (build output goes to stderr)
 //   import { ensureWhisperCli } from './build-whisper-cli.mjs'
 //
 // --openmp / ensureWhisperCli({ openmp: true }) builds a second variant with -DGGML_OPENMP=ON into
@@ -13,6 +13,11 @@
 // OpenMP ggml's barrier threads spin, so on a machine with fewer than 4 cores `whisper-cli --vad` crawls
 // (more than 120 s for a 30 s file on 2 cores). OpenMP's barriers stop spinning and sleep when there are more
 // threads than cores, so the VAD-on runs use this variant; everything else keeps the addon's flags.
+//
+// --patched / ensureWhisperCli({ patched: true }) builds a variant into bench/build-cli-patched/ from a copy of the
+// tree with the addon's patched sources laid over it (build/voxmill-patched/: native/whisper-patches.cmake's output),
+// so whisper-cli's per-stage timings show the kernels voxmill runs (bench/stage-profile.mjs). The plain build stays
+// upstream's whisper-cli, the peer the benchmarks compare against.
 //
 // Environment:
 //   VOXMILL_WHISPER_CPP_DIR  another whisper.cpp checkout instead of whisper-cpp-src
@@ -26,7 +31,8 @@
 // which add_subdirectory()s the tree exactly like the addon's CMakeLists.txt does, so nothing is written
 // into the tree.
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { accessSync, constants, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -34,6 +40,8 @@ import { benchArgs, flag, isEntry, root } from './lib.mjs';
 
 export const buildDir = join(root, 'bench', 'build-cli');
 export const openmpBuildDir = join(root, 'bench', 'build-cli-openmp');
+export const patchedBuildDir = join(root, 'bench', 'build-cli-patched');
+const patchSet = join(root, 'native', 'whisper-patches.cmake');
 const exe = process.platform === 'win32' ? 'whisper-cli.exe' : 'whisper-cli';
 // Single-config generators put it in bin/, multi-config ones (Visual Studio, Xcode) in bin/Release/.
 const candidates = (dir) => [join(dir, 'bin', exe), join(dir, 'bin', 'Release', exe)];
@@ -91,6 +99,17 @@ function whisperTree() {
   return join(dirname(pkg), 'cpp', 'whisper.cpp');
 }
 
+/** A copy of `tree` with the addon's patched sources (build/voxmill-patched/) laid over it, made afresh. */
+function patchedTree(tree) {
+  const patched = join(root, 'build', 'voxmill-patched');
+  if (!existsSync(patched)) throw new Error(`${patched} is missing: build the addon first (npm run build:native)`);
+  const copy = join(patchedBuildDir, 'tree');
+  rmSync(copy, { recursive: true, force: true });
+  cpSync(tree, copy, { recursive: true });
+  cpSync(patched, copy, { recursive: true, filter: (path) => !path.endsWith('.next') });
+  return copy;
+}
+
 function writable(dir) {
   try {
     accessSync(dir, constants.W_OK);
@@ -137,23 +156,33 @@ function existing(dir) {
  * Returns the path of whisper-cli, building it first when it is missing (or when `force` is set).
  * `openmp` picks the -DGGML_OPENMP=ON variant in bench/build-cli-openmp/ (see the note at the top). `cpu` and `blas`
  * default to the addon's; another pair builds into bench/build-cli-<cpu>-<blas>/ (bench/cpu-peak.mjs compares them).
- * @param {{ force?: boolean, openmp?: boolean, cpu?: 'native' | 'portable', blas?: 'openblas' | 'none' }} [options]
+ * `patched` picks the variant with the addon's patched sources in bench/build-cli-patched/ (see the note at the top).
+ * @param {{ force?: boolean, openmp?: boolean, patched?: boolean, cpu?: 'native' | 'portable', blas?: 'openblas' | 'none' }} [options]
  * @returns {string}
  */
-export function ensureWhisperCli({ force = false, openmp = false, cpu, blas } = {}) {
+export function ensureWhisperCli({ force = false, openmp = false, patched = false, cpu, blas } = {}) {
   const addon = cpu === undefined || blas === undefined ? addonBuild() : undefined;
   cpu ??= addon.cpu;
   blas ??= addon.blas;
   const asAddon = addon !== undefined && cpu === addon.cpu && blas === addon.blas;
-  const dir = openmp ? openmpBuildDir : asAddon ? buildDir : join(root, 'bench', `build-cli-${cpu}-${blas}`);
+  const dir = openmp
+    ? openmpBuildDir
+    : patched
+      ? patchedBuildDir
+      : asAddon
+        ? buildDir
+        : join(root, 'bench', `build-cli-${cpu}-${blas}`);
   const cmakeFlags = flagsFor(cpu, blas);
   const flags = openmp ? cmakeFlags.map((f) => (f === '-DGGML_OPENMP=OFF' ? '-DGGML_OPENMP=ON' : f)) : cmakeFlags;
   // The CPU code and BLAS the binaries in `dir` were built with: others are built afresh.
   const stamp = join(dir, 'voxmill-cpu.txt');
-  const sameTarget = existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === `${cpu} ${blas}`;
+  // The patched variant is also built afresh when the patch set changed.
+  const patches = patched ? ` ${createHash('sha256').update(readFileSync(patchSet)).digest('hex').slice(0, 16)}` : '';
+  const target = `${cpu} ${blas}${patches}`;
+  const sameTarget = existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === target;
   const found = existing(dir);
   if (found && sameTarget && existsSync(quantizeBeside(found)) && !force) return found;
-  const tree = whisperTree();
+  const tree = patched ? patchedTree(whisperTree()) : whisperTree();
   const cmake = spawnSync('cmake', ['--version'], { encoding: 'utf8' });
   if (cmake.error || cmake.status !== 0) throw new Error('cmake not found. On Debian/Ubuntu: apt-get install cmake');
   if (force) {
@@ -178,17 +207,18 @@ export function ensureWhisperCli({ force = false, openmp = false, cpu, blas } = 
   run('cmake', ['--build', dir, '--config', 'Release', '--target', 'whisper-cli', 'whisper-quantize', '-j', jobs]);
   const built = existing(dir);
   if (!built) throw new Error(`the build finished but no whisper-cli was found under ${join(dir, 'bin')}`);
-  writeFileSync(stamp, `${cpu} ${blas}\n`);
+  writeFileSync(stamp, `${target}\n`);
   return built;
 }
 
 if (isEntry(import.meta.url)) {
   try {
-    const { force, openmp } = benchArgs('node bench/build-whisper-cli.mjs [--force] [--openmp]', {
+    const { force, openmp, patched } = benchArgs('node bench/build-whisper-cli.mjs [--force] [--openmp] [--patched]', {
       force: flag.boolean('build again even when a whisper-cli is there'),
       openmp: flag.boolean('the -DGGML_OPENMP=ON variant in bench/build-cli-openmp/ (for --vad on few cores)'),
+      patched: flag.boolean("the variant with the addon's patched sources in bench/build-cli-patched/"),
     }).settings;
-    console.log(ensureWhisperCli({ force, openmp }));
+    console.log(ensureWhisperCli({ force, openmp, patched }));
   } catch (error) {
     console.error(`whisper-cli: ${error instanceof Error ? error.message : String(error)}`);
     process.exit(1);

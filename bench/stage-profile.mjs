@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Where the time goes, stage by stage, against CTranslate2 on the same audio and weights (issue "Faster than
-// faster-whisper"): whisper.cpp's own per-stage timings (whisper-cli, built from the addon's tree with its flags:
-// bench/build-whisper-cli.mjs) and CTranslate2's, each stage timed on its own (scripts/peers/ct2_stages.py: faster-
-// whisper's log-mel features, `encode`, `generate` on the encoder's output).
+// faster-whisper"): whisper.cpp's own per-stage timings (whisper-cli, built from the addon's tree with its flags and
+// its patch set: bench/build-whisper-cli.mjs --patched) and CTranslate2's, each stage timed on its own
+// (scripts/peers/ct2_stages.py: faster-whisper's log-mel features, `encode`, `generate` on the encoder's output).
 //
 // whisper-cli runs the two ways a voxmill call runs (native/whisper-patches.cmake, patch 0002): `fa` (flash attention,
 // no DTW: a call without word times) and `dtw` (-nfa -dtw: a call with word times, whose DTW adds a "prompt" pass).
@@ -80,7 +80,8 @@ function ct2Stages(python, model, file, threads, beam, computeType) {
 
 async function main() {
   const models = realModels(settings.models.flatMap((m) => [MODELS[m].ggml, MODELS[m].ct2]));
-  const cli = ensureWhisperCli();
+  // voxmill's kernels (its patch set laid over the tree) in whisper-cli's harness, for its per-stage timings.
+  const cli = ensureWhisperCli({ patched: true });
   const python = peersPython(settings.python);
   const rows = [];
   for (const name of settings.models) {

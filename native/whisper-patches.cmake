@@ -1,10 +1,11 @@
-# voxmill's patch set over the pinned whisper.cpp (the whisper-cpp-src package; see package.json).
+# voxmill's patch set over the pinned whisper.cpp (the whisper-cpp-src package, ggml included; see package.json).
 #
-# The addon compiles a copy of whisper.cpp's src/whisper.cpp written into the build tree with the numbered edits
-# below; the source tree is left as it is. Each edit names text that must occur exactly the given number of times in
-# the pinned upstream, so an upgrade that moves or changes it fails at configure time naming the patch, and the patch
-# cannot silently disappear. Edits apply in order; a later one sees the text the earlier ones wrote. What each patch
-# measured is in BENCHMARKS.md, "Faster than faster-whisper (issue 43)".
+# The addon compiles copies of whisper.cpp's src/whisper.cpp and ggml's CPU operators (ggml/src/ggml-cpu/ops.cpp),
+# written into the build tree with the numbered edits below; the source tree is left as it is. Each edit names text
+# that must occur exactly the given number of times in the pinned upstream, so an upgrade that moves or changes it
+# fails at configure time naming the patch, and the patch cannot silently disappear. Edits apply in order; a later one
+# sees the text the earlier ones wrote. What each patch measured is in BENCHMARKS.md, "Faster than faster-whisper
+# (issue 43)".
 #
 #   0001  DTW guard: skip DTW on a window too short for its median filter (upstream aborts the process).
 #   0002  Attention per state: flash attention and DTW are chosen per whisper state (per call), not per context, so
@@ -12,12 +13,24 @@
 #         do not (flash attention, 1.3x faster encoder on tiny.en) without a second copy of the weights.
 #   0003  Threads per graph pass: a call's thread count may change while it runs (the CPU budget lends a lone call
 #         every core and takes the extra thread back when other work arrives).
+#   0004  Flash attention's keys and values converted once per head: ggml's tiled CPU kernel converted a head's f16
+#         keys and values to f32 again for every 64 queries (24 times per head in a 1500-position encoder window).
 #
-# Input: WHISPER_CPP_TEXT (the upstream file's text). Output: WHISPER_CPP_TEXT, patched.
+# Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
+# its target's sources.
 
-# Replaces `find` with `replace` in WHISPER_CPP_TEXT after checking it occurs exactly `count` times.
-function(voxmill_whisper_edit patch count find replace)
-  set(text "${WHISPER_CPP_TEXT}")
+# The file being patched: VOXMILL_PATCH_SOURCE (its path) and VOXMILL_PATCH_TEXT (its text, edited in place).
+macro(voxmill_patch_begin relative_path)
+  set(VOXMILL_PATCH_SOURCE "${WHISPER_CPP_DIR}/${relative_path}")
+  file(READ "${VOXMILL_PATCH_SOURCE}" VOXMILL_PATCH_TEXT)
+  # A source or a patch that changes reconfigures, so the patched copy follows it.
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${VOXMILL_PATCH_SOURCE}"
+    "${CMAKE_CURRENT_LIST_FILE}")
+endmacro()
+
+# Replaces `find` with `replace` in VOXMILL_PATCH_TEXT after checking it occurs exactly `count` times.
+function(voxmill_edit patch count find replace)
+  set(text "${VOXMILL_PATCH_TEXT}")
   set(found 0)
   string(LENGTH "${find}" find_length)
   while(TRUE)
@@ -31,11 +44,32 @@ function(voxmill_whisper_edit patch count find replace)
   endwhile()
   if(NOT found EQUAL count)
     message(FATAL_ERROR "whisper.cpp patch ${patch}: expected ${count} occurrence(s) of '${find}' in "
-      "${WHISPER_CPP_SOURCE}, found ${found}. The pinned whisper.cpp changed: update native/whisper-patches.cmake")
+      "${VOXMILL_PATCH_SOURCE}, found ${found}. The pinned whisper.cpp changed: update native/whisper-patches.cmake")
   endif()
-  string(REPLACE "${find}" "${replace}" patched "${WHISPER_CPP_TEXT}")
-  set(WHISPER_CPP_TEXT "${patched}" PARENT_SCOPE)
+  string(REPLACE "${find}" "${replace}" patched "${VOXMILL_PATCH_TEXT}")
+  set(VOXMILL_PATCH_TEXT "${patched}" PARENT_SCOPE)
 endfunction()
+
+# Writes the patched text to voxmill-patched/<relative_path> in the build tree and compiles it in `target` instead
+# of the original, which the target lists as `listed_as` (relative to its folder) or by its whole path.
+function(voxmill_patch_end target listed_as relative_path)
+  set(copy "${CMAKE_BINARY_DIR}/voxmill-patched/${relative_path}")
+  file(WRITE "${copy}.next" "${VOXMILL_PATCH_TEXT}")
+  # Copied only when it changed, so a reconfigure does not rebuild it.
+  configure_file("${copy}.next" "${copy}" COPYONLY)
+  get_target_property(sources ${target} SOURCES)
+  list(LENGTH sources count_before)
+  list(REMOVE_ITEM sources "${listed_as}" "${VOXMILL_PATCH_SOURCE}")
+  list(LENGTH sources count_after)
+  if(count_after EQUAL count_before)
+    message(FATAL_ERROR "the ${target} target of ${WHISPER_CPP_DIR} does not list ${relative_path} as '${listed_as}': "
+      "update native/whisper-patches.cmake (both copies would be linked)")
+  endif()
+  list(APPEND sources "${copy}")
+  set_property(TARGET ${target} PROPERTY SOURCES ${sources})
+endfunction()
+
+voxmill_patch_begin(src/whisper.cpp)
 
 # --- 0001 DTW guard -------------------------------------------------------------------------------
 # whisper.cpp aligns token times (DTW) over each decoding window's audio with a median filter 7 audio tokens wide, and
@@ -44,10 +78,10 @@ endfunction()
 # real tiny.en and word timestamps aborted the process. The patched copy skips DTW for such a window (its tokens keep
 # t_dtw = -1 and take the decoder's timestamps). The 7 is the median filter's width, the call's argument after
 # n_frames; the second edit only checks it is still 7.
-voxmill_whisper_edit(0001 1
+voxmill_edit(0001 1
   "if (ctx->params.dtw_token_timestamps && n_segments) {"
   "if (ctx->params.dtw_token_timestamps && n_segments && std::min(std::min(WHISPER_CHUNK_SIZE * 100, seek_delta), seek_end - seek) / 2 > 7) {")
-voxmill_whisper_edit(0001 1 "seek, n_frames, 7, params.n_threads);" "seek, n_frames, 7, params.n_threads);")
+voxmill_edit(0001 1 "seek, n_frames, 7, params.n_threads);" "seek, n_frames, 7, params.n_threads);")
 
 # --- 0002 Attention per state ---------------------------------------------------------------------
 # Upstream decides flash attention and DTW once per context, and turns DTW off when flash attention is on (DTW reads
@@ -55,7 +89,7 @@ voxmill_whisper_edit(0001 1 "seek, n_frames, 7, params.n_threads);" "seek, n_fra
 # attention, word times asked or not. Here the context may hold both; each state picks one at its creation
 # (voxmill_whisper_init_state), and every place that read the context's choice reads the state's. Upstream's own
 # whisper_init_state keeps upstream's rule (flash attention wins).
-voxmill_whisper_edit(0002 1
+voxmill_edit(0002 1
   [=[    // padded buffer for flash-attention
     whisper_kv_cache kv_pad;
 ]=]
@@ -66,16 +100,16 @@ voxmill_whisper_edit(0002 1
     bool flash_attn = false;
     bool dtw_token_timestamps = false;
 ]=])
-voxmill_whisper_edit(0002 1
+voxmill_edit(0002 1
   [=[static uint32_t whisper_kv_cache_get_padding(const struct whisper_context & wctx) {
     if (!wctx.params.flash_attn || !wctx.params.use_gpu) {]=]
   [=[static uint32_t whisper_kv_cache_get_padding(const struct whisper_context & wctx, bool flash_attn) {
     if (!flash_attn || !wctx.params.use_gpu) {]=])
-voxmill_whisper_edit(0002 1 "whisper_kv_cache_get_padding(wctx);" "whisper_kv_cache_get_padding(wctx, wstate.flash_attn);")
-voxmill_whisper_edit(0002 5 "wctx.params.flash_attn" "wstate.flash_attn")
-voxmill_whisper_edit(0002 2 "wctx.params.dtw_token_timestamps" "wstate.dtw_token_timestamps")
-voxmill_whisper_edit(0002 5 "ctx->params.dtw_token_timestamps" "state->dtw_token_timestamps")
-voxmill_whisper_edit(0002 1
+voxmill_edit(0002 1 "whisper_kv_cache_get_padding(wctx);" "whisper_kv_cache_get_padding(wctx, wstate.flash_attn);")
+voxmill_edit(0002 5 "wctx.params.flash_attn" "wstate.flash_attn")
+voxmill_edit(0002 2 "wctx.params.dtw_token_timestamps" "wstate.dtw_token_timestamps")
+voxmill_edit(0002 5 "ctx->params.dtw_token_timestamps" "state->dtw_token_timestamps")
+voxmill_edit(0002 1
   [=[struct whisper_state * whisper_init_state(whisper_context * ctx) {
     whisper_state * state = new whisper_state;
 ]=]
@@ -92,7 +126,7 @@ struct whisper_state * voxmill_whisper_init_state(whisper_context * ctx, bool fl
     state->dtw_token_timestamps = dtw_token_timestamps && ctx->params.dtw_token_timestamps;
     state->flash_attn = flash_attn && ctx->params.flash_attn && !state->dtw_token_timestamps;
 ]=])
-voxmill_whisper_edit(0002 1
+voxmill_edit(0002 1
   "    if (params.flash_attn && params.dtw_token_timestamps) {"
   "    if (false) { // voxmill patch 0002: a context may hold both; each state chooses")
 
@@ -102,7 +136,7 @@ voxmill_whisper_edit(0002 1
 # alignment pass and language detection included), the spectrogram and the beams' bookkeeping threads read it when
 # they start. The CPU budget lends a lone call every core and takes the extra
 # thread back when other work arrives, effective at the next graph pass.
-voxmill_whisper_edit(0003 1
+voxmill_edit(0003 1
   [=[static uint32_t whisper_kv_cache_get_padding(const struct whisper_context & wctx, bool flash_attn) {]=]
   [=[// voxmill patch 0003: the threads of this state's next graph pass (the counter when set and positive).
 void voxmill_whisper_state_threads(struct whisper_state * state, const std::atomic<int> * n_threads) {
@@ -115,7 +149,7 @@ static int voxmill_threads(const struct whisper_state * state, int n_threads) {
 }
 
 static uint32_t whisper_kv_cache_get_padding(const struct whisper_context & wctx, bool flash_attn) {]=])
-voxmill_whisper_edit(0003 1
+voxmill_edit(0003 1
   [=[    bool flash_attn = false;
     bool dtw_token_timestamps = false;
 ]=]
@@ -125,22 +159,125 @@ voxmill_whisper_edit(0003 1
     // voxmill patch 0003: the caller's thread counter, read at each graph pass (null: params.n_threads)
     const std::atomic<int> * voxmill_n_threads = nullptr;
 ]=])
-voxmill_whisper_edit(0003 1
+voxmill_edit(0003 1
   "whisper_encode_internal(*ctx, *state, seek, params.n_threads, params.abort_callback"
   "whisper_encode_internal(*ctx, *state, seek, voxmill_threads(state, params.n_threads), params.abort_callback")
-voxmill_whisper_edit(0003 2
+voxmill_edit(0003 2
   "whisper_decode_internal(*ctx, *state, state->batch, params.n_threads, false, params.abort_callback"
   "whisper_decode_internal(*ctx, *state, state->batch, voxmill_threads(state, params.n_threads), false, params.abort_callback")
-voxmill_whisper_edit(0003 2
+voxmill_edit(0003 2
   "std::min(params.n_threads, n_decoders_cur)"
   "std::min(voxmill_threads(state, params.n_threads), n_decoders_cur)")
 # The spectrogram and language detection at the start of a call, and each window's DTW alignment pass.
-voxmill_whisper_edit(0003 1
+voxmill_edit(0003 1
   "whisper_pcm_to_mel_with_state(ctx, state, samples, n_samples, params.n_threads)"
   "whisper_pcm_to_mel_with_state(ctx, state, samples, n_samples, voxmill_threads(state, params.n_threads))")
-voxmill_whisper_edit(0003 1
+voxmill_edit(0003 1
   "whisper_lang_auto_detect_with_state(ctx, state, 0, params.n_threads, probs.data())"
   "whisper_lang_auto_detect_with_state(ctx, state, 0, voxmill_threads(state, params.n_threads), probs.data())")
-voxmill_whisper_edit(0003 1
+voxmill_edit(0003 1
   "seek, n_frames, 7, params.n_threads);"
   "seek, n_frames, 7, voxmill_threads(state, params.n_threads));")
+
+voxmill_patch_end(whisper whisper.cpp src/whisper.cpp)
+
+voxmill_patch_begin(ggml/src/ggml-cpu/ops.cpp)
+
+# --- 0004 Flash attention's keys and values converted once per head -------------------------------
+# ggml's tiled CPU flash attention (every encoder pass of a call without word times) takes 64 queries at a time and,
+# for each such tile, converts the head's whole f16 keys (transposed, one scalar at a time) and values to f32 again:
+# 24 times per head in a 1500-position window. perf on whisper-cli (tiny.en, jfk, 1 thread): the tiled kernel 25.7 %
+# of all cycles, the f16 -> f32 row conversion under it another 8.9 %. Here a chunk of queries converts each head it
+# meets once, into one buffer laid out tile by tile exactly as the kernel packed them, and every query tile reads it.
+# The same values meet the same arithmetic in the same order, so results are bit-identical (whisper-cli parity holds).
+# The last tile's padding is zeros, where upstream left the previous tile's values; either is multiplied by a weight
+# of exactly zero or overwritten with -inf. When the buffer cannot be had (malloc fails) the kernel packs per tile as
+# upstream does.
+voxmill_edit(0004 1
+  [=[    static constexpr int Q_TILE_SZ  = ggml_fa_tile_config::Q;
+    static constexpr int KV_TILE_SZ = ggml_fa_tile_config::KV;
+
+    int ir = ir0;
+    while (ir < ir1) {]=]
+  [=[    static constexpr int Q_TILE_SZ  = ggml_fa_tile_config::Q;
+    static constexpr int KV_TILE_SZ = ggml_fa_tile_config::KV;
+
+    // voxmill patch 0004: one head's keys and values in f32, tile by tile: for KV tile t, its keys transposed
+    // (DK x KV_TILE_SZ) then its values (KV_TILE_SZ x DV), zero-padded; converted when a query tile's head changes.
+    const int64_t voxmill_kv_tile_floats = (int64_t) KV_TILE_SZ*(DK + DV);
+    float * voxmill_kv = (float *) malloc(sizeof(float)*voxmill_kv_tile_floats*((nek1 + KV_TILE_SZ - 1)/KV_TILE_SZ));
+    int64_t voxmill_kv_of[4] = {-1, -1, -1, -1}; // ik2, ik3, iv2, iv3 of the head in voxmill_kv
+
+    int ir = ir0;
+    while (ir < ir1) {]=])
+voxmill_edit(0004 1
+  [=[        memset(K_f32, 0, DK * KV_TILE_SZ * sizeof(float));
+        memset(V32,   0, KV_TILE_SZ * DV * sizeof(float));
+]=]
+  [=[        memset(K_f32, 0, DK * KV_TILE_SZ * sizeof(float));
+        memset(V32,   0, KV_TILE_SZ * DV * sizeof(float));
+
+        if (voxmill_kv && (voxmill_kv_of[0] != ik2 || voxmill_kv_of[1] != ik3 || voxmill_kv_of[2] != iv2 || voxmill_kv_of[3] != iv3)) {
+            for (int64_t ic = 0; ic < nek1; ic += KV_TILE_SZ) {
+                const int kv_tile = (int)std::min((int64_t)KV_TILE_SZ, nek1 - ic);
+                float * K_tile = voxmill_kv + (ic/KV_TILE_SZ)*voxmill_kv_tile_floats;
+                float * V_tile = K_tile + DK*KV_TILE_SZ;
+                memset(K_tile, 0, voxmill_kv_tile_floats*sizeof(float));
+                for (int tk = 0; tk < kv_tile; tk++) {
+                    const char * k_data = (const char *)k->data + (ic + tk)*nbk1 + ik2*nbk2 + ik3*nbk3;
+                    const char * v_data = (const char *)v->data + (ic + tk)*nbv1 + iv2*nbv2 + iv3*nbv3;
+                    if (kv_type == GGML_TYPE_F16) {
+                        const ggml_fp16_t * k_f16 = (const ggml_fp16_t *)k_data;
+                        for (int64_t dk = 0; dk < DK; dk++) {
+                            K_tile[dk * KV_TILE_SZ + tk] = GGML_CPU_FP16_TO_FP32(k_f16[dk]);
+                        }
+                        ggml_fp16_to_fp32_row((const ggml_fp16_t *)v_data, V_tile + tk * DV, DV);
+                    } else {
+                        const float * k_f32_src = (const float *)k_data;
+                        for (int64_t dk = 0; dk < DK; dk++) {
+                            K_tile[dk * KV_TILE_SZ + tk] = k_f32_src[dk];
+                        }
+                        memcpy(V_tile + tk * DV, v_data, DV * sizeof(float));
+                    }
+                }
+            }
+            voxmill_kv_of[0] = ik2;
+            voxmill_kv_of[1] = ik3;
+            voxmill_kv_of[2] = iv2;
+            voxmill_kv_of[3] = iv3;
+        }
+]=])
+# Each KV tile reads the head's converted keys and values when there are some, and packs its own only when not.
+voxmill_edit(0004 1
+  [=[            for (int tk = 0; tk < kv_tile; tk++) {
+                const char * k_data = (const char *)k->data + (ic + tk)*nbk1 + ik2*nbk2 + ik3*nbk3;]=]
+  [=[            const float * K_tile = voxmill_kv ? voxmill_kv + (ic/KV_TILE_SZ)*voxmill_kv_tile_floats : K_f32;
+            const float * V_tile = voxmill_kv ? K_tile + DK*KV_TILE_SZ : V32;
+            for (int tk = 0; !voxmill_kv && tk < kv_tile; tk++) {
+                const char * k_data = (const char *)k->data + (ic + tk)*nbk1 + ik2*nbk2 + ik3*nbk3;]=])
+voxmill_edit(0004 1
+  "simd_gemm(KQ, (const float *)Q_q, K_f32, Q_TILE_SZ, DK, KV_TILE_SZ);"
+  "simd_gemm(KQ, (const float *)Q_q, K_tile, Q_TILE_SZ, DK, KV_TILE_SZ);")
+voxmill_edit(0004 1
+  [=[            for (int tk = 0; tk < kv_tile; tk++) {
+                const char * v_data = (const char *)v->data + (ic + tk)*nbv1 + iv2*nbv2 + iv3*nbv3;]=]
+  [=[            for (int tk = 0; !voxmill_kv && tk < kv_tile; tk++) {
+                const char * v_data = (const char *)v->data + (ic + tk)*nbv1 + iv2*nbv2 + iv3*nbv3;]=])
+voxmill_edit(0004 1
+  "simd_gemm(VKQ32, KQ, V32, Q_TILE_SZ, KV_TILE_SZ, DV);"
+  "simd_gemm(VKQ32, KQ, V_tile, Q_TILE_SZ, KV_TILE_SZ, DV);")
+voxmill_edit(0004 1
+  [=[        ir += tile_rows;
+    }
+}
+
+// Reduction function]=]
+  [=[        ir += tile_rows;
+    }
+
+    free(voxmill_kv);
+}
+
+// Reduction function]=])
+
+voxmill_patch_end(ggml-cpu ggml-cpu/ops.cpp ggml/src/ggml-cpu/ops.cpp)
