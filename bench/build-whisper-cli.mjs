@@ -41,7 +41,6 @@ import { benchArgs, flag, isEntry, root } from './lib.mjs';
 export const buildDir = join(root, 'bench', 'build-cli');
 export const openmpBuildDir = join(root, 'bench', 'build-cli-openmp');
 export const patchedBuildDir = join(root, 'bench', 'build-cli-patched');
-const patchSet = join(root, 'native', 'whisper-patches.cmake');
 const exe = process.platform === 'win32' ? 'whisper-cli.exe' : 'whisper-cli';
 // Single-config generators put it in bin/, multi-config ones (Visual Studio, Xcode) in bin/Release/.
 const candidates = (dir) => [join(dir, 'bin', exe), join(dir, 'bin', 'Release', exe)];
@@ -99,14 +98,33 @@ function whisperTree() {
   return join(dirname(pkg), 'cpp', 'whisper.cpp');
 }
 
-/** A copy of `tree` with the addon's patched sources (build/voxmill-patched/) laid over it, made afresh. */
+/** The addon's build folder: where VOXMILL_ADDON_PATH's addon (or build/Release/voxmill.node) was built. */
+const addonBuildDir = () =>
+  process.env.VOXMILL_ADDON_PATH ? dirname(dirname(resolve(process.env.VOXMILL_ADDON_PATH))) : join(root, 'build');
+
+/** The files the addon's configure patched (native/whisper-patches.cmake lists them), relative to the tree. */
+function patchedFiles() {
+  const list = join(addonBuildDir(), 'voxmill-patched', 'files.txt');
+  if (!existsSync(list)) throw new Error(`${list} is missing: build the addon first (npm run build:native)`);
+  return readFileSync(list, 'utf8').split('\n').filter(Boolean);
+}
+
+/** A hash of the addon's patched sources, so the patched whisper-cli is built again when they change. */
+function patchedSourcesHash() {
+  const hash = createHash('sha256');
+  for (const file of patchedFiles())
+    hash.update(file).update(readFileSync(join(addonBuildDir(), 'voxmill-patched', file)));
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** A copy of `tree`, made writable, with the addon's patched sources laid over it, made afresh. */
 function patchedTree(tree) {
-  const patched = join(root, 'build', 'voxmill-patched');
-  if (!existsSync(patched)) throw new Error(`${patched} is missing: build the addon first (npm run build:native)`);
   const copy = join(patchedBuildDir, 'tree');
   rmSync(copy, { recursive: true, force: true });
   cpSync(tree, copy, { recursive: true });
-  cpSync(patched, copy, { recursive: true, filter: (path) => !path.endsWith('.next') });
+  // A read-only tree (a root-owned global node_modules) copies read-only: let the overlay and the next rmSync in.
+  spawnSync('chmod', ['-R', 'u+w', copy]);
+  for (const file of patchedFiles()) cpSync(join(addonBuildDir(), 'voxmill-patched', file), join(copy, file));
   return copy;
 }
 
@@ -161,6 +179,7 @@ function existing(dir) {
  * @returns {string}
  */
 export function ensureWhisperCli({ force = false, openmp = false, patched = false, cpu, blas } = {}) {
+  if (openmp && patched) throw new Error('the openmp and patched variants are separate builds: ask for one');
   const addon = cpu === undefined || blas === undefined ? addonBuild() : undefined;
   cpu ??= addon.cpu;
   blas ??= addon.blas;
@@ -176,8 +195,8 @@ export function ensureWhisperCli({ force = false, openmp = false, patched = fals
   const flags = openmp ? cmakeFlags.map((f) => (f === '-DGGML_OPENMP=OFF' ? '-DGGML_OPENMP=ON' : f)) : cmakeFlags;
   // The CPU code and BLAS the binaries in `dir` were built with: others are built afresh.
   const stamp = join(dir, 'voxmill-cpu.txt');
-  // The patched variant is also built afresh when the patch set changed.
-  const patches = patched ? ` ${createHash('sha256').update(readFileSync(patchSet)).digest('hex').slice(0, 16)}` : '';
+  // The patched variant is also built afresh when the addon's patched sources changed.
+  const patches = patched ? ` ${patchedSourcesHash()}` : '';
   const target = `${cpu} ${blas}${patches}`;
   const sameTarget = existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === target;
   const found = existing(dir);

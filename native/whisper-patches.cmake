@@ -53,6 +53,10 @@ endfunction()
 # Writes the patched text to voxmill-patched/<relative_path> in the build tree and compiles it in `target` instead
 # of the original, which the target lists as `listed_as` (relative to its folder) or by its whole path.
 function(voxmill_patch_end target listed_as relative_path)
+  if(NOT TARGET ${target})
+    message(STATUS "voxmill: no ${target} target in this build (${relative_path} not compiled), its patches unused")
+    return()
+  endif()
   set(copy "${CMAKE_BINARY_DIR}/voxmill-patched/${relative_path}")
   file(WRITE "${copy}.next" "${VOXMILL_PATCH_TEXT}")
   # Copied only when it changed, so a reconfigure does not rebuild it.
@@ -67,6 +71,12 @@ function(voxmill_patch_end target listed_as relative_path)
   endif()
   list(APPEND sources "${copy}")
   set_property(TARGET ${target} PROPERTY SOURCES ${sources})
+  # The files this configure patched, for tools that lay them over a copy of the tree (bench/build-whisper-cli.mjs
+  # --patched); a copy left from a dropped patch is not listed.
+  set_property(GLOBAL APPEND PROPERTY VOXMILL_PATCHED_FILES "${relative_path}")
+  get_property(listed GLOBAL PROPERTY VOXMILL_PATCHED_FILES)
+  string(REPLACE ";" "\n" listed "${listed}")
+  file(WRITE "${CMAKE_BINARY_DIR}/voxmill-patched/files.txt" "${listed}\n")
 endfunction()
 
 voxmill_patch_begin(src/whisper.cpp)
@@ -189,10 +199,12 @@ voxmill_patch_begin(ggml/src/ggml-cpu/ops.cpp)
 # 24 times per head in a 1500-position window. perf on whisper-cli (tiny.en, jfk, 1 thread): the tiled kernel 25.7 %
 # of all cycles, the f16 -> f32 row conversion under it another 8.9 %. Here a chunk of queries converts each head it
 # meets once, into one buffer laid out tile by tile exactly as the kernel packed them, and every query tile reads it.
-# The same values meet the same arithmetic in the same order, so results are bit-identical (whisper-cli parity holds).
-# The last tile's padding is zeros, where upstream left the previous tile's values; either is multiplied by a weight
-# of exactly zero or overwritten with -inf. When the buffer cannot be had (malloc fails) the kernel packs per tile as
-# upstream does.
+# The same values meet the same arithmetic in the same order, so results are bit-identical (whisper-cli parity holds)
+# for finite keys and values without a logit softcap, which whisper never uses. One difference by design: the last
+# partial tile's padding is zeros, where upstream reads the previous tile's values; their weight is exactly zero, so
+# only an infinite stale value (upstream: 0 x inf = NaN) or a softcap (which gives the padding a weight upstream) can
+# tell them apart. The buffer is nek1 x (DK + DV) floats per thread (768 KB for a 1500-position whisper window) and
+# lives for one call of the kernel; when it cannot be had (malloc fails) the kernel packs per tile as upstream does.
 voxmill_edit(0004 1
   [=[    static constexpr int Q_TILE_SZ  = ggml_fa_tile_config::Q;
     static constexpr int KV_TILE_SZ = ggml_fa_tile_config::KV;
@@ -214,8 +226,10 @@ voxmill_edit(0004 1
   [=[        memset(K_f32, 0, DK * KV_TILE_SZ * sizeof(float));
         memset(V32,   0, KV_TILE_SZ * DV * sizeof(float));
 ]=]
-  [=[        memset(K_f32, 0, DK * KV_TILE_SZ * sizeof(float));
-        memset(V32,   0, KV_TILE_SZ * DV * sizeof(float));
+  [=[        if (!voxmill_kv) {
+            memset(K_f32, 0, DK * KV_TILE_SZ * sizeof(float));
+            memset(V32,   0, KV_TILE_SZ * DV * sizeof(float));
+        }
 
         if (voxmill_kv && (voxmill_kv_of[0] != ik2 || voxmill_kv_of[1] != ik3 || voxmill_kv_of[2] != iv2 || voxmill_kv_of[3] != iv3)) {
             for (int64_t ic = 0; ic < nek1; ic += KV_TILE_SZ) {

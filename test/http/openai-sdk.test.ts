@@ -228,9 +228,10 @@ describe.skipIf(nodeSdk.skip)(`OpenAI's npm SDK ${nodeSdk.reason}`, () => {
     })) as { segments: Array<{ speaker: string; start: number; end: number }> };
     const speakers = new Set(diarized.segments.map((segment) => segment.speaker));
     expect(speakers.has('agent')).toBe(true);
-    // The segment that holds the clip's middle is the agent's.
-    const middle = diarized.segments.find((segment) => segment.start <= 12.5 && segment.end >= 12.5);
-    expect(middle?.speaker).toBe('agent');
+    // Every other label is a generated one. Which segments are the agent's depends on where the random-weights fixture
+    // model puts its segments, which differs with the CPU's kernels (on an AMX machine it gave one segment, 7-7.9 s);
+    // that the clip's own speaker is the one named is checked on the diarization itself in test/e2e/diarize.test.ts.
+    for (const speaker of speakers) expect(speaker === 'agent' || /^speaker_\d+$/u.test(speaker)).toBe(true);
   });
 
   it('transcriptions.create with stream: deltas as segments finish, then the full text with usage', async () => {
