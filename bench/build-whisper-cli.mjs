@@ -23,16 +23,14 @@
 //   VOXMILL_WHISPER_CPP_DIR  another whisper.cpp checkout instead of whisper-cpp-src
 //   VOXMILL_BUILD_JOBS       parallel compile jobs (default: number of CPUs)
 //
-// Note: configured standalone (-S <tree>), whisper.cpp's top CMakeLists.txt runs
-// configure_file(bindings/javascript/package-tmpl.json -> bindings/javascript/package.json) in its
-// SOURCE tree. The content it writes equals the file already shipped, so nothing changes, but CMake still
-// creates package.json.tmp beside it, which fails on a read-only tree (for example a root-owned global
-// node_modules). When that folder is not writable we configure a generated wrapper project instead,
-// which add_subdirectory()s the tree exactly like the addon's CMakeLists.txt does, so nothing is written
-// into the tree.
+// whisper-cli is configured through a generated wrapper project that add_subdirectory()s the tree exactly like the
+// addon's CMakeLists.txt does and then includes native/ggml-cpu-amx.cmake (AMX left out of native builds), so it runs
+// the addon's kernels. Configured standalone (-S <tree>), whisper.cpp's top CMakeLists.txt would also write
+// bindings/javascript/package.json.tmp into its source tree, which fails on a read-only tree (a root-owned global
+// node_modules); through the wrapper nothing is written into the tree.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, constants, cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -64,6 +62,7 @@ function addonBuild() {
 /** The addon's settings (CMakeLists.txt at the repository root), so the two builds are comparable. */
 const flagsFor = (cpu, blas) => [
   '-DCMAKE_BUILD_TYPE=Release',
+  `-DVOXMILL_CPU=${cpu}`,
   `-DGGML_NATIVE=${cpu === 'native' ? 'ON' : 'OFF'}`,
   // As CMakeLists.txt does: the x86-64 baseline set explicitly, since a folder configured native first caches it OFF.
   ...(cpu === 'portable' ? ['SSE42', 'AVX', 'AVX2', 'BMI2', 'FMA', 'F16C'].map((isa) => `-DGGML_${isa}=ON`) : []),
@@ -128,15 +127,6 @@ function patchedTree(tree) {
   return copy;
 }
 
-function writable(dir) {
-  try {
-    accessSync(dir, constants.W_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function run(command, args) {
   // Build output goes to stderr, so stdout carries only the binary's path.
   const result = spawnSync(command, args, { stdio: ['ignore', 2, 2] });
@@ -144,19 +134,22 @@ function run(command, args) {
   if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed with status ${result.status}`);
 }
 
-/** The source folder to configure: the tree itself, or a wrapper around it when the tree is read-only. */
+/**
+ * The source folder to configure: a wrapper project that add_subdirectory()s the tree, as the addon's CMakeLists.txt
+ * does, and then applies the addon's CPU-code adjustments (native/ggml-cpu-amx.cmake), so whisper-cli runs the kernels
+ * the addon runs. Nothing is written into the tree.
+ */
 function sourceDir(tree, dir) {
-  const bindings = join(tree, 'bindings', 'javascript');
-  if (!existsSync(bindings) || writable(bindings)) return tree;
   const wrapper = join(dir, 'wrapper');
   mkdirSync(wrapper, { recursive: true });
-  const cmakePath = tree.replaceAll('\\', '/');
+  const cmakePath = (path) => path.replaceAll('\\', '/');
   writeFileSync(
     join(wrapper, 'CMakeLists.txt'),
     'cmake_minimum_required(VERSION 3.18)\n' +
       'project(voxmill_whisper_cli C CXX)\n' +
       // whisper.cpp sets CMAKE_RUNTIME_OUTPUT_DIRECTORY to <build>/bin itself.
-      `add_subdirectory("${cmakePath}" whisper.cpp)\n`,
+      `add_subdirectory("${cmakePath(tree)}" whisper.cpp)\n` +
+      `include("${cmakePath(join(root, 'native', 'ggml-cpu-amx.cmake'))}")\n`,
   );
   return wrapper;
 }
@@ -208,9 +201,6 @@ export function ensureWhisperCli({ force = false, openmp = false, patched = fals
     for (const path of candidates(dir)) rmSync(path, { force: true });
   }
   const source = sourceDir(tree, dir);
-  if (source !== tree) {
-    process.stderr.write(`whisper-cli: ${tree} is read-only; building through a wrapper project in ${source}\n`);
-  }
   // A cache made from another source folder (the tree vs the wrapper, or another VOXMILL_WHISPER_CPP_DIR)
   // makes cmake refuse to configure: start that build folder afresh.
   const cache = join(dir, 'CMakeCache.txt');
