@@ -190,7 +190,12 @@ export function ensureWhisperCli({ force = false, openmp = false, patched = fals
   const stamp = join(dir, 'voxmill-cpu.txt');
   // The patched variant is also built afresh when the addon's patched sources changed.
   const patches = patched ? ` ${patchedSourcesHash()}` : '';
-  const target = `${cpu} ${blas}${patches}`;
+  // And when the CPU-code adjustments its wrapper includes changed (a folder built before them, or configured
+  // straight from the tree, is built again).
+  const adjustments = createHash('sha256')
+    .update(readFileSync(join(root, 'native', 'ggml-cpu-amx.cmake')))
+    .digest('hex');
+  const target = `${cpu} ${blas} wrapper-${adjustments.slice(0, 16)}${patches}`;
   const sameTarget = existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === target;
   const found = existing(dir);
   if (found && sameTarget && existsSync(quantizeBeside(found)) && !force) return found;

@@ -13,5 +13,8 @@ if(VOXMILL_CPU STREQUAL "native" AND TARGET ggml-cpu AND CMAKE_SYSTEM_PROCESSOR 
   check_cxx_compiler_flag(-mno-amx-tile VOXMILL_COMPILER_HAS_NO_AMX)
   if(VOXMILL_COMPILER_HAS_NO_AMX)
     target_compile_options(ggml-cpu PRIVATE -mno-amx-tile -mno-amx-int8 -mno-amx-bf16)
+  else()
+    message(WARNING "voxmill: ${CMAKE_CXX_COMPILER} does not take -mno-amx-tile: on a CPU with AMX this native build "
+      "compiles ggml's AMX code, which faulted on a VM that reported AMX ready (native/ggml-cpu-amx.cmake)")
   endif()
 endif()

@@ -194,6 +194,8 @@ describe('createTranscriber', () => {
     // A transcription holding the one thread (the random model decodes jfk's 11 s slowly). On a loaded machine the
     // writes below can outlast it, and an interim may then run on the freed thread: only events that come while it
     // still holds the thread are checked.
+    // Loaded first, so the transcription takes the thread at once rather than after the model's load.
+    await s.loadModel('svc-stt-1');
     let holding = true;
     const busy = s.transcribe(jfk, { model: 'svc-stt-1' }).finally(() => {
       holding = false;
