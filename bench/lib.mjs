@@ -504,3 +504,12 @@ export function toPcm16(samples) {
   }
   return out;
 }
+
+/**
+ * The real Whisper models the speed benches compare (`npm run models:test`): each ggml file's name in
+ * test/fixtures/real/models.json, the CTranslate2 directory it was converted from, and its DTW preset.
+ */
+export const REAL_WHISPER_MODELS = {
+  'tiny.en': { ggml: 'whisper-tiny.en', ct2: 'ct2-whisper-tiny.en', dtw: 'tiny.en' },
+  base: { ggml: 'whisper-base', ct2: 'ct2-whisper-base', dtw: 'base' },
+};

@@ -23,6 +23,7 @@ import {
   machineFacts,
   median,
   peersPython,
+  REAL_WHISPER_MODELS,
   realModels,
   root,
   runMain,
@@ -30,10 +31,7 @@ import {
   writeResults,
 } from './lib.mjs';
 
-const MODELS = {
-  'tiny.en': { ggml: 'whisper-tiny.en', ct2: 'ct2-whisper-tiny.en', dtw: 'tiny.en' },
-  base: { ggml: 'whisper-base', ct2: 'ct2-whisper-base', dtw: 'base' },
-};
+const MODELS = REAL_WHISPER_MODELS;
 const csv = (help, defaultValue) => ({
   ...flag.string(help, { value: 'LIST', defaultText: defaultValue }),
   default: defaultValue,

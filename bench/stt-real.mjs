@@ -56,6 +56,7 @@ import {
   median,
   peersPython,
   quantizedCopy,
+  REAL_WHISPER_MODELS,
   readReferences,
   realModels,
   root,
@@ -69,10 +70,7 @@ import { decodingText, runCli, runVoxmill } from './stt.mjs';
 
 const peerScript = join(root, 'scripts', 'peers', 'faster_whisper_peer.py');
 
-const MODELS = {
-  'tiny.en': { ggml: 'whisper-tiny.en', ct2: 'ct2-whisper-tiny.en', dtw: 'tiny.en' },
-  base: { ggml: 'whisper-base', ct2: 'ct2-whisper-base', dtw: 'base' },
-};
+const MODELS = REAL_WHISPER_MODELS;
 const AUDIO = { gb0: 'gb0.wav', librispeech: '1089-134686-0000.flac' };
 // voxmill's weight types: the f16 file itself, or that file quantized by whisper.cpp's whisper-quantize (built with
 // whisper-cli, bench/build-whisper-cli.mjs) into the test-model cache, next to it in ggml-quantized/.
