@@ -209,7 +209,7 @@ for (const combo of combos) {
     const options = { ...base, ...combo };
     // The models' calls depend only on the step (segmentation) or the windows (window pipeline).
     const key = useSegmentation
-      ? `${options.segmentationStepSeconds}-${options.segmentationEmbedSeconds}`
+      ? `${options.segmentationStepSeconds}-${options.segmentationEmbedSeconds}-${options.segmentationSplitPauseSeconds}`
       : `${options.windowSeconds}/${options.hopSeconds}`;
     const saved = caches.has(key) ? undefined : loadAnswers(file, key);
     if (saved) {

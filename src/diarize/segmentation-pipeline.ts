@@ -3,10 +3,12 @@
 //  1. 10 s chunks every `segmentationStepSeconds` go through the segmentation model: for each of its frames (16.9 ms
 //     apart), which of up to three local speakers talk (two at once in overlapped speech).
 //  2. Each local speaker of each chunk is embedded over the frames where it talks alone (all its frames when that is
-//     too short), at most `segmentationEmbedSeconds` of them from the middle: one vector per (chunk, local speaker).
+//     too short), at most `segmentationEmbedSeconds` of them from the middle: one vector per (chunk, local speaker),
+//     or per stretch of it where its talk pauses `segmentationSplitPauseSeconds` (the model often gives a short turn
+//     of one voice the local speaker of the voice beside it; each stretch then finds its own speaker).
 //     Every moment is in 10 s / step chunks, so the cap is what keeps the encoder's cost near the audio's length.
 //  3. The vectors are clustered into global speakers (speaker-clusters.ts: the same rules as the window pipeline);
-//     within a chunk two local speakers never become one global speaker.
+//     within a chunk two local speakers never become one global speaker (stretches of one local speaker may).
 //  4. Reconstruction on the global frame grid: each global speaker's activity averaged over the chunks covering a
 //     frame, and the number of speakers per frame (the chunks' mean count, rounded) picks the most active ones, so
 //     overlapped speech gets two speakers. Runs of frames become turns.
@@ -47,6 +49,11 @@ export const POWERSET: readonly (readonly number[])[] = [[], [0], [1], [2], [0, 
 export const MIN_EMBED_SECONDS = 0.5;
 /** Embedded speech is cut to whole multiples of this many frames (15 frames: 0.25 s; MIN_EMBED_SECONDS is 30). */
 const EMBED_BUCKET_FRAMES = 15;
+/** Stretches one local speaker of one chunk is split into at most (a longer run joins the last). */
+export const MAX_STRETCHES = 8;
+/** Index of a (chunk, local speaker, stretch) in the mapping from local to global speakers. */
+const slot = (chunk: number, local: number, stretch: number) =>
+  (chunk * LOCAL_SPEAKERS + local) * MAX_STRETCHES + stretch;
 
 /**
  * Runs the segmentation model on `batch` chunks of CHUNK_SAMPLES samples each; returns the log-probabilities of the
@@ -72,12 +79,16 @@ interface Chunk {
   start: number;
   /** Frames x LOCAL_SPEAKERS activity (1: talking), or undefined for a chunk not run (no speech). */
   activity: Uint8Array | undefined;
+  /** Frames x LOCAL_SPEAKERS: which embedded stretch of its local speaker a talking frame belongs to (0: the only). */
+  stretch?: Uint8Array;
 }
 
 /** One local speaker of one chunk, embedded. */
 export interface LocalSpeaker {
   chunk: number;
   local: number;
+  /** Its stretch (0 for a local speaker embedded whole). */
+  stretch?: number;
   vector: Float32Array;
   /** Seconds of the chunk's speech it stands for. */
   seconds: number;
@@ -201,33 +212,42 @@ async function embedLocalSpeakers(
   // How many chunks see each moment: a local speaker's seconds are shared among them.
   const coverage = CHUNK_SAMPLES / step;
   const ownStart = Math.round(FRAME_SPAN / 2 - FRAME_STEP / 2);
+  const splitFrames = Math.round((options.segmentationSplitPauseSeconds * SAMPLE_RATE) / FRAME_STEP);
   const EMBED_BATCH_CHUNKS = 16;
   for (let first = 0; first < chunks.length; first += EMBED_BATCH_CHUNKS) {
-    const pieces: Array<{ chunk: number; local: number; frames: Int32Array; seconds: number }> = [];
+    const pieces: Array<{ chunk: number; local: number; stretch: number; frames: Int32Array; seconds: number }> = [];
     for (let c = first; c < Math.min(chunks.length, first + EMBED_BATCH_CHUNKS); c++) {
-      const { activity } = chunks[c] as Chunk;
+      const chunk = chunks[c] as Chunk;
+      const { activity } = chunk;
       if (!activity) continue;
       for (let k = 0; k < LOCAL_SPEAKERS; k++) {
-        const alone: number[] = [];
         const all: number[] = [];
-        for (let f = 0; f < frames; f++) {
-          if (!activity[f * LOCAL_SPEAKERS + k]) continue;
-          all.push(f);
-          let others = 0;
-          for (let j = 0; j < LOCAL_SPEAKERS; j++) if (j !== k) others += activity[f * LOCAL_SPEAKERS + j] as number;
-          if (others === 0) alone.push(f);
+        for (let f = 0; f < frames; f++) if (activity[f * LOCAL_SPEAKERS + k]) all.push(f);
+        if (all.length < minFrames) continue;
+        const stretches = splitFrames > 0 ? stretchesOf(all, splitFrames, minFrames) : [all];
+        if (stretches.length > 1) {
+          chunk.stretch ??= new Uint8Array(frames * LOCAL_SPEAKERS);
+          stretches.forEach((stretch, r) => {
+            for (const f of stretch) (chunk.stretch as Uint8Array)[f * LOCAL_SPEAKERS + k] = r;
+          });
         }
-        let chosen = alone.length >= minFrames ? alone : all;
-        if (chosen.length < minFrames) continue;
-        // The middle of it, at most maxFrames, in whole buckets: pieces of a few lengths batch together, and the
-        // encoder's memory arena serves a few shapes instead of growing with every length.
-        const kept = Math.min(maxFrames, chosen.length - (chosen.length % EMBED_BUCKET_FRAMES));
-        if (kept < chosen.length) {
-          const first = Math.floor((chosen.length - kept) / 2);
-          chosen = chosen.slice(first, first + kept);
-        }
-        const seconds = (all.length * FRAME_STEP) / SAMPLE_RATE / coverage;
-        pieces.push({ chunk: c, local: k, frames: Int32Array.from(chosen), seconds });
+        stretches.forEach((stretch, r) => {
+          const alone = stretch.filter((f) => {
+            for (let j = 0; j < LOCAL_SPEAKERS; j++) if (j !== k && activity[f * LOCAL_SPEAKERS + j]) return false;
+            return true;
+          });
+          let chosen = alone.length >= minFrames ? alone : stretch;
+          if (chosen.length < minFrames) return;
+          // The middle of it, at most maxFrames, in whole buckets: pieces of a few lengths batch together, and the
+          // encoder's memory arena serves a few shapes instead of growing with every length.
+          const kept = Math.min(maxFrames, chosen.length - (chosen.length % EMBED_BUCKET_FRAMES));
+          if (kept < chosen.length) {
+            const from = Math.floor((chosen.length - kept) / 2);
+            chosen = chosen.slice(from, from + kept);
+          }
+          const seconds = (stretch.length * FRAME_STEP) / SAMPLE_RATE / coverage;
+          pieces.push({ chunk: c, local: k, stretch: r, frames: Int32Array.from(chosen), seconds });
+        });
       }
     }
     if (pieces.length === 0) continue;
@@ -251,7 +271,7 @@ async function embedLocalSpeakers(
     pieces.forEach((piece, i) => {
       const vector = vectors[i] as Float32Array;
       if (vector.some((v) => v !== 0))
-        locals.push({ chunk: piece.chunk, local: piece.local, vector, seconds: piece.seconds });
+        locals.push({ chunk: piece.chunk, local: piece.local, stretch: piece.stretch, vector, seconds: piece.seconds });
     });
     await options.checkpoint?.();
   }
@@ -259,16 +279,53 @@ async function embedLocalSpeakers(
 }
 
 /**
- * The global speaker of each (chunk, local speaker): within a chunk, distinct speakers where there are enough,
- * chosen to maximize the summed similarity to their centroids (at most 3 local speakers: every assignment is tried).
- * @returns mapping[chunk * LOCAL_SPEAKERS + local] = speaker, or -1 (not embedded: left out).
+ * A local speaker's talking frames (ascending) cut at pauses of `pause` frames or more into stretches; a stretch under
+ * `minFrames` joins its nearer neighbour, so each returned one (at most MAX_STRETCHES) can be embedded.
+ */
+export function stretchesOf(all: readonly number[], pause: number, minFrames: number): number[][] {
+  const runs: number[][] = [];
+  for (const f of all) {
+    const last = runs[runs.length - 1];
+    if (last && f - (last[last.length - 1] as number) <= pause) last.push(f);
+    else runs.push([f]);
+  }
+  // Short runs join the neighbour across the shorter pause, shortest first, until every run is long enough.
+  while (runs.length > 1) {
+    let shortest = -1;
+    for (let r = 0; r < runs.length; r++) {
+      const n = (runs[r] as number[]).length;
+      if (n < minFrames && (shortest < 0 || n < (runs[shortest] as number[]).length)) shortest = r;
+    }
+    if (shortest < 0 && runs.length <= MAX_STRETCHES) break;
+    const r = shortest >= 0 ? shortest : runs.length - 1;
+    const run = runs[r] as number[];
+    const before = r > 0 ? (run[0] as number) - ((runs[r - 1] as number[]).at(-1) as number) : Number.POSITIVE_INFINITY;
+    const after =
+      r < runs.length - 1
+        ? ((runs[r + 1] as number[])[0] as number) - (run.at(-1) as number)
+        : Number.POSITIVE_INFINITY;
+    if (before <= after) (runs[r - 1] as number[]).push(...run);
+    else (runs[r + 1] as number[]).unshift(...run);
+    runs.splice(r, 1);
+  }
+  return runs;
+}
+
+/** Assignments tried per chunk at most; a chunk with more (many stretches, many speakers) takes nearest centroids. */
+const MAX_ASSIGNMENTS = 100_000;
+
+/**
+ * The global speaker of each (chunk, local speaker, stretch): within a chunk, distinct local speakers get distinct
+ * speakers where there are enough (stretches of one local speaker may share one or not), chosen to maximize the summed
+ * similarity to their centroids (every assignment is tried, up to MAX_ASSIGNMENTS).
+ * @returns mapping[slot(chunk, local, stretch)] = speaker, or -1 (not embedded: left out).
  */
 export function assignLocals(
   chunkCount: number,
   locals: readonly LocalSpeaker[],
   centers: readonly Float32Array[],
 ): Int32Array {
-  const mapping = new Int32Array(chunkCount * LOCAL_SPEAKERS).fill(-1);
+  const mapping = new Int32Array(chunkCount * LOCAL_SPEAKERS * MAX_STRETCHES).fill(-1);
   const byChunk = new Map<number, LocalSpeaker[]>();
   for (const local of locals) {
     const list = byChunk.get(local.chunk) ?? [];
@@ -277,29 +334,34 @@ export function assignLocals(
   }
   for (const [chunk, list] of byChunk) {
     const scores = list.map((l) => centers.map((center) => dot(l.vector, center)));
-    const distinct = centers.length >= list.length;
+    const distinct = centers.length >= new Set(list.map((l) => l.local)).size;
     let best: number[] = [];
-    let bestScore = Number.NEGATIVE_INFINITY;
-    const choice: number[] = [];
-    const search = (i: number, score: number) => {
-      if (i === list.length) {
-        if (score > bestScore) {
-          bestScore = score;
-          best = [...choice];
+    if (centers.length ** list.length <= MAX_ASSIGNMENTS) {
+      let bestScore = Number.NEGATIVE_INFINITY;
+      const choice: number[] = [];
+      // A speaker taken by another local speaker of this chunk is not offered.
+      const takenByOther = (s: number, i: number) =>
+        choice.some((c, j) => c === s && (list[j] as LocalSpeaker).local !== (list[i] as LocalSpeaker).local);
+      const search = (i: number, score: number) => {
+        if (i === list.length) {
+          if (score > bestScore) {
+            bestScore = score;
+            best = [...choice];
+          }
+          return;
         }
-        return;
-      }
-      for (let s = 0; s < centers.length; s++) {
-        if (distinct && choice.includes(s)) continue;
-        choice.push(s);
-        search(i + 1, score + ((scores[i] as number[])[s] as number));
-        choice.pop();
-      }
-    };
-    search(0, 0);
+        for (let s = 0; s < centers.length; s++) {
+          if (distinct && takenByOther(s, i)) continue;
+          choice.push(s);
+          search(i + 1, score + ((scores[i] as number[])[s] as number));
+          choice.pop();
+        }
+      };
+      search(0, 0);
+    }
     list.forEach((local, i) => {
-      // No assignment scored (never, with finite vectors): the local speaker's nearest centroid.
-      mapping[chunk * LOCAL_SPEAKERS + local.local] = best[i] ?? nearestCentroid(local.vector, centers);
+      // No assignment scored (too many to try; never with finite vectors otherwise): the nearest centroid.
+      mapping[slot(chunk, local.local, local.stretch ?? 0)] = best[i] ?? nearestCentroid(local.vector, centers);
     });
   }
   return mapping;
@@ -339,7 +401,7 @@ function reconstruct(
       for (let k = 0; k < LOCAL_SPEAKERS; k++) {
         if (!local[f * LOCAL_SPEAKERS + k]) continue;
         talking++;
-        const s = mapping[c * LOCAL_SPEAKERS + k] as number;
+        const s = mapping[slot(c, k, chunk.stretch?.[f * LOCAL_SPEAKERS + k] ?? 0)] as number;
         if (s >= 0) chunkSpeakers[s] = 1;
       }
       count[g] = (count[g] as number) + talking;

@@ -93,6 +93,12 @@ export interface DiarizationConfig {
    */
   segmentationEmbedSeconds?: number;
   /**
+   * With a segmentation model: a local speaker whose talk in a chunk pauses this many seconds or more is embedded,
+   * clustered and labelled stretch by stretch (each stretch at least 0.5 s), so a short turn of another voice that the
+   * model gave the same local speaker becomes its own speaker's (0–10; 0: never split). Default 0.3.
+   */
+  segmentationSplitPauseSeconds?: number;
+  /**
    * Clustering stops merging speakers farther apart than this cosine distance; known speakers match within it.
    * Default by how speakers are told apart: built-in features 1.15, GE2E 0.3, Kaldi-fbank and SpeechBrain models
    * 0.6; with a segmentation model GE2E 0.3, the others 0.6.
@@ -171,6 +177,8 @@ export interface DiarizeSettings {
   segmentationStepSeconds: number;
   /** With a segmentation model: the most seconds of one local speaker's speech embedded per chunk. */
   segmentationEmbedSeconds: number;
+  /** With a segmentation model: the pause (seconds) at which a local speaker's talk is split into stretches; 0: none. */
+  segmentationSplitPauseSeconds: number;
 }
 
 /** Options of `Speech.diarize`. */

@@ -307,6 +307,13 @@ describe('options', () => {
     expect(() => resolveDiarizationConfig({ segmentationEmbedSeconds: '3' })).toThrow(
       /diarization\.segmentationEmbedSeconds/,
     );
+    expect(resolveDiarizationConfig(undefined).base.segmentationSplitPauseSeconds).toBe(0.3);
+    expect(resolveDiarizationConfig({ segmentationSplitPauseSeconds: 0 }).base.segmentationSplitPauseSeconds).toBe(0);
+    for (const bad of [-0.1, 11, '0.3']) {
+      expect(() => resolveDiarizationConfig({ segmentationSplitPauseSeconds: bad })).toThrow(
+        /diarization\.segmentationSplitPauseSeconds/,
+      );
+    }
     expect(() => resolveDiarizationConfig({ windowSeconds: 0 })).toThrow(/diarization\.windowSeconds/);
     expect(() => resolveDiarizationConfig({ windowSeconds: 1, hopSeconds: 2 })).toThrow(/diarization\.hopSeconds/);
   });

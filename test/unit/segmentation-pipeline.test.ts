@@ -10,13 +10,17 @@ import {
   FRAME_SPAN,
   FRAME_STEP,
   LOCAL_SPEAKERS,
+  MAX_STRETCHES,
   POWERSET,
   type SegmentationPipelineOptions,
+  stretchesOf,
 } from '../../src/diarize/segmentation-pipeline.js';
 import { defaultDiarizeSettings } from '../helpers/diarize-settings.js';
 
 const RATE = 16000;
-const LEVEL = { a: 0.5, b: -0.5, both: 0.1 } as const;
+// C is a third voice the fake segmentation model mistakes for A's local speaker (as segmentation-3.0 does with a short
+// turn next to another voice's).
+const LEVEL = { a: 0.5, b: -0.5, both: 0.1, c: 0.3 } as const;
 
 /** Audio whose level says who talks: `script` is [seconds, who] in order; silence is 0. */
 function scripted(script: Array<[number, keyof typeof LEVEL | 'none']>): Float32Array {
@@ -47,7 +51,7 @@ function fakeSegmenter() {
       for (let f = 0; f < frames; f++) {
         const level = input[b * CHUNK_SAMPLES + f * FRAME_STEP + Math.floor(FRAME_SPAN / 2)] as number;
         let speakers: number[] = [];
-        if (Math.abs(level - LEVEL.a) < 1e-6) speakers = [a];
+        if (Math.abs(level - LEVEL.a) < 1e-6 || Math.abs(level - LEVEL.c) < 1e-6) speakers = [a];
         else if (Math.abs(level - LEVEL.b) < 1e-6) speakers = [bLocal];
         else if (Math.abs(level - LEVEL.both) < 1e-6) speakers = [0, 1];
         const cls = POWERSET.findIndex(
@@ -69,7 +73,8 @@ async function fakeEmbed(samples: Float32Array, windows: EmbeddingWindow[]): Pro
     const mean = sum / Math.max(1, endSample - startSample);
     if (Math.abs(mean - LEVEL.a) < 0.05) return Float32Array.of(1, 0, 0);
     if (Math.abs(mean - LEVEL.b) < 0.05) return Float32Array.of(0, 1, 0);
-    return Float32Array.of(0, 0, 1);
+    if (Math.abs(mean - LEVEL.c) < 0.05) return Float32Array.of(0, 0, 1);
+    return Float32Array.of(0.6, 0, 0.8);
   });
 }
 
@@ -157,11 +162,61 @@ describe('diarizeWithSegmentation', () => {
     ];
     const mapping = assignLocals(2, locals, centers);
     // The closer one keeps the first speaker, the other takes the second; alone, it is the first.
-    expect([mapping[0], mapping[2]]).toEqual([0, 1]);
-    expect(mapping[1]).toBe(-1);
-    expect(mapping[LOCAL_SPEAKERS + 1]).toBe(0);
+    const at = (chunk: number, local: number) => mapping[(chunk * LOCAL_SPEAKERS + local) * MAX_STRETCHES];
+    expect([at(0, 0), at(0, 2)]).toEqual([0, 1]);
+    expect(at(0, 1)).toBe(-1);
+    expect(at(1, 1)).toBe(0);
     // With fewer speakers than local speakers, each takes its nearest.
     expect(assignLocals(1, locals.slice(0, 2), centers.slice(0, 1))[0]).toBe(0);
+  });
+
+  it('splits a local speaker at its pauses when asked, so a short voice the model folded into another is found', async () => {
+    // C's 2 s turns sit inside A's local speaker, 0.5 s of silence from A's speech.
+    const samples = scripted([
+      [4, 'a'],
+      [0.5, 'none'],
+      [2, 'c'],
+      [0.5, 'none'],
+      [5, 'b'],
+      [4, 'a'],
+      [0.5, 'none'],
+      [2, 'c'],
+      [0.5, 'none'],
+      [6, 'b'],
+    ]);
+    const region = [{ start: 0, end: samples.length / RATE }];
+    const run = async (segmentationSplitPauseSeconds: number) => {
+      const { segment } = fakeSegmenter();
+      const turns = await diarizeWithSegmentation(samples, region, {
+        ...options(segment),
+        segmentationSplitPauseSeconds,
+      });
+      return turns;
+    };
+    expect(new Set((await run(0)).map((t) => t.speaker)).size).toBe(2);
+    const split = await run(0.3);
+    expect(new Set(split.map((t) => t.speaker)).size).toBe(3);
+    // C's turns (4.5-6.5 s and 16.5-18.5 s) are one speaker's, A's (0-4, 12-16) and B's (7-12, 19-25) others'.
+    const at = (t: number) => split.find((turn) => turn.start <= t && t < turn.end)?.speaker;
+    expect(at(5.5)).toBe(at(17.5));
+    expect(at(5.5)).not.toBe(at(2));
+    expect(at(5.5)).not.toBe(at(9));
+    expect(at(2)).toBe(at(14));
+    expect(at(9)).toBe(at(22));
+  });
+
+  it('cuts talk into stretches at pauses, joining stretches too short to embed to the nearer neighbour', () => {
+    const frames = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+    // Runs 0-39, 50-54 (short), 57-99: the short one joins the run after it (a 2-frame pause against 10).
+    expect(stretchesOf([...frames(0, 40), ...frames(50, 55), ...frames(57, 100)], 1, 30).map((r) => r.length)).toEqual([
+      40, 48,
+    ]);
+    // No pause long enough: one stretch; everything short: one stretch.
+    expect(stretchesOf(frames(0, 100), 1, 30)).toHaveLength(1);
+    expect(stretchesOf([0, 5, 10, 15], 1, 30)).toHaveLength(1);
+    // At most MAX_STRETCHES.
+    const many = Array.from({ length: 20 }, (_, r) => frames(r * 50, r * 50 + 40)).flat();
+    expect(stretchesOf(many, 1, 30)).toHaveLength(MAX_STRETCHES);
   });
 
   it('handles audio shorter than one chunk (zero padded) and a step longer than a chunk reaches', async () => {
