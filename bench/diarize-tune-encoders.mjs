@@ -15,7 +15,8 @@
 // over its windows), found in a first pass over the file and replayed in the second.
 //
 // --grid maps setting names to the values to try, e.g. '{"threshold":[0.5,0.6,0.7],"minSpeakerSeconds":[3,5]}'.
-// A `segmentationStepSeconds` in the grid re-runs the models (its calls differ); put it first to keep one cache.
+// A `segmentationStepSeconds`, `segmentationEmbedSeconds` or `segmentationSplitPauseSeconds` in the grid re-runs the
+// models (their calls differ); put it first to keep one cache.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';

@@ -101,14 +101,21 @@ export const DEFAULT_SEGMENTATION_STEP_SECONDS = 2.5;
 export const DEFAULT_SEGMENTATION_EMBED_SECONDS = 3;
 
 /**
- * The pause that splits a local speaker's talk within a chunk into stretches embedded and labelled on their own.
- * segmentation-3.0 often gives a short turn of one voice the local speaker of the voice beside it (a 1-2 s turn among
- * 10 s of another's), so the local speaker's one vector is mostly the other voice and the short voice is never a
- * speaker of its own (seed 2's 13 under-counts). With CAM++ at its thresholds (BENCHMARKS.md): seed 2's count right
- * 75.0 -> 93.3 % (DER 11.0 -> 9.9 %), seed 0's 78.3 -> 90.0 %, the default set's 91.7 -> 95.0 % (7.4 -> 6.5 %); 0.2 s
- * scores alike (more stretches to embed), 0.5 s misses most of it (seed 2: 88.3 %).
+ * By encoder, the pause that splits a local speaker's talk within a chunk into stretches embedded and labelled on their
+ * own (0: never). segmentation-3.0 often gives a short turn of one voice the local speaker of the voice beside it (a
+ * 1-2 s turn among 10 s of another's), so the local speaker's one vector is mostly the other voice and the short voice
+ * is never a speaker of its own (seed 2's 13 under-counts). With CAM++ at its thresholds (BENCHMARKS.md, "Splitting
+ * local speakers at pauses"): the default set's count right 91.7 -> 95.0 % (DER 7.4 -> 6.5 %), seed 2's 75.0 -> 93.3 %
+ * (11.0 -> 9.9 %), seed 0's 78.3 -> 90.0 % (11.0 -> 10.0 %); 0.2 s scores alike with more stretches to embed, 0.5 s
+ * misses most of it (seed 2: 88.3 %). ECAPA's stretches split voices (the default set's clean conversations: DER 7.0 ->
+ * 8.7 %, counts right 90 -> 75 %), and GE2E's too (the default set: 10.7 -> 11.5 %, 40.0 -> 35.0 %): both never
+ * split.
  */
-export const DEFAULT_SEGMENTATION_SPLIT_PAUSE_SECONDS = 0.3;
+export const DEFAULT_SEGMENTATION_SPLIT_PAUSE_SECONDS = {
+  ge2e: 0,
+  'kaldi-fbank': 0.3,
+  'speechbrain-fbank': 0,
+} as const;
 
 /**
  * The settings with the clustering distances the call left out taken from the defaults of how speakers are told
@@ -119,7 +126,12 @@ export function clusteringSettings(
   settings: DiarizeSettings,
   method: 'features' | SpeakerFrontEndKind,
   segmented: boolean,
-): DiarizeSettings & { threshold: number; mergeDistance: number; shortSpeakerDistance: number } {
+): DiarizeSettings & {
+  threshold: number;
+  mergeDistance: number;
+  shortSpeakerDistance: number;
+  segmentationSplitPauseSeconds: number;
+} {
   const model = segmented && method !== 'features' ? method : undefined;
   return {
     ...settings,
@@ -131,6 +143,8 @@ export function clusteringSettings(
       (model
         ? DEFAULT_SEGMENTATION_SHORT_SPEAKER_DISTANCES[model]
         : DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES[method]),
+    segmentationSplitPauseSeconds:
+      settings.segmentationSplitPauseSeconds ?? (model ? DEFAULT_SEGMENTATION_SPLIT_PAUSE_SECONDS[model] : 0),
   };
 }
 
@@ -224,9 +238,12 @@ export function resolveDiarizationConfig(value: unknown): ResolvedDiarizationCon
       segmentationEmbedSeconds:
         numberOption('diarization.segmentationEmbedSeconds', raw.segmentationEmbedSeconds, 0.5, 10) ??
         DEFAULT_SEGMENTATION_EMBED_SECONDS,
-      segmentationSplitPauseSeconds:
-        numberOption('diarization.segmentationSplitPauseSeconds', raw.segmentationSplitPauseSeconds, 0, 10) ??
-        DEFAULT_SEGMENTATION_SPLIT_PAUSE_SECONDS,
+      segmentationSplitPauseSeconds: numberOption(
+        'diarization.segmentationSplitPauseSeconds',
+        raw.segmentationSplitPauseSeconds,
+        0,
+        10,
+      ),
     },
   };
 }

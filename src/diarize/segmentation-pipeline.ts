@@ -6,17 +6,19 @@
 //     too short), at most `segmentationEmbedSeconds` of them from the middle: one vector per (chunk, local speaker),
 //     or per stretch of it where its talk pauses `segmentationSplitPauseSeconds` (the model often gives a short turn
 //     of one voice the local speaker of the voice beside it; each stretch then finds its own speaker).
-//     Every moment is in 10 s / step chunks, so the cap is what keeps the encoder's cost near the audio's length.
+//     Every moment is in 10 s / step chunks, so the cap is what keeps the encoder's cost near the audio's length (a
+//     split local speaker is capped per stretch: CAM++ on a 10-minute file costs about 10 % more, BENCHMARKS.md).
 //  3. The vectors are clustered into global speakers (speaker-clusters.ts: the same rules as the window pipeline);
 //     within a chunk two local speakers never become one global speaker (stretches of one local speaker may).
 //  4. Reconstruction on the global frame grid: each global speaker's activity averaged over the chunks covering a
 //     frame, and the number of speakers per frame (the chunks' mean count, rounded) picks the most active ones, so
 //     overlapped speech gets two speakers. Runs of frames become turns.
 // Chunks with no speech in the VAD's regions are not run (they count as silence). Memory: a byte per frame and local
-// speaker of each chunk, and the global grid (a float per frame and speaker), besides the samples.
+// speaker of each chunk (two where a local speaker is split), and the global grid (a float per frame and speaker),
+// besides the samples.
 
 import type { SpeechRegion } from '../audio/speech-regions.js';
-import { centroids, dot, nearestCentroid } from './clustering.js';
+import { centroids, dot } from './clustering.js';
 import { SAMPLE_RATE } from './features.js';
 import type { EmbeddingWindow } from './pipeline.js';
 import {
@@ -49,7 +51,7 @@ export const POWERSET: readonly (readonly number[])[] = [[], [0], [1], [2], [0, 
 export const MIN_EMBED_SECONDS = 0.5;
 /** Embedded speech is cut to whole multiples of this many frames (15 frames: 0.25 s; MIN_EMBED_SECONDS is 30). */
 const EMBED_BUCKET_FRAMES = 15;
-/** Stretches one local speaker of one chunk is split into at most (a longer run joins the last). */
+/** Stretches one local speaker of one chunk is split into at most (past it, the closest stretches join). */
 export const MAX_STRETCHES = 8;
 /** Index of a (chunk, local speaker, stretch) in the mapping from local to global speakers. */
 const slot = (chunk: number, local: number, stretch: number) =>
@@ -62,8 +64,13 @@ const slot = (chunk: number, local: number, stretch: number) =>
 export type SegmentationRunner = (chunks: Float32Array, batch: number) => Promise<Float32Array>;
 
 export interface SegmentationPipelineOptions
-  extends Omit<DiarizeSettings, 'threshold' | 'mergeDistance' | 'shortSpeakerDistance'>,
+  extends Omit<
+      DiarizeSettings,
+      'threshold' | 'mergeDistance' | 'shortSpeakerDistance' | 'segmentationSplitPauseSeconds'
+    >,
     SpeakerClusterOptions {
+  /** The pause (seconds) that splits a local speaker's talk into stretches embedded on their own; 0: none. */
+  segmentationSplitPauseSeconds: number;
   segment: SegmentationRunner;
   /** Chunks per segmentation call. */
   segmentationBatch: number;
@@ -289,35 +296,40 @@ export function stretchesOf(all: readonly number[], pause: number, minFrames: nu
     if (last && f - (last[last.length - 1] as number) <= pause) last.push(f);
     else runs.push([f]);
   }
+  const pauseAfter = (r: number) => ((runs[r + 1] as number[])[0] as number) - ((runs[r] as number[]).at(-1) as number);
+  const join = (r: number) => {
+    (runs[r] as number[]).push(...(runs[r + 1] as number[]));
+    runs.splice(r + 1, 1);
+  };
   // Short runs join the neighbour across the shorter pause, shortest first, until every run is long enough.
-  while (runs.length > 1) {
+  for (;;) {
     let shortest = -1;
-    for (let r = 0; r < runs.length; r++) {
+    for (let r = 0; r < runs.length && runs.length > 1; r++) {
       const n = (runs[r] as number[]).length;
       if (n < minFrames && (shortest < 0 || n < (runs[shortest] as number[]).length)) shortest = r;
     }
-    if (shortest < 0 && runs.length <= MAX_STRETCHES) break;
-    const r = shortest >= 0 ? shortest : runs.length - 1;
-    const run = runs[r] as number[];
-    const before = r > 0 ? (run[0] as number) - ((runs[r - 1] as number[]).at(-1) as number) : Number.POSITIVE_INFINITY;
-    const after =
-      r < runs.length - 1
-        ? ((runs[r + 1] as number[])[0] as number) - (run.at(-1) as number)
-        : Number.POSITIVE_INFINITY;
-    if (before <= after) (runs[r - 1] as number[]).push(...run);
-    else (runs[r + 1] as number[]).unshift(...run);
-    runs.splice(r, 1);
+    if (shortest < 0) break;
+    const before = shortest > 0 ? pauseAfter(shortest - 1) : Number.POSITIVE_INFINITY;
+    const after = shortest < runs.length - 1 ? pauseAfter(shortest) : Number.POSITIVE_INFINITY;
+    join(before <= after ? shortest - 1 : shortest);
+  }
+  // Then, past MAX_STRETCHES, the two runs with the shortest pause between them become one.
+  while (runs.length > MAX_STRETCHES) {
+    let at = 0;
+    for (let r = 1; r < runs.length - 1; r++) if (pauseAfter(r) < pauseAfter(at)) at = r;
+    join(at);
   }
   return runs;
 }
 
-/** Assignments tried per chunk at most; a chunk with more (many stretches, many speakers) takes nearest centroids. */
-const MAX_ASSIGNMENTS = 100_000;
+/** Assignments tried per chunk at most (about a millisecond); a chunk with more is assigned greedily. */
+const MAX_ASSIGNMENTS = 20_000;
 
 /**
  * The global speaker of each (chunk, local speaker, stretch): within a chunk, distinct local speakers get distinct
  * speakers where there are enough (stretches of one local speaker may share one or not), chosen to maximize the summed
- * similarity to their centroids (every assignment is tried, up to MAX_ASSIGNMENTS).
+ * similarity to their centroids. When each one's nearest centroid already keeps the local speakers apart, that is the
+ * answer; else every assignment is tried (up to MAX_ASSIGNMENTS), else the best pairs are taken greedily.
  * @returns mapping[slot(chunk, local, stretch)] = speaker, or -1 (not embedded: left out).
  */
 export function assignLocals(
@@ -333,38 +345,71 @@ export function assignLocals(
     byChunk.set(local.chunk, list);
   }
   for (const [chunk, list] of byChunk) {
-    const scores = list.map((l) => centers.map((center) => dot(l.vector, center)));
-    const distinct = centers.length >= new Set(list.map((l) => l.local)).size;
-    let best: number[] = [];
-    if (centers.length ** list.length <= MAX_ASSIGNMENTS) {
-      let bestScore = Number.NEGATIVE_INFINITY;
-      const choice: number[] = [];
-      // A speaker taken by another local speaker of this chunk is not offered.
-      const takenByOther = (s: number, i: number) =>
-        choice.some((c, j) => c === s && (list[j] as LocalSpeaker).local !== (list[i] as LocalSpeaker).local);
-      const search = (i: number, score: number) => {
-        if (i === list.length) {
-          if (score > bestScore) {
-            bestScore = score;
-            best = [...choice];
-          }
-          return;
-        }
-        for (let s = 0; s < centers.length; s++) {
-          if (distinct && takenByOther(s, i)) continue;
-          choice.push(s);
-          search(i + 1, score + ((scores[i] as number[])[s] as number));
-          choice.pop();
-        }
-      };
-      search(0, 0);
-    }
+    const choice = chooseSpeakers(
+      list.map((l) => l.local),
+      list.map((l) => centers.map((center) => dot(l.vector, center))),
+      centers.length,
+    );
     list.forEach((local, i) => {
-      // No assignment scored (too many to try; never with finite vectors otherwise): the nearest centroid.
-      mapping[slot(chunk, local.local, local.stretch ?? 0)] = best[i] ?? nearestCentroid(local.vector, centers);
+      mapping[slot(chunk, local.local, local.stretch ?? 0)] = choice[i] as number;
     });
   }
   return mapping;
+}
+
+/**
+ * For items (stretches) of local speakers `owners` with `scores[item][speaker]`: a speaker per item, items of
+ * different owners never sharing one while there are enough speakers.
+ */
+function chooseSpeakers(owners: readonly number[], scores: readonly number[][], speakers: number): number[] {
+  const argmax = (row: readonly number[], allowed: (s: number) => boolean) => {
+    let best = -1;
+    for (let s = 0; s < speakers; s++)
+      if (allowed(s) && (best < 0 || (row[s] as number) > (row[best] as number))) best = s;
+    return best;
+  };
+  const nearest = scores.map((row) => argmax(row, () => true));
+  const distinct = speakers >= new Set(owners).size;
+  const clash = (choice: readonly number[]) =>
+    choice.some((c, i) => choice.some((d, j) => j > i && c === d && owners[i] !== owners[j]));
+  if (!distinct || !clash(nearest)) return nearest;
+  if (speakers ** owners.length <= MAX_ASSIGNMENTS) {
+    let best: number[] = nearest;
+    let bestScore = Number.NEGATIVE_INFINITY;
+    const choice: number[] = [];
+    const search = (i: number, score: number) => {
+      if (i === owners.length) {
+        if (score > bestScore) {
+          bestScore = score;
+          best = [...choice];
+        }
+        return;
+      }
+      for (let s = 0; s < speakers; s++) {
+        // A speaker taken by another local speaker of this chunk is not offered.
+        if (choice.some((c, j) => c === s && owners[j] !== owners[i])) continue;
+        choice.push(s);
+        search(i + 1, score + ((scores[i] as number[])[s] as number));
+        choice.pop();
+      }
+    };
+    search(0, 0);
+    return best;
+  }
+  // Greedy: the most similar (item, speaker) pairs first, a speaker kept by the first owner that takes it.
+  const pairs = scores.flatMap((row, i) => row.map((score, s) => ({ i, s, score })));
+  pairs.sort((x, y) => y.score - x.score);
+  const choice = new Array<number>(owners.length).fill(-1);
+  const ownerOf = new Map<number, number>();
+  for (const { i, s } of pairs) {
+    if (choice[i] !== -1) continue;
+    const owner = ownerOf.get(s);
+    if (owner !== undefined && owner !== owners[i]) continue;
+    choice[i] = s;
+    ownerOf.set(s, owners[i] as number);
+  }
+  // An item every speaker was taken from (other owners took them all): its nearest.
+  return choice.map((c, i) => (c >= 0 ? c : (nearest[i] as number)));
 }
 
 /**

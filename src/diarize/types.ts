@@ -88,20 +88,21 @@ export interface DiarizationConfig {
    */
   segmentationStepSeconds?: number;
   /**
-   * With a segmentation model: each local speaker of a chunk is embedded over at most this many seconds of its speech
-   * (the middle of it; 0.5–10). Default 3.
+   * With a segmentation model: each local speaker of a chunk (each stretch of it, see segmentationSplitPauseSeconds)
+   * is embedded over at most this many seconds of its speech (the middle of it; 0.5–10). Default 3.
    */
   segmentationEmbedSeconds?: number;
   /**
    * With a segmentation model: a local speaker whose talk in a chunk pauses this many seconds or more is embedded,
    * clustered and labelled stretch by stretch (each stretch at least 0.5 s), so a short turn of another voice that the
-   * model gave the same local speaker becomes its own speaker's (0–10; 0: never split). Default 0.3.
+   * model gave the same local speaker becomes its own speaker's (0–10; 0: never split). Default by encoder: 0.3 for
+   * Kaldi-fbank models (CAM++), 0 (never) for ECAPA and GE2E, whose counts it did not help.
    */
   segmentationSplitPauseSeconds?: number;
   /**
    * Clustering stops merging speakers farther apart than this cosine distance; known speakers match within it.
    * Default by how speakers are told apart: built-in features 1.15, GE2E 0.3, Kaldi-fbank and SpeechBrain models
-   * 0.6; with a segmentation model GE2E 0.3, the others 0.6.
+   * 0.6; with a segmentation model GE2E 0.3, Kaldi-fbank models (CAM++) 0.7, SpeechBrain (ECAPA) 0.6.
    */
   threshold?: number;
   /**
@@ -127,7 +128,8 @@ export interface DiarizationConfig {
   shortSpeakerSeconds?: number;
   /**
    * How far (cosine distance) a short speaker must lie from every other speaker to be kept; 2 keeps none. Default by
-   * method: GE2E 0.25, Kaldi-fbank models 0.4, the others 2; with a segmentation model GE2E 0.3, the others 0.6.
+   * method: GE2E 0.25, Kaldi-fbank models 0.4, the others 2; with a segmentation model GE2E 0.3, Kaldi-fbank models
+   * 0.7, SpeechBrain 0.6.
    */
   shortSpeakerDistance?: number;
   /** Two-channel audio whose channels differ: label by the louder channel (`auto`, default) or never (`never`). */
@@ -175,10 +177,13 @@ export interface DiarizeSettings {
   refine: boolean;
   /** With a segmentation model: seconds between the starts of its 10 s chunks. */
   segmentationStepSeconds: number;
-  /** With a segmentation model: the most seconds of one local speaker's speech embedded per chunk. */
+  /** With a segmentation model: the most seconds of one local speaker's speech (or stretch of it) embedded per chunk. */
   segmentationEmbedSeconds: number;
-  /** With a segmentation model: the pause (seconds) at which a local speaker's talk is split into stretches; 0: none. */
-  segmentationSplitPauseSeconds: number;
+  /**
+   * With a segmentation model: the pause (seconds) at which a local speaker's talk is split into stretches; 0: none;
+   * undefined: the encoder's default (DEFAULT_SEGMENTATION_SPLIT_PAUSE_SECONDS).
+   */
+  segmentationSplitPauseSeconds: number | undefined;
 }
 
 /** Options of `Speech.diarize`. */

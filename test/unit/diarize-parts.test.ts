@@ -6,7 +6,7 @@ import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
 import { attachSpeakers, speakerAt } from '../../src/diarize/attach.js';
 import { channelsDiffer, turnsByChannel } from '../../src/diarize/channels.js';
 import { agglomerate, normalize } from '../../src/diarize/clustering.js';
-import { resolveDiarizationConfig } from '../../src/diarize/config.js';
+import { clusteringSettings, resolveDiarizationConfig } from '../../src/diarize/config.js';
 import { FeatureExtractor } from '../../src/diarize/features.js';
 import { diarizePcm } from '../../src/diarize/pipeline.js';
 import { diarizeOption, speakerCounts } from '../../src/diarize/request.js';
@@ -307,7 +307,17 @@ describe('options', () => {
     expect(() => resolveDiarizationConfig({ segmentationEmbedSeconds: '3' })).toThrow(
       /diarization\.segmentationEmbedSeconds/,
     );
-    expect(resolveDiarizationConfig(undefined).base.segmentationSplitPauseSeconds).toBe(0.3);
+    // Undefined: the encoder's default (CAM++ 0.3 s with the segmentation model, never otherwise).
+    expect(resolveDiarizationConfig(undefined).base.segmentationSplitPauseSeconds).toBeUndefined();
+    const base = { ...resolveDiarizationConfig(undefined).base, ...speakerCounts({}) };
+    expect(clusteringSettings(base, 'kaldi-fbank', true).segmentationSplitPauseSeconds).toBe(0.3);
+    expect(clusteringSettings(base, 'kaldi-fbank', true)).toMatchObject({ threshold: 0.7, shortSpeakerDistance: 0.7 });
+    expect(clusteringSettings(base, 'speechbrain-fbank', true).segmentationSplitPauseSeconds).toBe(0);
+    expect(clusteringSettings(base, 'ge2e', true).segmentationSplitPauseSeconds).toBe(0);
+    expect(clusteringSettings(base, 'kaldi-fbank', false).segmentationSplitPauseSeconds).toBe(0);
+    expect(
+      clusteringSettings({ ...base, segmentationSplitPauseSeconds: 0.5 }, 'ge2e', true).segmentationSplitPauseSeconds,
+    ).toBe(0.5);
     expect(resolveDiarizationConfig({ segmentationSplitPauseSeconds: 0 }).base.segmentationSplitPauseSeconds).toBe(0);
     for (const bad of [-0.1, 11, '0.3']) {
       expect(() => resolveDiarizationConfig({ segmentationSplitPauseSeconds: bad })).toThrow(

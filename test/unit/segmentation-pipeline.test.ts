@@ -86,6 +86,7 @@ function options(segment: SegmentationPipelineOptions['segment']): SegmentationP
     shortSpeakerDistance: 2,
     minSpeakerSeconds: 1,
     segmentationStepSeconds: 2.5,
+    segmentationSplitPauseSeconds: 0,
     segment,
     segmentationBatch: 3,
     embed: fakeEmbed,
@@ -170,6 +171,48 @@ describe('diarizeWithSegmentation', () => {
     expect(assignLocals(1, locals.slice(0, 2), centers.slice(0, 1))[0]).toBe(0);
   });
 
+  it('lets stretches of one local speaker share a speaker, never those of two, by search or greedily', () => {
+    const axis = (d: number, n: number) => Float32Array.from({ length: n }, (_, i) => (i === d ? 1 : 0));
+    const mix = (a: number, b: number, n: number, w = 0.8) =>
+      Float32Array.from({ length: n }, (_, i) => (i === a ? w : i === b ? Math.sqrt(1 - w * w) : 0));
+    const at = (mapping: Int32Array, local: number, stretch: number) =>
+      mapping[local * MAX_STRETCHES + stretch] as number;
+    // Local 0's two stretches are voices 0 and 1; local 1 sounds most like voice 0 too, then voice 2.
+    const centers = [axis(0, 3), axis(1, 3), axis(2, 3)];
+    const locals = [
+      { chunk: 0, local: 0, stretch: 0, vector: axis(0, 3), seconds: 1 },
+      { chunk: 0, local: 0, stretch: 1, vector: axis(1, 3), seconds: 1 },
+      { chunk: 0, local: 1, stretch: 0, vector: mix(0, 2, 3), seconds: 1 },
+    ];
+    const mapping = assignLocals(1, locals, centers);
+    expect([at(mapping, 0, 0), at(mapping, 0, 1), at(mapping, 1, 0)]).toEqual([0, 1, 2]);
+    // Two stretches of one local speaker near one voice both take it.
+    const [first, second] = locals as [(typeof locals)[0], (typeof locals)[0]];
+    const same = assignLocals(1, [first, { ...second, vector: axis(0, 3) }], centers);
+    expect([at(same, 0, 0), at(same, 0, 1)]).toEqual([0, 0]);
+    // Too many assignments to try (8 speakers, 3 local speakers of 2-3 stretches): greedily, still apart.
+    const n = 8;
+    const wide = Array.from({ length: n }, (_, d) => axis(d, n));
+    const many = [0, 0, 0, 1, 1, 2, 2].map((local, i) => ({
+      chunk: 0,
+      local,
+      stretch: i,
+      vector: mix(0, (i % 3) + 1, n, 0.9 - i * 0.01),
+      seconds: 1,
+    }));
+    const greedy = assignLocals(1, many, wide);
+    const speakerOf = many.map((l) => greedy[l.local * MAX_STRETCHES + l.stretch] as number);
+    for (let i = 0; i < many.length; i++) {
+      for (let j = i + 1; j < many.length; j++) {
+        if ((many[i] as (typeof many)[0]).local !== (many[j] as (typeof many)[0]).local) {
+          expect(speakerOf[i]).not.toBe(speakerOf[j]);
+        }
+      }
+    }
+    // Local 0 (the most similar to voice 0) keeps it.
+    expect(speakerOf.slice(0, 3)).toEqual([0, 0, 0]);
+  });
+
   it('splits a local speaker at its pauses when asked, so a short voice the model folded into another is found', async () => {
     // C's 2 s turns sit inside A's local speaker, 0.5 s of silence from A's speech.
     const samples = scripted([
@@ -214,9 +257,15 @@ describe('diarizeWithSegmentation', () => {
     // No pause long enough: one stretch; everything short: one stretch.
     expect(stretchesOf(frames(0, 100), 1, 30)).toHaveLength(1);
     expect(stretchesOf([0, 5, 10, 15], 1, 30)).toHaveLength(1);
-    // At most MAX_STRETCHES.
-    const many = Array.from({ length: 20 }, (_, r) => frames(r * 50, r * 50 + 40)).flat();
-    expect(stretchesOf(many, 1, 30)).toHaveLength(MAX_STRETCHES);
+    // At most MAX_STRETCHES: past it, the runs across the shortest pauses join. Every frame kept, in order.
+    const many = Array.from({ length: 20 }, (_, r) => frames(r * 50 + (r % 3), r * 50 + 40)).flat();
+    const joined = stretchesOf(many, 1, 30);
+    expect(joined).toHaveLength(MAX_STRETCHES);
+    expect(joined.flat()).toEqual(many);
+    // A short first run joins the run after it.
+    expect(stretchesOf([...frames(0, 5), ...frames(20, 60), ...frames(90, 130)], 1, 30).map((r) => r[0])).toEqual([
+      0, 90,
+    ]);
   });
 
   it('handles audio shorter than one chunk (zero padded) and a step longer than a chunk reaches', async () => {
