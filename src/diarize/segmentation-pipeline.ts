@@ -234,8 +234,9 @@ async function embedLocalSpeakers(
         const stretches = splitFrames > 0 ? stretchesOf(all, splitFrames, minFrames) : [all];
         if (stretches.length > 1) {
           chunk.stretch ??= new Uint8Array(frames * LOCAL_SPEAKERS);
+          const stretchOf = chunk.stretch;
           stretches.forEach((stretch, r) => {
-            for (const f of stretch) (chunk.stretch as Uint8Array)[f * LOCAL_SPEAKERS + k] = r;
+            for (const f of stretch) stretchOf[f * LOCAL_SPEAKERS + k] = r;
           });
         }
         stretches.forEach((stretch, r) => {
@@ -243,8 +244,8 @@ async function embedLocalSpeakers(
             for (let j = 0; j < LOCAL_SPEAKERS; j++) if (j !== k && activity[f * LOCAL_SPEAKERS + j]) return false;
             return true;
           });
+          // Every stretch has minFrames (stretchesOf's promise, and `all` has them when not split).
           let chosen = alone.length >= minFrames ? alone : stretch;
-          if (chosen.length < minFrames) return;
           // The middle of it, at most maxFrames, in whole buckets: pieces of a few lengths batch together, and the
           // encoder's memory arena serves a few shapes instead of growing with every length.
           const kept = Math.min(maxFrames, chosen.length - (chosen.length % EMBED_BUCKET_FRAMES));
@@ -362,13 +363,11 @@ export function assignLocals(
  * different owners never sharing one while there are enough speakers.
  */
 function chooseSpeakers(owners: readonly number[], scores: readonly number[][], speakers: number): number[] {
-  const argmax = (row: readonly number[], allowed: (s: number) => boolean) => {
-    let best = -1;
-    for (let s = 0; s < speakers; s++)
-      if (allowed(s) && (best < 0 || (row[s] as number) > (row[best] as number))) best = s;
+  const nearest = scores.map((row) => {
+    let best = 0;
+    for (let s = 1; s < speakers; s++) if ((row[s] as number) > (row[best] as number)) best = s;
     return best;
-  };
-  const nearest = scores.map((row) => argmax(row, () => true));
+  });
   const distinct = speakers >= new Set(owners).size;
   const clash = (choice: readonly number[]) =>
     choice.some((c, i) => choice.some((d, j) => j > i && c === d && owners[i] !== owners[j]));
