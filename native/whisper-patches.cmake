@@ -15,6 +15,8 @@
 #         every core and takes the extra thread back when other work arrives).
 #   0004  Flash attention's keys and values converted once per head: ggml's tiled CPU kernel converted a head's f16
 #         keys and values to f32 again for every 64 queries (24 times per head in a 1500-position encoder window).
+#   0005  The encoder's two convolutions as f32 im2col times the f16 kernel, which the BLAS backend takes, instead of
+#         ggml's f16 dot products: the encoder 16-24 % faster with OpenBLAS; not bit-identical (see the patch).
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -188,6 +190,36 @@ voxmill_edit(0003 1
 voxmill_edit(0003 1
   "seek, n_frames, 7, params.n_threads);"
   "seek, n_frames, 7, voxmill_threads(state, params.n_threads));")
+
+# --- 0005 The encoder's convolutions through BLAS ---------------------------------------------------
+# ggml_conv_1d_ph writes its im2col in f16 and multiplies it with the f16 kernel on ggml's own f16 dot products (the
+# BLAS backend takes only f32 activations), one dot product per output: perf on the addon's libraries (tiny.en, one
+# 30 s window, 1 thread, OpenBLAS) put ggml_vec_dot_f16 at 24 % of the encoder's cycles for two layers that are 5 % of
+# its arithmetic. Here im2col stays f32 and the kernel multiplies it as the weights of a matrix product (f16 weights,
+# f32 activations: BLAS's case), transposed back to the layout the rest of the encoder reads. Not bit-identical:
+# the activations are no longer rounded to f16, so a borderline transcript can change (BENCHMARKS.md); without BLAS
+# ggml converts the activations to f16 itself and the time is unchanged.
+voxmill_edit(0005 1
+  "static struct ggml_cgraph * whisper_build_graph_conv("
+  [=[// voxmill patch 0005: a 1-D convolution with "same" padding as f32 im2col times the f16 kernel (BLAS's case).
+static struct ggml_tensor * voxmill_conv_1d_ph(struct ggml_context * ctx, struct ggml_tensor * kernel,
+                                               struct ggml_tensor * input, int stride) {
+    struct ggml_tensor * columns =
+        ggml_im2col(ctx, kernel, input, stride, 0, kernel->ne[0] / 2, 0, 1, 0, false, GGML_TYPE_F32); // [N, OL, IC*K]
+    struct ggml_tensor * product = ggml_mul_mat(ctx,
+        ggml_reshape_2d(ctx, kernel, kernel->ne[0] * kernel->ne[1], kernel->ne[2]),     // [OC, IC*K]
+        ggml_reshape_2d(ctx, columns, columns->ne[0], columns->ne[2] * columns->ne[1])); // [N*OL, IC*K]
+    product = ggml_cont(ctx, ggml_transpose(ctx, product));                                // [N*OL, OC] -> [OC, N*OL]
+    return ggml_reshape_3d(ctx, product, columns->ne[1], kernel->ne[2], columns->ne[2]); // [N, OC, OL]
+}
+
+static struct ggml_cgraph * whisper_build_graph_conv(]=])
+voxmill_edit(0005 1
+  "cur = ggml_conv_1d_ph(ctx0, model.e_conv_1_w, mel, 1, 1);"
+  "cur = voxmill_conv_1d_ph(ctx0, model.e_conv_1_w, mel, 1);")
+voxmill_edit(0005 1
+  "cur = ggml_conv_1d_ph(ctx0, model.e_conv_2_w, cur, 2, 1);"
+  "cur = voxmill_conv_1d_ph(ctx0, model.e_conv_2_w, cur, 2);")
 
 voxmill_patch_end(whisper whisper.cpp src/whisper.cpp)
 

@@ -1,5 +1,6 @@
 // Speech-to-text accuracy with real Whisper weights: voxmill (the built dist/, public API) side by side with
-// whisper.cpp's own whisper-cli (built from the same tree, bench/build-whisper-cli.mjs) on the same ggml file, and
+// whisper.cpp's own whisper-cli (built from the same tree with the addon's patch set, bench/build-whisper-cli.mjs
+// --patched) on the same ggml file, and
 // with faster-whisper 1.2.1 (CTranslate2, CPU) on the CTranslate2 weights that ggml file was converted from. Every
 // clip of the shared audio whose transcript is `exact` (models/MANIFEST.json) is scored with the normalizer and
 // word error rate of test/helpers/wer.ts.
@@ -323,8 +324,9 @@ describe.skipIf(missing !== undefined)(`speech-to-text accuracy with real weight
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), 'voxmill-stt-accuracy-'));
     const buildStarted = performance.now();
-    // Builds whisper-cli on first use (minutes on 2 cores): the accuracy project's hook timeout allows it.
-    const cli = ensureWhisperCli() as string;
+    // Builds whisper-cli on first use (minutes on 2 cores): the accuracy project's hook timeout allows it. It carries
+    // the addon's patch set (patch 0005 changes the encoder's rounding; BENCHMARKS.md, "Patch 0005").
+    const cli = ensureWhisperCli({ patched: true }) as string;
     const cliBuildMs = performance.now() - buildStarted;
 
     // voxmill: load defaults (DTW word timestamps on), one warm-up call, then each clip once.
