@@ -16,8 +16,9 @@
 //
 // --patched / ensureWhisperCli({ patched: true }) builds a variant into bench/build-cli-patched/ from a copy of the
 // tree with the addon's patched sources laid over it (build/voxmill-patched/: native/whisper-patches.cmake's output),
-// so whisper-cli's per-stage timings show the kernels voxmill runs (bench/stage-profile.mjs). The plain build stays
-// upstream's whisper-cli, the peer the benchmarks compare against.
+// so whisper-cli's per-stage timings show the kernels voxmill runs (bench/stage-profile.mjs), and the accuracy and soak
+// tiers' word-for-word parity compares the same arithmetic (patch 0005 changes the encoder's rounding). The plain build
+// stays upstream's whisper-cli, the peer the speed benchmarks compare against.
 //
 // Environment:
 //   VOXMILL_WHISPER_CPP_DIR  another whisper.cpp checkout instead of whisper-cpp-src
