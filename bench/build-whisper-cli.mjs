@@ -69,6 +69,7 @@ const flagsFor = (cpu, blas) => [
   ...(cpu === 'portable' ? ['SSE42', 'AVX', 'AVX2', 'BMI2', 'FMA', 'F16C'].map((isa) => `-DGGML_${isa}=ON`) : []),
   ...(blas === 'openblas' ? ['-DGGML_BLAS=ON', '-DGGML_BLAS_VENDOR=OpenBLAS'] : ['-DGGML_BLAS=OFF']),
   '-DGGML_OPENMP=OFF',
+  '-DGGML_LLAMAFILE=ON',
   '-DBUILD_SHARED_LIBS=OFF',
   '-DCMAKE_POSITION_INDEPENDENT_CODE=ON',
   '-DWHISPER_BUILD_TESTS=OFF',
@@ -196,7 +197,9 @@ export function ensureWhisperCli({ force = false, openmp = false, patched = fals
   const adjustments = createHash('sha256')
     .update(readFileSync(join(root, 'native', 'ggml-cpu-amx.cmake')))
     .digest('hex');
-  const target = `${cpu} ${blas} wrapper-${adjustments.slice(0, 16)}${patches}`;
+  // And when the cmake flags changed (a flag added to flagsFor builds every variant again).
+  const flagsHash = createHash('sha256').update(flags.join('\n')).digest('hex').slice(0, 16);
+  const target = `${cpu} ${blas} wrapper-${adjustments.slice(0, 16)} flags-${flagsHash}${patches}`;
   const sameTarget = existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === target;
   const found = existing(dir);
   if (found && sameTarget && existsSync(quantizeBeside(found)) && !force) return found;

@@ -17,6 +17,10 @@
 #         keys and values to f32 again for every 64 queries (24 times per head in a 1500-position encoder window).
 #   0005  The encoder's two convolutions as f32 im2col times the f16 kernel, which the BLAS backend takes, instead of
 #         ggml's f16 dot products: the encoder 16-24 % faster with OpenBLAS; not bit-identical (see the patch).
+#   0006  A row's largest score over 16 running maxima instead of one scalar chain (softmax, flash attention):
+#         bit-identical.
+#   0007  The decoder's attention without flash attention on the CPU (the encoder keeps it): beam 5 1.7-2x faster
+#         with llamafile's sgemm; not bit-identical with flash attention.
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -221,6 +225,59 @@ voxmill_edit(0005 1
   "cur = ggml_conv_1d_ph(ctx0, model.e_conv_2_w, cur, 2, 1);"
   "cur = voxmill_conv_1d_ph(ctx0, model.e_conv_2_w, cur, 2);")
 
+
+# --- 0007 The decoder's attention without flash attention on the CPU ------------------------------
+# On the CPU, ggml's flash attention for a handful of queries (the decoder: one token per beam and step) runs
+# ggml_compute_forward_flash_attn_ext_f16_one_chunk: query by query, key by key, a scalar expf per key and the values
+# summed in f16. The plain path (K*Q, softmax, V*KQ as matrix products) is what upstream runs without flash attention,
+# and with llamafile's sgemm (GGML_LLAMAFILE, CMakeLists.txt) its products run on tiled SIMD kernels. Measured whole
+# calls (jfk, 1 thread, BENCHMARKS.md): tiny.en beam 5 1,145-1,185 -> 654-672 ms, base beam 5 2,675 -> 1,347-1,353 ms.
+# Here the encoder keeps flash attention (its tiled kernel is the faster one for 1,500 queries) and the decoder uses
+# it only when the state's first backend is a GPU, where upstream's rule stands. The cross-attention cache is laid
+# out for the decoder's choice (written by the cross graph, read by the decoder). Not bit-identical with flash
+# attention (f32 softmax and sums instead of the online softmax with f16 sums); the same arithmetic as a state
+# without flash attention.
+voxmill_edit(0007 1
+  [=[    bool flash_attn = false;
+    bool dtw_token_timestamps = false;
+]=]
+  [=[    bool flash_attn = false;
+    bool dtw_token_timestamps = false;
+    // voxmill patch 0007: flash attention in the decoder (and the cross cache's layout): on a GPU only
+    bool voxmill_decoder_flash_attn = false;
+]=])
+voxmill_edit(0007 5 "if (wstate.flash_attn) {" "if (wstate.voxmill_decoder_flash_attn) {")
+# ...but the encoder's own attention keeps the state's choice.
+voxmill_edit(0007 1
+  [=[if (wstate.voxmill_decoder_flash_attn) {
+                ggml_build_forward_expand(gf, ggml_cpy(ctx0, Kcur, ggml_view_1d(ctx0, kv_pad.k]=]
+  [=[if (wstate.flash_attn) {
+                ggml_build_forward_expand(gf, ggml_cpy(ctx0, Kcur, ggml_view_1d(ctx0, kv_pad.k]=])
+voxmill_edit(0007 1
+  "whisper_kv_cache_get_padding(wctx, wstate.flash_attn);"
+  "whisper_kv_cache_get_padding(wctx, wstate.voxmill_decoder_flash_attn);")
+voxmill_edit(0007 1
+  [=[    state->backends = whisper_backend_init(ctx->params);
+    if (state->backends.empty()) {
+        WHISPER_LOG_ERROR("%s: whisper_backend_init() failed\n", __func__);
+        whisper_free_state(state);
+        return nullptr;
+    }
+]=]
+  [=[    state->backends = whisper_backend_init(ctx->params);
+    if (state->backends.empty()) {
+        WHISPER_LOG_ERROR("%s: whisper_backend_init() failed\n", __func__);
+        whisper_free_state(state);
+        return nullptr;
+    }
+
+    // voxmill patch 0007: the decoder keeps flash attention on a GPU (whisper_backend_init puts it first) only.
+    {
+        const enum ggml_backend_dev_type first = ggml_backend_dev_type(ggml_backend_get_device(state->backends[0]));
+        state->voxmill_decoder_flash_attn = state->flash_attn &&
+            (first == GGML_BACKEND_DEVICE_TYPE_GPU || first == GGML_BACKEND_DEVICE_TYPE_IGPU);
+    }
+]=])
 voxmill_patch_end(whisper whisper.cpp src/whisper.cpp)
 
 voxmill_patch_begin(ggml/src/ggml-cpu/ops.cpp)
@@ -325,5 +382,48 @@ voxmill_edit(0004 1
 }
 
 // Reduction function]=])
+
+# --- 0006 The largest of a row over 16 running maxima ---------------------------------------------------------------
+# Softmax finds each row's largest score first. ggml's ggml_vec_max_f32 is one scalar chain (each step waits for the
+# last: a 4-cycle latency per score), which the compiler cannot split because it may not reorder float comparisons on
+# its own. In the tiled flash attention (every encoder pass of a call without word times) that chain ran over every
+# 64-score row of every tile, and in the softmax operator (calls with word times, the decoder) over every 1500-score
+# row. perf after patch 0005 (tiny.en, one 30 s window, 1 thread): the tiled kernel 37 % of the encoder's cycles.
+# Here the row is read 16 floats at a time into two 8-wide vectors of running maxima (GCC/Clang vector extensions:
+# AVX/AVX-512 or NEON registers where the target has them, plain scalars elsewhere), folded at the end. The maximum
+# of finite numbers does not depend on the order it is taken in, so results are bit-identical; the five callers in
+# ops.cpp (softmax, both flash attention kernels, the cross-entropy loss) all use it.
+voxmill_edit(0006 1
+  [=[#include <cmath>
+
+// ggml_compute_forward_dup
+]=]
+  [=[#include <cmath>
+#include <cstring>
+
+// voxmill patch 0006: the largest of n floats over 16 running maxima (two 8-wide vectors), not one scalar chain.
+static inline void voxmill_vec_max_f32(const int n, float * s, const float * x) {
+    typedef float voxmill_v8 __attribute__((vector_size(32)));
+    voxmill_v8 a = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    voxmill_v8 b = a;
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        voxmill_v8 u;
+        voxmill_v8 w;
+        memcpy(&u, x + i, sizeof u);
+        memcpy(&w, x + i + 8, sizeof w);
+        a = u > a ? u : a;
+        b = w > b ? w : b;
+    }
+    a = b > a ? b : a;
+    float max = -INFINITY;
+    for (int j = 0; j < 8; j++) max = MAX(max, a[j]);
+    for (; i < n; i++) max = MAX(max, x[i]);
+    *s = max;
+}
+
+// ggml_compute_forward_dup
+]=])
+voxmill_edit(0006 5 "ggml_vec_max_f32(" "voxmill_vec_max_f32(")
 
 voxmill_patch_end(ggml-cpu ggml-cpu/ops.cpp ggml/src/ggml-cpu/ops.cpp)
