@@ -71,7 +71,7 @@ import { decodingText, runCli, runVoxmill } from './stt.mjs';
 const peerScript = join(root, 'scripts', 'peers', 'faster_whisper_peer.py');
 
 const MODELS = REAL_WHISPER_MODELS;
-const AUDIO = { gb0: 'gb0.wav', librispeech: '1089-134686-0000.flac' };
+const AUDIO = { gb0: 'gb0.wav', librispeech: '1089-134686-0000.flac', jfk: 'jfk.wav' };
 // voxmill's weight types: the f16 file itself, or that file quantized by whisper.cpp's whisper-quantize (built with
 // whisper-cli, bench/build-whisper-cli.mjs) into the test-model cache, next to it in ggml-quantized/.
 const VARIANTS = { f16: 'voxmill', q8_0: 'voxmill-q8_0', q5_1: 'voxmill-q5_1' };

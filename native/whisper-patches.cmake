@@ -21,6 +21,8 @@
 #         bit-identical.
 #   0007  The decoder's attention without flash attention on the CPU (the encoder keeps it): beam 5 1.7-2x faster
 #         with llamafile's sgemm; not bit-identical with flash attention.
+#   0008  The decoder's attention products in whole blocks of 32 keys, so llamafile's sgemm takes them (it needs the
+#         inner dimension in whole vectors); not bit-identical.
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -278,6 +280,47 @@ voxmill_edit(0007 1
             (first == GGML_BACKEND_DEVICE_TYPE_GPU || first == GGML_BACKEND_DEVICE_TYPE_IGPU);
     }
 ]=])
+
+# --- 0008 The decoder's attention products in whole blocks of 32 keys -----------------------------
+# llamafile's sgemm takes an f16 product only when its inner dimension is a multiple of the vector width (16 floats
+# with AVX-512); otherwise ggml falls back to one dot product per output. Without flash attention the decoder's
+# V * softmax products have the keys as inner dimension: the cross-attention's 1,500 audio positions and the
+# self-attention's cache cells (upstream pads the cell count only for a GPU with flash attention), so every one of
+# them fell back (counted per shape with a print in a copy of ggml-cpu.c: 100 of 100 cross-attention products per 25
+# beam-5 steps on jfk). Here the self-attention cache is read in blocks of 32 cells (the cells past the last used
+# one are masked to -inf like any cell of another sequence, so their weight is exactly zero), and the non-flash
+# cross-attention cache keeps each head's values in rows of the audio length rounded up to 32, the softmax padded
+# with zeros to match (the cache is cleared when the state is made and the padding is never written). The same
+# sums with a different order inside the products: not bit-identical.
+voxmill_edit(0008 1
+  [=[    if (!flash_attn || !wctx.params.use_gpu) {
+        return 1u;
+    }]=]
+  [=[    if (!flash_attn || !wctx.params.use_gpu) {
+        return 32u; // voxmill patch 0008: whole blocks for the CPU's products (cells past the last are masked)
+    }]=])
+voxmill_edit(0008 1
+  [=[            v = ggml_view_2d(ctx0, wstate.kv_cross.v, n_ctx, n_state,
+                    (   n_ctx)*ggml_element_size(wstate.kv_cross.v),
+                    (il*n_ctx)*ggml_element_size(wstate.kv_cross.v)*n_state);]=]
+  [=[            // voxmill patch 0008: rows of GGML_PAD(n_ctx, 32), the padding left zero
+            v = ggml_view_2d(ctx0, wstate.kv_cross.v, n_ctx, n_state,
+                    (   GGML_PAD(n_ctx, 32))*ggml_element_size(wstate.kv_cross.v),
+                    (il*GGML_PAD(n_ctx, 32))*ggml_element_size(wstate.kv_cross.v)*n_state);]=])
+voxmill_edit(0008 1
+  [=[                            n_audio_ctx, n_state_head, n_head,
+                            n_audio_ctx*ggml_element_size(wstate.kv_cross.v),
+                            n_audio_ctx*ggml_element_size(wstate.kv_cross.v)*n_state_head,
+                            n_audio_ctx*ggml_element_size(wstate.kv_cross.v)*n_state*il);]=]
+  [=[                            GGML_PAD(n_audio_ctx, 32), n_state_head, n_head,
+                            GGML_PAD(n_audio_ctx, 32)*ggml_element_size(wstate.kv_cross.v),
+                            GGML_PAD(n_audio_ctx, 32)*ggml_element_size(wstate.kv_cross.v)*n_state_head,
+                            GGML_PAD(n_audio_ctx, 32)*ggml_element_size(wstate.kv_cross.v)*n_state*il);]=])
+voxmill_edit(0008 1
+  "struct ggml_tensor * KQV = ggml_mul_mat(ctx0, Vcross, KQ_soft_max);"
+  [=[// voxmill patch 0008: the softmax padded with zero weights to the values' padded rows
+                struct ggml_tensor * KQV = ggml_mul_mat(ctx0, Vcross, GGML_PAD(n_audio_ctx, 32) == n_audio_ctx ? KQ_soft_max :
+                        ggml_pad(ctx0, KQ_soft_max, GGML_PAD(n_audio_ctx, 32) - n_audio_ctx, 0, 0, 0));]=])
 voxmill_patch_end(whisper whisper.cpp src/whisper.cpp)
 
 voxmill_patch_begin(ggml/src/ggml-cpu/ops.cpp)
