@@ -237,8 +237,10 @@ voxmill_edit(0005 1
 # Here the encoder keeps flash attention (its tiled kernel is the faster one for 1,500 queries) and the decoder uses
 # it only when the state's first backend is a GPU, where upstream's rule stands. The cross-attention cache is laid
 # out for the decoder's choice (written by the cross graph, read by the decoder). Not bit-identical with flash
-# attention (f32 softmax and sums instead of the online softmax with f16 sums); the same arithmetic as a state
-# without flash attention.
+# attention (f32 softmax and sums instead of the online softmax with f16 sums). Without llamafile's kernels (an
+# SSE-only x86-64-v2 build) the plain decoder still measured faster than the one-query flash kernel (a beam-5 jfk call
+# less its encoder: about 520 against 850 ms). Memory: every CPU state now reserves the plain decoder's worst-case
+# graph, which only states with word times did before (peak RSS of a process +2 to +7 MB, BENCHMARKS.md).
 voxmill_edit(0007 1
   [=[    bool flash_attn = false;
     bool dtw_token_timestamps = false;
@@ -290,8 +292,9 @@ voxmill_edit(0007 1
 # beam-5 steps on jfk). Here the self-attention cache is read in blocks of 32 cells (the cells past the last used
 # one are masked to -inf like any cell of another sequence, so their weight is exactly zero), and the non-flash
 # cross-attention cache keeps each head's values in rows of the audio length rounded up to 32, the softmax padded
-# with zeros to match (the cache is cleared when the state is made and the padding is never written). The same
-# sums with a different order inside the products: not bit-identical.
+# with zeros to match (the cache is cleared when the state is made; a padding written by an earlier layout of the same
+# state, another audio_ctx, holds finite values that a zero weight cancels). The same sums in another order inside
+# the products: not bit-identical. The padding also applies to a GPU state without flash attention (harmless).
 voxmill_edit(0008 1
   [=[    if (!flash_attn || !wctx.params.use_gpu) {
         return 1u;
@@ -434,8 +437,9 @@ voxmill_edit(0004 1
 # row. perf after patch 0005 (tiny.en, one 30 s window, 1 thread): the tiled kernel 37 % of the encoder's cycles.
 # Here the row is read 16 floats at a time into two 8-wide vectors of running maxima (GCC/Clang vector extensions:
 # AVX/AVX-512 or NEON registers where the target has them, plain scalars elsewhere), folded at the end. The maximum
-# of finite numbers does not depend on the order it is taken in, so results are bit-identical; the five callers in
-# ops.cpp (softmax, both flash attention kernels, the cross-entropy loss) all use it.
+# of finite numbers does not depend on the order it is taken in (only the sign of a zero maximum can differ, which
+# x - max cannot tell), so results are bit-identical; the five callers in ops.cpp (softmax, the tiled flash attention,
+# flash attention's backward pass, the cross-entropy loss and its backward pass) all use it.
 voxmill_edit(0006 1
   [=[#include <cmath>
 
