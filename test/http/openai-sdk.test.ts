@@ -393,7 +393,7 @@ print(json.dumps(out))
 
 describe.skipIf(python.skip)(`OpenAI's Python SDK ${python.reason}`, () => {
   it('models, transcriptions in every format (known speakers, streams), translations, speech in every format and sse, a typed error', {
-    timeout: scaledMs(240_000),
+    timeout: scaledMs(420_000),
   }, async () => {
     const { samples } = await decodeAudio(sharedAudio('pyannote_sample.wav'));
     const clip = samples.slice(Math.round(10.6 * 16000), Math.round(14.4 * 16000));
@@ -403,7 +403,9 @@ describe.skipIf(python.skip)(`OpenAI's Python SDK ${python.reason}`, () => {
     const args = ['-c', PYTHON_CLIENT, KEY, baseURL, jfk, sharedAudio('pyannote_sample.wav'), reference];
     const run = await promisify(execFile)(python.path as string, args, {
       encoding: 'utf8',
-      timeout: scaledMs(200_000),
+      // Alone it takes 69-79 s here; random weights decode garbage whose length (and so its time) changes with the
+      // arithmetic, and CI runs it beside other tiers: 200 s was exceeded once there.
+      timeout: scaledMs(360_000),
     });
     await rm(dirname(reference), { recursive: true, force: true });
     const out = JSON.parse(run.stdout) as Record<string, unknown>;
