@@ -1,11 +1,11 @@
 # voxmill's patch set over the pinned whisper.cpp (the whisper-cpp-src package, ggml included; see package.json).
 #
-# The addon compiles copies of whisper.cpp's src/whisper.cpp and ggml's CPU operators (ggml/src/ggml-cpu/ops.cpp),
-# written into the build tree with the numbered edits below; the source tree is left as it is. Each edit names text
-# that must occur exactly the given number of times in the pinned upstream, so an upgrade that moves or changes it
-# fails at configure time naming the patch, and the patch cannot silently disappear. Edits apply in order; a later one
-# sees the text the earlier ones wrote. What each patch measured is in BENCHMARKS.md, "Faster than faster-whisper
-# (issue 43)".
+# The addon compiles copies of whisper.cpp's src/whisper.cpp, ggml's CPU operators (ggml/src/ggml-cpu/ops.cpp) and
+# its CPU graph runner (ggml/src/ggml-cpu/ggml-cpu.c), written into the build tree with the numbered edits below; the
+# source tree is left as it is. Each edit names text that must occur exactly the given number of times in the pinned
+# upstream, so an upgrade that moves or changes it fails at configure time naming the patch, and the patch cannot
+# silently disappear. Edits apply in order; a later one sees the text the earlier ones wrote. What each patch
+# measured is in BENCHMARKS.md, "Faster than faster-whisper (issue 43)".
 #
 #   0001  DTW guard: skip DTW on a window too short for its median filter (upstream aborts the process).
 #   0002  Attention per state: flash attention and DTW are chosen per whisper state (per call), not per context, so
@@ -23,6 +23,9 @@
 #         with llamafile's sgemm; not bit-identical with flash attention.
 #   0008  The decoder's attention products in whole blocks of 32 keys, so llamafile's sgemm takes them (it needs the
 #         inner dimension in whole vectors); not bit-identical.
+#   0009  ggml's barrier yields its core after a short spin (ggml-cpu.c): with more threads than cores (two processes
+#         transcribing at once) a spinning thread kept its core from the thread it waited for, 25x slower; results
+#         unchanged.
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -474,3 +477,45 @@ static inline void voxmill_vec_max_f32(const int n, float * s, const float * x) 
 voxmill_edit(0006 5 "ggml_vec_max_f32(" "voxmill_vec_max_f32(")
 
 voxmill_patch_end(ggml-cpu ggml-cpu/ops.cpp ggml/src/ggml-cpu/ops.cpp)
+
+voxmill_patch_begin(ggml/src/ggml-cpu/ggml-cpu.c)
+
+# --- 0009 A barrier that yields its core after a short spin ---------------------------------------------------------
+# ggml (without OpenMP, as voxmill builds it) ends every operator of a graph with a barrier whose waiting threads spin
+# on an atomic with only a pause instruction between reads. On a machine with more runnable threads than cores (two
+# processes each computing with every core, a host's own work beside a transcription) a spinning thread keeps its core
+# for its whole time slice while the thread it waits for is not running, once per operator: measured here (2 vCPUs,
+# two vitest files at once, each transcribing with 2 threads), a test of random-weight transcriptions took 75 s
+# instead of 4 s alone. Here a waiting thread spins as upstream for VOXMILL_BARRIER_SPINS rounds (about 50-100 us),
+# then yields its core (sched_yield; SwitchToThread on Windows) between reads, so a thread with work runs first. With
+# a core for every thread the yield returns at once (one system call), so a lone call runs as before. Results are
+# unchanged: only how a thread waits.
+voxmill_edit(0009 1
+  [=[    // wait for other threads
+    while (atomic_load_explicit(&tp->n_barrier_passed, memory_order_relaxed) == n_passed) {
+        ggml_thread_cpu_relax();
+    }]=]
+  [=[    // wait for other threads (voxmill patch 0009: spin a little, then yield the core between reads)
+    for (int voxmill_spins = 0; atomic_load_explicit(&tp->n_barrier_passed, memory_order_relaxed) == n_passed;) {
+        if (voxmill_spins < VOXMILL_BARRIER_SPINS) {
+            voxmill_spins++;
+            ggml_thread_cpu_relax();
+        } else {
+            voxmill_thread_yield();
+        }
+    }]=])
+voxmill_edit(0009 1
+  [=[void ggml_barrier(struct ggml_threadpool * tp) {]=]
+  [=[// voxmill patch 0009: how long a barrier's waiting thread spins before it starts yielding its core.
+#define VOXMILL_BARRIER_SPINS 1024
+static inline void voxmill_thread_yield(void) {
+#if defined(_WIN32)
+    SwitchToThread();
+#else
+    sched_yield();
+#endif
+}
+
+void ggml_barrier(struct ggml_threadpool * tp) {]=])
+
+voxmill_patch_end(ggml-cpu ggml-cpu/ggml-cpu.c ggml/src/ggml-cpu/ggml-cpu.c)
