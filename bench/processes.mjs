@@ -11,10 +11,11 @@
 // the wall time from the barrier to the last call's end, and the slowdown = that wall / (P x the wall of one process
 // alone, measured in the same run). 1 means running at once costs nothing against running one after another; the
 // number of threads beyond the cores is what it tests. `--compare` runs every case again with another build of the
-// addon (VOXMILL_ADDON_PATH), e.g. one without patch 0009. Results: bench/out/processes-<timestamp>.json.
+// addon (VOXMILL_ADDON_PATH), e.g. one without patch 0009. One sample per case: run it twice for the spread.
+// Results: bench/out/processes-<timestamp>.json.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +25,7 @@ import {
   ensureDist,
   flag,
   gitCommit,
+  integerArg,
   isEntry,
   loadAverageText,
   machineFacts,
@@ -50,7 +52,11 @@ async function child(task) {
   });
   await speech.loadModel('bench');
   writeFileSync(join(task.dir, `ready-${task.index}`), '');
-  while (!existsSync(join(task.dir, 'go'))) await sleep(5);
+  // The parent writes `abort` when a sibling failed; a child whose parent died (re-parented) stops too.
+  while (!existsSync(join(task.dir, 'go'))) {
+    if (existsSync(join(task.dir, 'abort')) || process.ppid !== task.parent) process.exit(1);
+    await sleep(5);
+  }
   const callsMs = [];
   for (let i = 0; i < task.calls; i++) {
     const started = performance.now();
@@ -66,15 +72,23 @@ async function child(task) {
 async function runCase(processes, addon, settings, model) {
   const dir = mkdtempSync(join(tmpdir(), 'voxmill-processes-'));
   try {
-    const env = addon ? { VOXMILL_ADDON_PATH: addon } : {};
+    // An empty VOXMILL_ADDON_PATH is unset (src/native.ts): "this build" never inherits the caller's.
+    const env = { VOXMILL_ADDON_PATH: addon ?? '' };
+    const task = { kind: 'processes', dir, calls: settings.calls, model, parent: process.pid };
+    let failure;
     const children = Array.from({ length: processes }, (_, index) =>
-      runNodeChild(self, { kind: 'processes', index, dir, calls: settings.calls, model }, { env }),
+      runNodeChild(self, { ...task, index }, { env }).catch((error) => {
+        failure ??= error;
+        writeFileSync(join(dir, 'abort'), '');
+        return undefined;
+      }),
     );
     const ready = () => Array.from({ length: processes }, (_, i) => existsSync(join(dir, `ready-${i}`)));
-    while (!ready().every(Boolean)) await sleep(10);
+    while (!ready().every(Boolean) && failure === undefined) await sleep(10);
     const go = Date.now();
-    writeFileSync(join(dir, 'go'), '');
+    if (failure === undefined) writeFileSync(join(dir, 'go'), '');
     const results = await Promise.all(children);
+    if (failure !== undefined) throw failure;
     const wallMs = Math.max(...results.map((r) => r.endedAt)) - go;
     return { processes, wallMs, medianCallMs: median(results.flatMap((r) => r.callsMs)) };
   } finally {
@@ -84,16 +98,20 @@ async function runCase(processes, addon, settings, model) {
 
 async function main() {
   const { settings } = benchArgs('npm run bench:processes [-- options]', {
-    processes: flag.string('process counts to run, comma-separated', { value: 'LIST', defaultText: '1,2,4' }),
+    processes: {
+      ...flag.string('process counts to run, comma-separated', { value: 'LIST' }),
+      default: [1, 2, 4],
+      defaultText: '1,2,4',
+      parse: (text, name) => text.split(',').map((item) => integerArg(item.trim(), name, 1)),
+    },
     calls: flag.integer('transcriptions per process', 4),
     compare: flag.string('another voxmill.node to run every case with as well', { value: 'PATH' }),
   });
-  const counts = (settings.processes ?? '1,2,4').split(',').map(Number);
-  if (!counts.every((n) => Number.isInteger(n) && n >= 1)) throw new Error('--processes needs integers >= 1');
+  const counts = settings.processes;
   ensureDist();
   const model = realModels(['whisper-tiny.en'])['whisper-tiny.en'];
   const builds = [{ name: 'this build', addon: undefined }];
-  if (settings.compare) builds.push({ name: settings.compare, addon: settings.compare });
+  if (settings.compare) builds.push({ name: settings.compare, addon: resolve(settings.compare) });
   const rows = [];
   for (const build of builds) {
     const alone = await runCase(1, build.addon, settings, model);

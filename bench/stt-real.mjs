@@ -29,8 +29,9 @@
 // Engines run one at a time, never two at once, in an order that rotates per repeat. Each ratio voxmill / other is
 // taken per repeat, between runs seconds to minutes apart, and the table shows the median of those ratios.
 //
-// Threads: on 2 cores with another process busy on one of them, a thread count equal to the core count makes ggml's
-// spinning workers wait on each other (see test/accuracy/stt-accuracy.test.ts), so the default is 1 on every side.
+// Threads: the default is 1 on every side. Before whisper.cpp patch 0009, on 2 cores with another process busy on one
+// of them, a thread count equal to the core count made ggml's spinning workers wait on each other (see
+// test/accuracy/stt-accuracy.test.ts); the default stays 1 so tables compare across sessions (--threads 2: all cores).
 //
 // --variants f16,q8_0,q5_1 adds voxmill on quantized copies of the same ggml file (whisper.cpp's whisper-quantize,
 // built with whisper-cli; made once into the test-model cache, ggml-quantized/): engines voxmill-q8_0, voxmill-q5_1.

@@ -24,8 +24,8 @@
 #   0008  The decoder's attention products in whole blocks of 32 keys, so llamafile's sgemm takes them (it needs the
 #         inner dimension in whole vectors); not bit-identical.
 #   0009  ggml's barrier yields its core after a short spin (ggml-cpu.c): with more threads than cores (two processes
-#         transcribing at once) a spinning thread kept its core from the thread it waited for, 25x slower; results
-#         unchanged.
+#         transcribing at once) a spinning thread kept its core from the thread it waited for, up to 15-19 times
+#         slower; results unchanged.
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -486,10 +486,11 @@ voxmill_patch_begin(ggml/src/ggml-cpu/ggml-cpu.c)
 # processes each computing with every core, a host's own work beside a transcription) a spinning thread keeps its core
 # for its whole time slice while the thread it waits for is not running, once per operator: measured here (2 vCPUs,
 # two vitest files at once, each transcribing with 2 threads), a test of random-weight transcriptions took 75 s
-# instead of 4 s alone. Here a waiting thread spins as upstream for VOXMILL_BARRIER_SPINS rounds (about 50-100 us),
-# then yields its core (sched_yield; SwitchToThread on Windows) between reads, so a thread with work runs first. With
-# a core for every thread the yield returns at once (one system call), so a lone call runs as before. Results are
-# unchanged: only how a thread waits.
+# instead of 4 s alone, and two processes' calls 15 times longer than one after another. Here a waiting thread spins
+# as upstream for VOXMILL_BARRIER_SPINS rounds (tens of microseconds of x86 `pause`; about a microsecond of arm64
+# `yield`), then yields its core between reads (sched_yield, which ggml-cpu.c maps to Sleep(0) on Windows), so a
+# thread with work runs first. With a core for every thread the yield returns at once (one system call), so a lone
+# call runs as before. Results are unchanged: only how a thread waits.
 voxmill_edit(0009 1
   [=[    // wait for other threads
     while (atomic_load_explicit(&tp->n_barrier_passed, memory_order_relaxed) == n_passed) {
@@ -501,20 +502,13 @@ voxmill_edit(0009 1
             voxmill_spins++;
             ggml_thread_cpu_relax();
         } else {
-            voxmill_thread_yield();
+            sched_yield();
         }
     }]=])
 voxmill_edit(0009 1
   [=[void ggml_barrier(struct ggml_threadpool * tp) {]=]
   [=[// voxmill patch 0009: how long a barrier's waiting thread spins before it starts yielding its core.
 #define VOXMILL_BARRIER_SPINS 1024
-static inline void voxmill_thread_yield(void) {
-#if defined(_WIN32)
-    SwitchToThread();
-#else
-    sched_yield();
-#endif
-}
 
 void ggml_barrier(struct ggml_threadpool * tp) {]=])
 

@@ -46,8 +46,9 @@ import { ciSample, ciScoped } from '../helpers/test-scope.js';
 import { alignWords, corpusWer, type WerResult, wordErrorRate } from '../helpers/wer.js';
 
 const run = promisify(execFile);
-// voxmill's own default (one core left to the host, at most 4): with a busy core, a thread count equal to the core
-// count makes ggml's spinning workers wait on each other (a 2-thread decode step took 60x longer here).
+// voxmill's own default (one core left to the host, at most 4). Before whisper.cpp patch 0009 a thread count equal to
+// the core count, with a busy core, made ggml's spinning workers wait on each other (a 2-thread decode step took 60x
+// longer here); the patch makes them yield. Every engine in this file gets this same count.
 const THREADS = Number(process.env.VOXMILL_ACCURACY_THREADS) || Math.max(1, Math.min(4, availableParallelism() - 1));
 const DECODING = { beamSize: 5, bestOf: 5, temperature: 0, temperatureIncrement: 0.2 } as const;
 const SILERO = sharedModel('whisper/ggml-silero-v6.2.0.bin');
