@@ -1,7 +1,7 @@
 // Soak: thousands of mixed requests against `voxmill serve` as a process, its RSS sampled as they go. Memory must
-// level off: after a warm-up, the second half of the run may not keep growing. Sized for CI by default
-// (VOXMILL_SOAK_REQUESTS, default 2000); `npm run soak` runs the full 5,000. The RSS series is written to
-// test/soak/results/ (git-ignored), or to $VOXMILL_SOAK_OUT, for BENCHMARKS.md.
+// level off: the RSS the server settles at when idle after the run may not exceed the RSS it settled at after a
+// warm-up. Sized for CI by default (VOXMILL_SOAK_REQUESTS, default 4000); `npm run soak` runs the full 10,000. The RSS
+// series is written to test/soak/results/ (git-ignored), or to $VOXMILL_SOAK_OUT, for BENCHMARKS.md.
 
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,10 +14,10 @@ import { toneWav } from '../helpers/hostile-audio.js';
 import { fixture, repoRoot } from '../helpers/paths.js';
 import { rssOf, settledRss, startServe } from '../helpers/serve-process.js';
 
-const REQUESTS = Number(process.env.VOXMILL_SOAK_REQUESTS ?? 2000);
+const REQUESTS = Number(process.env.VOXMILL_SOAK_REQUESTS ?? 4000);
 const CONCURRENCY = 4;
 const SAMPLE_EVERY = Math.max(50, Math.round(REQUESTS / 40));
-const WARM_UP = Math.round(REQUESTS / 5);
+const WARM_UP = Math.round(REQUESTS / 4);
 const KEY = 'sk-soak';
 const out = process.env.VOXMILL_SOAK_OUT ?? join(repoRoot, 'test', 'soak', 'results', 'serve-soak.json');
 
@@ -139,8 +139,8 @@ describe('voxmill serve under a long mixed load', () => {
       const wrong: string[] = [];
       let next = 0;
       let done = 0;
-      const worker = async () => {
-        while (next < REQUESTS) {
+      const worker = (until: number) => async () => {
+        while (next < until) {
           const i = next++;
           const { kind, status } = await send(served.url, i);
           if (status !== EXPECTED[kind]) wrong.push(`#${i} ${kind}: ${status}`);
@@ -148,25 +148,28 @@ describe('voxmill serve under a long mixed load', () => {
           if (done % SAMPLE_EVERY === 0) series.push({ requests: done, rssMb: rssOf(pid) / 2 ** 20 });
         }
       };
+      const load = (until: number) => Promise.all(Array.from({ length: CONCURRENCY }, worker(until)));
       const started = performance.now();
-      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+      await load(WARM_UP);
+      const warmMb = (await settledRss(served)) / 2 ** 20;
+      await load(REQUESTS);
       const seconds = (performance.now() - started) / 1000;
       const settledMb = (await settledRss(served)) / 2 ** 20;
       mkdirSync(dirname(out), { recursive: true });
       writeFileSync(
         out,
-        `${JSON.stringify({ requests: REQUESTS, concurrency: CONCURRENCY, seconds, series, settledMb }, null, 2)}\n`,
+        `${JSON.stringify({ requests: REQUESTS, concurrency: CONCURRENCY, seconds, series, warmMb, settledMb }, null, 2)}\n`,
       );
 
       expect(wrong).toEqual([]);
-      // Level: after the warm-up, the second half's samples grow by less than 5 % of the RSS or 12 MB, whichever is
-      // larger, from the first half's highest sample — a leak of 8.5 KB per request (seen before) would add 8.5 MB per
-      // 1,000 requests and fail this at 5,000.
-      const after = series.filter((s) => s.requests > WARM_UP);
-      const half = Math.floor(after.length / 2);
-      const firstPeak = Math.max(...after.slice(0, half).map((s) => s.rssMb));
-      const lastPeak = Math.max(...after.slice(half).map((s) => s.rssMb));
-      expect(lastPeak - firstPeak).toBeLessThan(Math.max(12, firstPeak * 0.05));
+      // Level: idle after the run, the server holds less than 8 % of its RSS or 20 MB (whichever is larger) more than
+      // it held idle after the warm-up: a leak of 6.7 KB per request or more over CI's 3,000 requests after it (one of
+      // 8.5 KB was seen before), of 2.7 KB over `npm run soak`'s 7,500. Measured here (2026-12-03) it settled 13, 5 and
+      // 8 MB higher after 4,000, 4,000 and 10,000 requests than after its warm-up, near 230 MB each time: the level is
+      // reached, not a slope. Idle readings, not the samples under load: those swing by 50-100 MB with the syntheses in
+      // flight at the moment (4 at a time), and the largest samples of the two halves of a 2,000-request run differed
+      // by 22 MB on a run that settled lower than it started (CI, 2026-12-03).
+      expect(settledMb - warmMb).toBeLessThan(Math.max(20, warmMb * 0.08));
     },
     scaledMs(1_800_000),
   );
