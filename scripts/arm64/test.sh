@@ -13,7 +13,13 @@
 # Under qemu 7.2 (Debian 12) /proc/cpuinfo is the host's x86 text, and ONNX Runtime's cpuinfo library dereferences
 # the ARM cores it finds there (none) at load: a segmentation fault. Every arm64 program here runs with an aarch64
 # /proc/cpuinfo (scripts/arm64/cpuinfo, two Cortex-A72 cores) bind-mounted over it in a private mount namespace.
+#
+# qemu emulates the CPU that file describes, a Cortex-A72 (QEMU_CPU, unless already set). Under its default, `max`
+# (SVE and every other extension qemu knows), ONNX Runtime ran 8.5 times slower: one short sentence spoken took 189 s
+# there and 22 s under cortex-a72 or neoverse-n1 (no SVE either), 2026-12-03, and the smoke's sentence and
+# diarization took 28 minutes of CI. ggml is built for the baseline (NEON) either way.
 set -euo pipefail
+export QEMU_CPU="${QEMU_CPU:-cortex-a72}"
 cd "$(dirname "$0")/../.."
 started=$SECONDS
 bash scripts/arm64/setup.sh
