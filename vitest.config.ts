@@ -94,7 +94,7 @@ export default defineConfig({
       },
       {
         // Memory (RSS over hundreds of calls), long audio, 1,000-cycle loops, output parity with whisper-cli and
-        // thousands of requests against `voxmill serve` (`npm run test:soak`; `npm run soak` runs 5,000); not part of
+        // thousands of requests against `voxmill serve` (`npm run test:soak`; `npm run soak` runs 10,000); not part of
         // `npm test`, CI runs it. One file at a time: RSS and memory levels are measured.
         test: {
           name: 'soak',

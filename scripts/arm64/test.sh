@@ -17,7 +17,7 @@
 # qemu emulates the CPU that file describes, a Cortex-A72 (QEMU_CPU, unless already set). Under its default, `max`
 # (SVE and every other extension qemu knows), ONNX Runtime ran 8.5 times slower: one short sentence spoken took 189 s
 # there and 22 s under cortex-a72 or neoverse-n1 (no SVE either), 2026-12-03, and the smoke's sentence and
-# diarization took 28 minutes of CI. ggml is built for the baseline (NEON) either way.
+# diarization took 27 minutes of CI. ggml is built for the baseline (NEON) either way.
 set -euo pipefail
 export QEMU_CPU="${QEMU_CPU:-cortex-a72}"
 cd "$(dirname "$0")/../.."

@@ -149,11 +149,14 @@ describe('voxmill serve under a long mixed load', () => {
         }
       };
       const load = (until: number) => Promise.all(Array.from({ length: CONCURRENCY }, worker(until)));
-      const started = performance.now();
+      // Seconds of load, the idle waits left out.
+      let started = performance.now();
       await load(WARM_UP);
+      let seconds = (performance.now() - started) / 1000;
       const warmMb = (await settledRss(served)) / 2 ** 20;
+      started = performance.now();
       await load(REQUESTS);
-      const seconds = (performance.now() - started) / 1000;
+      seconds += (performance.now() - started) / 1000;
       const settledMb = (await settledRss(served)) / 2 ** 20;
       mkdirSync(dirname(out), { recursive: true });
       writeFileSync(
@@ -163,10 +166,10 @@ describe('voxmill serve under a long mixed load', () => {
 
       expect(wrong).toEqual([]);
       // Level: idle after the run, the server holds less than 8 % of its RSS or 20 MB (whichever is larger) more than
-      // it held idle after the warm-up: a leak of 6.7 KB per request or more over CI's 3,000 requests after it (one of
-      // 8.5 KB was seen before), of 2.7 KB over `npm run soak`'s 7,500. Measured here (2026-12-03) it settled 13, 5 and
-      // 8 MB higher after 4,000, 4,000 and 10,000 requests than after its warm-up, near 230 MB each time: the level is
-      // reached, not a slope. Idle readings, not the samples under load: those swing by 50-100 MB with the syntheses in
+      // it held idle after the warm-up: a leak of about 7 KB per request or more over CI's 3,000 requests after it (one
+      // of 8.5 KB was seen before), of 2.7 KB over `npm run soak`'s 7,500. Measured here (2026-12-03) without a leak,
+      // the end settled between 14 MB lower and 13 MB higher than the warm-up, near 230 MB whatever the run's length:
+      // the level is reached, not a slope (BENCHMARKS.md, "Soak"). Idle readings, not the samples under load: those swing by 50-100 MB with the syntheses in
       // flight at the moment (4 at a time), and the largest samples of the two halves of a 2,000-request run differed
       // by 22 MB on a run that settled lower than it started (CI, 2026-12-03).
       expect(settledMb - warmMb).toBeLessThan(Math.max(20, warmMb * 0.08));
