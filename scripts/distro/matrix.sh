@@ -158,11 +158,13 @@ for entry in "${entries[@]}"; do
   # Under qemu, /proc/cpuinfo is this machine's x86 one, and ONNX Runtime's arm64 CPU detection stops the process on
   # it: an aarch64 one is put over it (as scripts/arm64/test.sh does).
   [[ $arch != arm64 ]] || mount_here --bind "$root/scripts/arm64/cpuinfo" "$fs/proc/cpuinfo"
-  # qemu emulates the CPU that file describes (see scripts/arm64/test.sh: under its default, ONNX Runtime is 8.5x slower).
+  # qemu emulates the CPU that file describes (see scripts/arm64/test.sh: under its default, ONNX Runtime runs 8.5
+  # times slower).
   qemu_env=()
   [[ $arch != arm64 ]] || qemu_env=(QEMU_CPU="${QEMU_CPU:-cortex-a72}")
   in_root() {
-    chroot "$fs" /usr/bin/env -i PATH=/voxmill-smoke/node/bin:/usr/bin:/bin HOME=/root "${ca_env[@]}" "${qemu_env[@]}" "$@"
+    chroot "$fs" /usr/bin/env -i PATH=/voxmill-smoke/node/bin:/usr/bin:/bin HOME=/root "${ca_env[@]}" "${qemu_env[@]}" \
+      "$@"
   }
   install_started=$SECONDS
   install_ok=1

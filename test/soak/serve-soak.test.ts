@@ -148,15 +148,16 @@ describe('voxmill serve under a long mixed load', () => {
           if (done % SAMPLE_EVERY === 0) series.push({ requests: done, rssMb: rssOf(pid) / 2 ** 20 });
         }
       };
-      const load = (until: number) => Promise.all(Array.from({ length: CONCURRENCY }, worker(until)));
+      // Sends requests up to index `until` from the 4 clients; resolves with the seconds that took.
+      const load = async (until: number) => {
+        const started = performance.now();
+        await Promise.all(Array.from({ length: CONCURRENCY }, worker(until)));
+        return (performance.now() - started) / 1000;
+      };
       // Seconds of load, the idle waits left out.
-      let started = performance.now();
-      await load(WARM_UP);
-      let seconds = (performance.now() - started) / 1000;
+      let seconds = await load(WARM_UP);
       const warmMb = (await settledRss(served)) / 2 ** 20;
-      started = performance.now();
-      await load(REQUESTS);
-      seconds += (performance.now() - started) / 1000;
+      seconds += await load(REQUESTS);
       const settledMb = (await settledRss(served)) / 2 ** 20;
       mkdirSync(dirname(out), { recursive: true });
       writeFileSync(
@@ -169,9 +170,9 @@ describe('voxmill serve under a long mixed load', () => {
       // it held idle after the warm-up: a leak of about 7 KB per request or more over CI's 3,000 requests after it (one
       // of 8.5 KB was seen before), of 2.7 KB over `npm run soak`'s 7,500. Measured here (2026-12-03) without a leak,
       // the end settled between 14 MB lower and 13 MB higher than the warm-up, near 230 MB whatever the run's length:
-      // the level is reached, not a slope (BENCHMARKS.md, "Soak"). Idle readings, not the samples under load: those swing by 50-100 MB with the syntheses in
-      // flight at the moment (4 at a time), and the largest samples of the two halves of a 2,000-request run differed
-      // by 22 MB on a run that settled lower than it started (CI, 2026-12-03).
+      // the level is reached, not a slope (BENCHMARKS.md, "Soak"). Idle readings, not the samples under load: those
+      // swing by 50-100 MB with the syntheses in flight at the moment (4 at a time), and the largest samples of the two
+      // halves of a 2,000-request run differed by 22 MB on a run that settled lower than it started (CI, 2026-12-03).
       expect(settledMb - warmMb).toBeLessThan(Math.max(20, warmMb * 0.08));
     },
     scaledMs(1_800_000),
