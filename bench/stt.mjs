@@ -99,8 +99,15 @@ async function child(task) {
     model.dispose();
     return { info: model.info, loadMs: loaded - imported, calls };
   }
+  // task.audio: one file, or a set of files transcribed in turn (bench/stt-sets.mjs): each pass is every file.
+  const files = Array.isArray(task.audio) ? task.audio : [task.audio];
+  const pass = async () => {
+    const results = [];
+    for (const file of files) results.push(await model.transcribe(file, task.options));
+    return results;
+  };
   const cpuBefore = process.cpuUsage();
-  const first = await model.transcribe(task.audio, task.options);
+  const first = await pass();
   const transcribed = performance.now();
   // CPU time of the whole process (every thread) during the call, user + system.
   const cpuMs = (usage) => (usage.user + usage.system) / 1000;
@@ -112,7 +119,7 @@ async function child(task) {
   if (task.steady) {
     const t = performance.now();
     const cpu = process.cpuUsage();
-    await model.transcribe(task.audio, task.options);
+    await pass();
     steadyMs = performance.now() - t;
     steadyCpuMs = cpuMs(process.cpuUsage(cpu));
   }
@@ -131,9 +138,10 @@ async function child(task) {
     // Where the fixed cost of a Node process goes: the runtime, then the addon and its shared libraries.
     rssAfterImportKb: memoryAfterImport.rssKb,
     rssAfterLoadKb: memoryAfterLoad.rssKb,
-    text: first.text,
-    segments: first.segments?.length ?? 0,
-    audioSeconds: first.duration,
+    text: first.map((r) => r.text).join(' '),
+    texts: first.map((r) => r.text),
+    segments: first.reduce((n, r) => n + (r.segments?.length ?? 0), 0),
+    audioSeconds: first.reduce((sum, r) => sum + r.duration, 0),
   };
 }
 
@@ -170,10 +178,11 @@ export function cliText(jsonPath) {
 }
 
 // A case `c` is { config, model, audio }: names in MODELS and AUDIO, or, for other files (bench/stt-real.mjs),
-// with `modelPath`, `audioPath` and `dtw` (the alignment-heads preset of the defaults configuration) given.
+// with `modelPath`, `audioPaths` (a set of files, transcribed in turn in one process) and `dtw` (the alignment-heads
+// preset of the defaults configuration) given.
 const casePaths = (c) => ({
   model: c.modelPath ?? fixturePath(c.model),
-  audio: c.audioPath ?? sharedAudio(AUDIO[c.audio]),
+  audio: c.audioPaths ?? [sharedAudio(AUDIO[c.audio])],
   dtw: c.dtw ?? MODELS[c.model]?.dtw,
 });
 
@@ -181,17 +190,21 @@ const casePaths = (c) => ({
 export async function runCli(cli, c, settings, ctx) {
   const out = join(ctx.scratch, `cli-${process.hrtime.bigint()}`);
   const paths = casePaths(c);
+  // Every file of the set in one run, each with its own output file (-f and -of pair up in order).
+  const outs = paths.audio.map((_, i) => `${out}-${i}`);
   const args = [
-    ...['-m', paths.model, '-f', paths.audio, '-t', String(settings.threads), '-l', 'en'],
+    ...['-m', paths.model, ...paths.audio.flatMap((file) => ['-f', file]), '-t', String(settings.threads), '-l', 'en'],
     ...['-bs', String(settings.beamSize), '-bo', '5'],
     ...(settings.fallback ? ['-tpi', '0.2'] : ['-nf']),
     ...(c.config === 'defaults' ? ['-nfa', '-dtw', paths.dtw] : []),
-    ...['-oj', '-of', out],
+    '-oj',
+    ...outs.flatMap((file) => ['-of', file]),
   ];
   const run = await measureProcess(cli, args, ctx);
   const timing = (name) => Number(new RegExp(`${name} time =\\s+([\\d.]+) ms`).exec(run.stderr)?.[1]);
-  const { text, segments } = cliText(`${out}.json`);
-  rmSync(`${out}.json`, { force: true });
+  const results = outs.map((file) => cliText(`${file}.json`));
+  for (const file of outs) rmSync(`${file}.json`, { force: true });
+  const texts = results.map((r) => r.text);
   return {
     wallMs: run.wallMs,
     peakRssKb: run.peakRssKb,
@@ -199,8 +212,9 @@ export async function runCli(cli, c, settings, ctx) {
     loadMs: timing('load'),
     // whisper_print_timings' total runs from the start of model loading to the end of inference.
     transcribeMs: timing('total') - timing('load'),
-    text,
-    segments,
+    text: texts.join(' '),
+    texts,
+    segments: results.reduce((n, r) => n + r.segments, 0),
   };
 }
 

@@ -15,7 +15,8 @@ request.json: {"model": "/abs/ct2-dir", "files": ["/abs/a.wav", ...],
                "vad_filter": false,             (faster-whisper's Silero VAD filter, its default settings)
                "library_defaults": false,       (true: faster-whisper's own defaults, only language, word
                                                  timestamps and vad_filter set; the other fields are ignored)
-               "warmup": true}                  (transcribe the first file once before timing, untimed)
+               "warmup": true}                  (transcribe the first file once before timing, untimed;
+                                                 "all": every file once, in turn: a set's first pass)
 
 stdout carries one JSON document:
 {"faster_whisper", "ctranslate2", "compute_type", "threads", "import_ms", "load_ms", "warmup_ms", "warmup_cpu_ms",
@@ -26,7 +27,8 @@ stdout carries one JSON document:
               "words": [{"word", "start", "end", "probability"}]}]}
 
 For benchmarks (bench/stt-real.mjs): with "warmup" the first file is transcribed twice, so warmup_ms is a first call
-on a fresh model and that file's transcribe_ms the second, warm one; cpu_ms and warmup_cpu_ms are the process's CPU
+on a fresh model and that file's transcribe_ms the second, warm one (with "all", warmup_ms is a first pass over every
+file and the results the second pass); cpu_ms and warmup_cpu_ms are the process's CPU
 time (every thread, user + system) during those calls. import_ms is the import of faster_whisper (the
 interpreter's own start is before it). peak_rss_kb_after_warmup is the process's VmHWM right after the warm-up (or
 after loading, without one), the peak of a process that has loaded and transcribed once; peak_rss_kb is VmHWM at
@@ -178,9 +180,11 @@ def main() -> int:
     files = request["files"]
     warmup_ms = 0.0
     warmup_cpu_ms = 0.0
-    if request.get("warmup", True) and files:
+    warmup = request.get("warmup", True)
+    if warmup and files:
         started = time.perf_counter()
-        warmup_cpu_ms = run(model, files[0], options)["cpu_ms"]
+        for path in files if warmup == "all" else files[:1]:
+            warmup_cpu_ms += run(model, path, options)["cpu_ms"]
         warmup_ms = (time.perf_counter() - started) * 1000
     peak_after_warmup = peak_rss_kb()
 

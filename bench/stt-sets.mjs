@@ -1,0 +1,130 @@
+// The audio sets of the speech-to-text speed table (bench/stt-real.mjs, issue 43: "the LibriSpeech clips, 10 short
+// clips (< 5 s) and a 10-minute file"), each a list of files with their reference transcripts
+// (../shared/audio/transcripts.tsv). An engine process transcribes every file of a set in turn, one model load.
+//
+// Single files (the earlier tables): jfk, librispeech (1089-134686-0000), gb0.
+// librispeech-7: the seven LibriSpeech clips of the shared data (2.0-10.4 s, 37.3 s).
+// short-10: ten real recordings under 5 s: the five shared LibriSpeech / LJ Speech clips that are, and five cut at
+//   pauses from longer shared clips (jfk in three, LJ001-0001's first clause, 1089-134691-0001's first clause). The
+//   cuts are fixed times in the middle of pauses (each pause found by its energy: 250 ms or more at least 25 dB
+//   under the clip's loud frames), and each piece's text is the reference's words on that side of the pause.
+// ten-minutes: every English clip of the shared data with a reference (gb0 first; 187 s in all) in turn, 1-3 s of
+//   silence after each (seeded), over and over until the next would pass 600 s; then silence to exactly 600 s.
+//   The reference is their texts in order. It repeats its speech about three times: its figures are about a long
+//   file's windows, carried prompt and memory, not about a wide vocabulary.
+// Made files go to bench/out/stt-sets/ (re-made when missing; decoding needs the built library, dist/).
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pcm16MonoWav } from '../scripts/lib/wav.mjs';
+import { distEntry, readReferences, root, sharedAudio } from './lib.mjs';
+
+const RATE = 16_000;
+const setsDir = join(root, 'bench', 'out', 'stt-sets');
+
+const LIBRISPEECH = [
+  '1089-134686-0000.flac',
+  '1089-134686-0001.flac',
+  '1089-134691-0000.flac',
+  '1089-134691-0001.flac',
+  '2830-3980-0043.wav',
+  '4507-16021-0012.wav',
+  '8455-210777-0068.wav',
+];
+
+/** Pieces cut from longer clips: [file, start s, end s, the reference's words in that piece]. */
+const CUTS = [
+  ['jfk.wav', 0, 2.7, 'And so my fellow Americans,'],
+  ['jfk.wav', 3.0, 7.85, 'ask not what your country can do for you,'],
+  ['jfk.wav', 7.85, 11.0, 'ask what you can do for your country.'],
+  ['LJ001-0001.wav', 0, 4.2, 'Printing, in the only sense with which we are at present concerned,'],
+  ['1089-134691-0001.flac', 0, 3.3, 'FOR A FULL HOUR HE HAD PACED UP AND DOWN WAITING'],
+];
+const SHORT_WHOLE = [
+  '1089-134686-0001.flac',
+  '1089-134691-0000.flac',
+  '2830-3980-0043.wav',
+  '4507-16021-0012.wav',
+  '8455-210777-0068.wav',
+];
+
+/** Every English clip with a reference, in the ten-minute file's order. */
+const LONG_CLIPS = ['gb0.wav', 'jfk.wav', 'LJ001-0001.wav', 'LJ001-0002.mp3', 'LJ001-0007.flac', ...LIBRISPEECH];
+const LONG_SECONDS = 600;
+
+/** The set names --audio takes, with what each is. */
+export const SETS = {
+  jfk: 'jfk.wav (11 s)',
+  librispeech: '1089-134686-0000.flac (10.4 s)',
+  gb0: 'gb0.wav (127 s)',
+  'librispeech-7': 'the seven LibriSpeech clips (37 s)',
+  'short-10': 'ten real clips under 5 s (five cut at pauses)',
+  'ten-minutes': 'the English clips in turn to 600 s',
+};
+
+const SINGLE = { jfk: 'jfk.wav', librispeech: '1089-134686-0000.flac', gb0: 'gb0.wav' };
+
+/** A deterministic generator in [0, 1) (mulberry32). */
+function seeded(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Writes `samples` to `path` unless it is there (a temporary name renamed into place: never half a file). */
+function writeWav(path, samples) {
+  if (existsSync(path)) return;
+  writeFileSync(`${path}.partial`, pcm16MonoWav(samples, RATE));
+  renameSync(`${path}.partial`, path);
+}
+
+/**
+ * The files of set `name`: [{ path, reference }], made under bench/out/stt-sets/ when they are cut or joined.
+ * @param {string} name a key of SETS
+ */
+export async function setFiles(name) {
+  const references = readReferences();
+  const shared = (file) => ({ path: sharedAudio(file), reference: references.get(file) ?? '' });
+  if (name in SINGLE) return [shared(SINGLE[name])];
+  if (name === 'librispeech-7') return LIBRISPEECH.map(shared);
+  const { decodeAudio } = await import(distEntry);
+  const decoded = new Map();
+  const samplesOf = async (file) => {
+    if (!decoded.has(file)) decoded.set(file, (await decodeAudio(sharedAudio(file))).samples);
+    return decoded.get(file);
+  };
+  const dir = join(setsDir, name);
+  mkdirSync(dir, { recursive: true });
+  if (name === 'short-10') {
+    const cut = [];
+    for (const [file, start, end, reference] of CUTS) {
+      const path = join(dir, `${file.replace(/\.\w+$/, '')}-${start.toFixed(2)}-${end.toFixed(2)}.wav`);
+      const samples = await samplesOf(file);
+      writeWav(path, samples.subarray(Math.round(start * RATE), Math.min(samples.length, Math.round(end * RATE))));
+      cut.push({ path, reference });
+    }
+    return [...SHORT_WHOLE.map(shared), ...cut];
+  }
+  if (name === 'ten-minutes') {
+    const path = join(dir, 'ten-minutes.wav');
+    const texts = [];
+    const out = new Float32Array(LONG_SECONDS * RATE);
+    const gap = seeded(43);
+    let at = Math.round(0.5 * RATE);
+    for (let i = 0; ; i++) {
+      const file = LONG_CLIPS[i % LONG_CLIPS.length];
+      const samples = await samplesOf(file);
+      if (at + samples.length > out.length) break;
+      out.set(samples, at);
+      texts.push(references.get(file));
+      at += samples.length + Math.round((1 + 2 * gap()) * RATE);
+    }
+    writeWav(path, out);
+    return [{ path, reference: texts.join(' ') }];
+  }
+  throw new Error(`unknown audio set "${name}" (known: ${Object.keys(SETS).join(', ')})`);
+}
