@@ -88,11 +88,11 @@ const FLAGS = {
   quick: flag.boolean('1 repeat'),
   threads: flag.integer("threads on every side; 1 is voxmill's default on a 2-core machine (see the file's header)", 1),
   models: flag.list('real models (`npm run models:test`)', MODELS),
-  audio: flag.list('audio: single files or sets of files transcribed in turn by one process (bench/stt-sets.mjs)', SETS, [
-    'gb0',
-    'librispeech',
-    'jfk',
-  ]),
+  audio: flag.list(
+    'audio: single files or sets of files transcribed in turn by one process (bench/stt-sets.mjs)',
+    SETS,
+    ['gb0', 'librispeech', 'jfk'],
+  ),
   'beam-size': {
     type: 'string',
     value: 'LIST',

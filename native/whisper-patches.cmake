@@ -1,8 +1,8 @@
 # voxmill's patch set over the pinned whisper.cpp (the whisper-cpp-src package, ggml included; see package.json).
 #
-# The addon compiles copies of whisper.cpp's src/whisper.cpp, ggml's CPU operators (ggml/src/ggml-cpu/ops.cpp) and
-# its CPU graph runner (ggml/src/ggml-cpu/ggml-cpu.c), written into the build tree with the numbered edits below; the
-# source tree is left as it is. Each edit names text that must occur exactly the given number of times in the pinned
+# The addon compiles copies of whisper.cpp's src/whisper.cpp and of ggml's CPU operators (ggml/src/ggml-cpu/ops.cpp),
+# graph runner (ggml-cpu.c) and vector kernels (vec.cpp), written into the build tree with the numbered edits below;
+# the source tree is left as it is. Each edit names text that must occur exactly the given number of times in the pinned
 # upstream, so an upgrade that moves or changes it fails at configure time naming the patch, and the patch cannot
 # silently disappear. Edits apply in order; a later one sees the text the earlier ones wrote. What each patch
 # measured is in BENCHMARKS.md, "Faster than faster-whisper (issue 43)".
@@ -26,6 +26,17 @@
 #   0009  ggml's barrier yields its core after a short spin (ggml-cpu.c): with more threads than cores (two processes
 #         transcribing at once) a spinning thread kept its core from the thread it waited for, up to 15-19 times
 #         slower; results unchanged.
+#   0010  A window's prompt (the previous text, up to 224 tokens) projects onto the vocabulary only the rows whose
+#         logits are read (1-4); upstream projects every row. Not bit-identical (see the patch).
+#   0011  no_speech_prob from the start-of-transcript token's logits, as OpenAI's decoder and faster-whisper; upstream
+#         read a row never copied out whenever the prompt held more than that token (later windows, multilingual
+#         models).
+#   0012  f16 dot products (vec.cpp): with AVX512-FP16, summed in single precision (ggml sums in half precision, and
+#         its 128-value blocks left the decoder's 64-value attention products wholly to scalar code); elsewhere the
+#         leftovers past whole blocks in whole vectors. Not bit-identical.
+#   0013  The decoder's matrices in q8_0, quantized from an f16 file as it is read (a greedy step reads every decoder
+#         weight for one token: half the bytes); the encoder keeps f16. Not bit-identical. Per loading thread:
+#         voxmill_whisper_decoder_q8(false) keeps the file's type.
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -327,6 +338,154 @@ voxmill_edit(0008 1
   [=[// voxmill patch 0008: the softmax padded with zero weights to the values' padded rows
                 struct ggml_tensor * KQV = ggml_mul_mat(ctx0, Vcross, GGML_PAD(n_audio_ctx, 32) == n_audio_ctx ? KQ_soft_max :
                         ggml_pad(ctx0, KQ_soft_max, GGML_PAD(n_audio_ctx, 32) - n_audio_ctx, 0, 0, 0));]=])
+
+# --- 0010 A prompt's logits for the tokens read ---------------------------------------------------
+# Each window after the first starts with a prompt: the previous windows' text (up to 224 tokens) and the start
+# tokens, run through the decoder in one batch. Only the last token's logits are read (whisper_batch_prep_legacy
+# marks it alone; 0011 adds the start-of-transcript token), but upstream projects every token onto the vocabulary
+# (the view that would limit it is commented out upstream): for a 230-token prompt 230 x 51,864 x 384 multiply-adds
+# on tiny.en (9 GFLOP, more than the rest of the prompt pass) and the f16 token embedding converted to f32 for BLAS,
+# once per window. Here only the rows from the first token whose logits are read to the last are projected; the
+# reserved worst-case graph keeps every row. Rows that are not read are not copied out, as upstream. Not
+# bit-identical: a few rows run on ggml's f16 kernels instead of BLAS's f32 product, so a borderline first token of a
+# window can change.
+voxmill_edit(0010 1
+  "static struct ggml_cgraph * whisper_build_graph_decoder("
+  [=[// voxmill patch 0010: the first token of a batch whose logits are read (0 when none is)
+static int voxmill_first_logits_row(const whisper_batch & batch) {
+    for (int i = 0; i < batch.n_tokens; ++i) {
+        if (batch.logits[i]) {
+            return i;
+        }
+    }
+    return 0;
+}
+
+static struct ggml_cgraph * whisper_build_graph_decoder(]=])
+voxmill_edit(0010 1
+  [=[    //cur = ggml_view_2d(ctx0, cur, cur->ne[0], 1, cur->nb[1], (cur->ne[1] - 1)*cur->nb[1]);
+]=]
+  [=[    //cur = ggml_view_2d(ctx0, cur, cur->ne[0], 1, cur->nb[1], (cur->ne[1] - 1)*cur->nb[1]);
+    // voxmill patch 0010: the rows from the first whose logits are read
+    const int voxmill_first_row = worst_case ? 0 : voxmill_first_logits_row(batch);
+    if (voxmill_first_row > 0) {
+        cur = ggml_view_2d(ctx0, cur, cur->ne[0], cur->ne[1] - voxmill_first_row, cur->nb[1], voxmill_first_row*cur->nb[1]);
+    }
+]=])
+voxmill_edit(0010 1
+  "ggml_backend_tensor_get(logits, logits_out.data() + (n_vocab*i), sizeof(float)*(n_vocab*i), sizeof(float)*n_vocab);"
+  [=[// voxmill patch 0010: the logits tensor's rows are the batch's last ones
+        const size_t row = i - (n_tokens - logits->ne[1]);
+        ggml_backend_tensor_get(logits, logits_out.data() + (n_vocab*i), sizeof(float)*(n_vocab*row), sizeof(float)*n_vocab);]=])
+
+# --- 0011 no_speech_prob at the start-of-transcript token ----------------------------------------
+# OpenAI's decoder (and faster-whisper) read the no-speech probability from the logits at the start-of-transcript
+# token. Upstream reads the prompt batch's first row: that is the start-of-transcript token only when the prompt is
+# that one token (an English-only model's first window). With the previous text in the prompt (every later window)
+# or a language and task after it (every multilingual model) that row is never copied out, so the value was left from
+# the call's previous decoding step, or zero in a fresh state: voxmill reported no_speech_prob 0.0000 for every
+# segment of base on jfk.wav and gb0.wav. It decides the temperature fallback (a window whose text scores under
+# logprob_thold is retried only when no_speech_prob is under no_speech_thold), whether a window's text is dropped as
+# no speech, and each segment's reported no_speech_prob. Here that token's logits are read too (0010 projects the
+# rows from it to the last: 1 to 4) and the probability is taken from them.
+voxmill_edit(0011 1
+  [=[                whisper_batch_prep_legacy(state->batch, prompt.data(), prompt.size(), 0, 0);
+]=]
+  [=[                whisper_batch_prep_legacy(state->batch, prompt.data(), prompt.size(), 0, 0);
+                // voxmill patch 0011: the logits at the start-of-transcript token are read too (no_speech_prob)
+                const int voxmill_sot_index = (int) prompt.size() - (int) prompt_init.size();
+                state->batch.logits[voxmill_sot_index] = 1;
+]=])
+voxmill_edit(0011 1
+  [=[                    whisper_compute_logprobs(state->logits, n_logits, logprobs);
+                    whisper_compute_probs(state->logits, n_logits, logprobs, probs);]=]
+  [=[                    // voxmill patch 0011: from the start-of-transcript token's row
+                    const std::vector<float> sot_logits(state->logits.begin() + (size_t) voxmill_sot_index*n_logits,
+                                                        state->logits.begin() + (size_t) (voxmill_sot_index + 1)*n_logits);
+                    whisper_compute_logprobs(sot_logits, n_logits, logprobs);
+                    whisper_compute_probs(sot_logits, n_logits, logprobs, probs);]=])
+
+# --- 0013 The decoder's matrices in q8_0 -----------------------------------------------------------
+# A greedy step decodes one token: every decoder matrix and the token embedding (the vocabulary projection, 20 M of
+# tiny.en's 29 M decoder weights) are read once for one row, so with 0012 the step is bound by reading weights:
+# ggml_vec_dot_f16's loads were the hottest instructions. CTranslate2's int8 reads half those bytes. Here, when the
+# file's weights are f16, the decoder's matrices (token embedding, self- and cross-attention, MLP) are created as q8_0
+# and quantized from the f16 file as they are read (the CPU backend's quantizer, blocks of 32 along a row); the encoder keeps
+# f16 (its products go through BLAS, which would dequantize them again for no gain). q8_0 keeps a scale per 32
+# weights and 8 bits each: not bit-identical, so a transcript can differ by a word (BENCHMARKS.md measures WER).
+# Chosen per loading thread: voxmill_whisper_decoder_q8(false) before whisper_init_* keeps the file's type
+# (voxmill's load option decoderPrecision: 'full'); whisper-cli built with this patch set quantizes, as voxmill's
+# default does.
+voxmill_edit(0013 1
+  "static bool whisper_model_load(struct whisper_model_loader * loader, whisper_context & wctx) {"
+  [=[// voxmill patch 0013: whether a model loaded on this thread keeps its decoder's f16 matrices in q8_0
+#include "ggml-cpu.h"
+
+static thread_local bool voxmill_decoder_q8 = true;
+
+void voxmill_whisper_decoder_q8(bool on) {
+    voxmill_decoder_q8 = on;
+}
+
+// voxmill patch 0013: reads `tensor`'s values as f16 from the loader and stores them quantized to q8_0, a few rows at
+// a time through small buffers, with the CPU backend's SIMD conversions (ggml's reference quantizer over whole
+// tensors made loading tiny.en 220 ms slower; this way it loads in 69-73 ms, against 82 ms all f16)
+static bool voxmill_read_f16_as_q8_0(struct whisper_model_loader * loader, struct ggml_tensor * tensor) {
+    const int64_t row = tensor->ne[0];
+    const int64_t rows = ggml_nrows(tensor);
+    const int64_t rows_per_chunk = std::max<int64_t>(1, 65536 / row);
+    const size_t row_bytes = ggml_row_size(GGML_TYPE_Q8_0, row);
+    const auto from_float = ggml_get_type_traits_cpu(GGML_TYPE_Q8_0)->from_float;
+    std::vector<ggml_fp16_t> half(rows_per_chunk*row);
+    std::vector<float> full(rows_per_chunk*row);
+    std::vector<char> quantized(rows_per_chunk*row_bytes);
+    for (int64_t first = 0; first < rows; first += rows_per_chunk) {
+        const int64_t n = std::min(rows_per_chunk, rows - first)*row;
+        if (loader->read(loader->context, half.data(), n*sizeof(ggml_fp16_t)) != (size_t) n*sizeof(ggml_fp16_t)) {
+            return false;
+        }
+        ggml_cpu_fp16_to_fp32(half.data(), full.data(), n);
+        from_float(full.data(), quantized.data(), n);
+        ggml_backend_tensor_set(tensor, quantized.data(), first*row_bytes, (n/row)*row_bytes);
+    }
+    return true;
+}
+
+static bool whisper_model_load(struct whisper_model_loader * loader, whisper_context & wctx) {]=])
+voxmill_edit(0013 1
+  "    const ggml_type vtype = wctx.wtype == GGML_TYPE_F32 ? GGML_TYPE_F32 : GGML_TYPE_F16; // conv type"
+  [=[    const ggml_type vtype = wctx.wtype == GGML_TYPE_F32 ? GGML_TYPE_F32 : GGML_TYPE_F16; // conv type
+    // voxmill patch 0013: the decoder's matrices (rows of n_text_state: whole q8_0 blocks of 32)
+    const ggml_type dtype = wtype == GGML_TYPE_F16 && voxmill_decoder_q8 && model.hparams.n_text_state % 32 == 0
+        ? GGML_TYPE_Q8_0 : wtype;]=])
+voxmill_edit(0013 10 "ggml_new_tensor_2d(ctx, wtype, n_text_state" "ggml_new_tensor_2d(ctx, dtype, n_text_state")
+voxmill_edit(0013 1 "ggml_new_tensor_2d(ctx, wtype, 4*n_text_state" "ggml_new_tensor_2d(ctx, dtype, 4*n_text_state")
+voxmill_edit(0013 1
+  [=[            loader->read(loader->context, &tmp[0], tmp.size()); // read to buffer
+            name.assign(&tmp[0], tmp.size());
+]=]
+  [=[            loader->read(loader->context, &tmp[0], tmp.size()); // read to buffer
+            name.assign(&tmp[0], tmp.size());
+
+            // voxmill patch 0013: an f16 matrix the decoder keeps in q8_0, quantized as it is read
+            if (ttype == GGML_TYPE_F16) {
+                const auto it = model.tensors.find(name);
+                if (it != model.tensors.end() && it->second->type == GGML_TYPE_Q8_0) {
+                    ggml_tensor * tensor = it->second;
+                    if (n_dims != 2 || tensor->ne[0] != ne[0] || tensor->ne[1] != ne[1]) {
+                        WHISPER_LOG_ERROR("%s: tensor '%s' has wrong shape in model file\n", __func__, name.data());
+                        return false;
+                    }
+                    if (!voxmill_read_f16_as_q8_0(loader, tensor)) {
+                        WHISPER_LOG_ERROR("%s: tensor '%s' is cut short in model file\n", __func__, name.data());
+                        return false;
+                    }
+                    total_size += ggml_nbytes(tensor);
+                    model.n_loaded++;
+                    continue;
+                }
+            }
+]=])
 voxmill_patch_end(whisper whisper.cpp src/whisper.cpp)
 
 voxmill_patch_begin(ggml/src/ggml-cpu/ops.cpp)
@@ -513,3 +672,76 @@ voxmill_edit(0009 1
 void ggml_barrier(struct ggml_threadpool * tp) {]=])
 
 voxmill_patch_end(ggml-cpu ggml-cpu/ggml-cpu.c ggml/src/ggml-cpu/ggml-cpu.c)
+
+voxmill_patch_begin(ggml/src/ggml-cpu/vec.cpp)
+
+# --- 0012 f16 dot products: single precision sums, leftovers in whole vectors -------------------------------------
+# ggml_vec_dot_f16 runs blocks of GGML_F16_STEP values (four vectors), then the rest one value at a time in scalar
+# code. With AVX512-FP16 (Sapphire Rapids and later, a native build) the step is 128 halves and the blocks multiply
+# and sum in half precision: the decoder's attention scores, dot products of a head's 64 values (1,500 per head,
+# layer and token against the cross-attention cache), ran wholly in the scalar loop, and each 1,504-long row of the
+# values products ran its last 96 that way. perf on whisper-cli (tiny.en, greedy, gb0, 1 thread) put ggml_vec_dot_f16
+# at 54 % of all cycles, a third of that in the scalar loop. Moving those leftovers into the half-precision vectors
+# made the step 1.7 times faster but cost words: on bench/stt-sets.mjs's 10-minute file base's greedy transcript lost
+# two more stretches of 14-23 s (WER 3.4 -> 13.8 %), the sums of 64 scores rounded to 11 bits. So with AVX512-FP16
+# the products here convert the halves to single precision and sum in it (_mm512_cvtph_ps and FMA, as ggml's AVX-512
+# build without FP16 does), 16 values per vector, four vectors per block, then whole vectors, then the scalar rest.
+# Other builds keep their code, with the leftovers in whole vectors before the scalar loop (AVX-512 without FP16 steps
+# 64, leaving the values rows' last 32; AVX2 steps 32, leaving none at these lengths). Not bit-identical where it
+# applies (another summation order; with AVX512-FP16, single instead of half precision).
+voxmill_edit(0012 1
+  [=[        #endif // __riscv_zvfh
+    #else
+        const int np = (n & ~(GGML_F16_STEP - 1));
+]=]
+  [=[        #endif // __riscv_zvfh
+    #elif defined(__AVX512FP16__)
+        // voxmill patch 0012: single-precision sums (the FP16 path sums in half precision)
+        __m512 acc0 = _mm512_setzero_ps();
+        __m512 acc1 = _mm512_setzero_ps();
+        __m512 acc2 = _mm512_setzero_ps();
+        __m512 acc3 = _mm512_setzero_ps();
+        const auto half16 = [](const ggml_fp16_t * p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) p)); };
+        int i = 0;
+        for (; i + 64 <= n; i += 64) {
+            acc0 = _mm512_fmadd_ps(half16(x + i +  0), half16(y + i +  0), acc0);
+            acc1 = _mm512_fmadd_ps(half16(x + i + 16), half16(y + i + 16), acc1);
+            acc2 = _mm512_fmadd_ps(half16(x + i + 32), half16(y + i + 32), acc2);
+            acc3 = _mm512_fmadd_ps(half16(x + i + 48), half16(y + i + 48), acc3);
+        }
+        for (; i + 16 <= n; i += 16) {
+            acc0 = _mm512_fmadd_ps(half16(x + i), half16(y + i), acc0);
+        }
+        sumf = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc0, acc1), _mm512_add_ps(acc2, acc3)));
+        for (; i < n; ++i) {
+            sumf += (ggml_float)(GGML_CPU_FP16_TO_FP32(x[i])*GGML_CPU_FP16_TO_FP32(y[i]));
+        }
+    #else
+        const int np = (n & ~(GGML_F16_STEP - 1));
+]=])
+voxmill_edit(0012 1
+  [=[        // reduce sum0..sum3 to sum0
+        GGML_F16_VEC_REDUCE(sumf, sum);
+
+        // leftovers
+        for (int i = np; i < n; ++i) {
+            sumf += (ggml_float)(GGML_CPU_FP16_TO_FP32(x[i])*GGML_CPU_FP16_TO_FP32(y[i]));
+        }]=]
+  [=[        // voxmill patch 0012: the leftovers in whole vectors first
+        const int voxmill_np2 = (n & ~(GGML_F16_EPR - 1));
+        for (int i = np; i < voxmill_np2; i += GGML_F16_EPR) {
+            ax[0] = GGML_F16_VEC_LOAD(x + i, 0);
+            ay[0] = GGML_F16_VEC_LOAD(y + i, 0);
+
+            sum[0] = GGML_F16_VEC_FMA(sum[0], ax[0], ay[0]);
+        }
+
+        // reduce sum0..sum3 to sum0
+        GGML_F16_VEC_REDUCE(sumf, sum);
+
+        // leftovers
+        for (int i = voxmill_np2; i < n; ++i) {
+            sumf += (ggml_float)(GGML_CPU_FP16_TO_FP32(x[i])*GGML_CPU_FP16_TO_FP32(y[i]));
+        }]=])
+
+voxmill_patch_end(ggml-cpu ggml-cpu/vec.cpp ggml/src/ggml-cpu/vec.cpp)

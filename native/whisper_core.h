@@ -16,6 +16,9 @@
 // DTW when `dtw_token_timestamps` and the context has alignment heads; flash attention when `flash_attn`, the context
 // was loaded with it, and DTW is off. C++ linkage, as defined in the patched copy compiled with the addon.
 whisper_state* voxmill_whisper_init_state(whisper_context* ctx, bool flash_attn, bool dtw_token_timestamps);
+// From patch 0013: whether models loaded on the calling thread keep an f16 file's decoder matrices in q8_0 (the
+// patched copy's default is true). Set before each load: the setting stays with the thread.
+void voxmill_whisper_decoder_q8(bool on);
 // From patch 0003: each later graph pass of `state` runs with `*n_threads` threads (when positive). The counter must
 // outlive the state's use.
 void voxmill_whisper_state_threads(whisper_state* state, const std::atomic<int>* n_threads);
@@ -40,7 +43,8 @@ struct LoadOptions {
   std::string path;
   bool gpu = false;
   bool flashAttention = false;
-  bool dtw = false;  // use DTW token timestamps when a preset matches the model
+  bool dtw = false;          // use DTW token timestamps when a preset matches the model
+  bool decoderInt8 = false;  // an f16 file's decoder matrices in q8_0 (patch 0013)
   int gpuDevice = 0;
 };
 
@@ -53,6 +57,7 @@ struct ModelFacts {
   int audioState = 0;
   int mels = 0;
   int ftype = 0;                // ggml_ftype of the weights, as the file says
+  bool decoderInt8 = false;     // the decoder's matrices were quantized to q8_0 at load (patch 0013)
   std::string dtwPreset;        // "" when DTW is off; else calls with token times use it (and no flash attention)
   bool flashAttention = false;  // calls without token times use flash attention
   bool gpu = false;

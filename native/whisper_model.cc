@@ -266,6 +266,7 @@ LoadOptions ReadLoadOptions(Napi::Env env, const Napi::CallbackInfo& info) {
   options.gpu = ReadBoolean(env, o, "gpu");
   options.flashAttention = ReadBoolean(env, o, "flashAttention");
   options.dtw = ReadBoolean(env, o, "dtw");
+  options.decoderInt8 = ReadBoolean(env, o, "decoderInt8");
   options.gpuDevice = static_cast<int>(ReadInteger(env, o, "gpuDevice", 0, kMaxGpuDevice));
   return options;
 }
@@ -352,6 +353,7 @@ Napi::Value WhisperModel::Info(const Napi::CallbackInfo& info) {
   o.Set("ftype", facts_.ftype);
   o.Set("dtwPreset", facts_.dtwPreset.empty() ? env.Null() : Napi::String::New(env, facts_.dtwPreset));
   o.Set("flashAttention", facts_.flashAttention);
+  o.Set("decoderInt8", facts_.decoderInt8);
   o.Set("gpu", facts_.gpu);
   o.Set("device", facts_.device);
   o.Set("disposed", context_ == nullptr);

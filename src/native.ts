@@ -73,6 +73,8 @@ export interface NativeLoadOptions {
   gpu: boolean;
   flashAttention: boolean;
   dtw: boolean;
+  /** An f16 file's decoder matrices quantized to q8_0 at load (whisper.cpp patch 0013). */
+  decoderInt8: boolean;
   gpuDevice: number;
 }
 
@@ -94,6 +96,8 @@ export interface NativeModelInfo {
   dtwPreset: string | null;
   /** Whether calls without token times use flash attention. */
   flashAttention: boolean;
+  /** Whether the decoder's matrices were quantized to q8_0 at load. */
+  decoderInt8: boolean;
   /** Whether a GPU backend is in use. */
   gpu: boolean;
   /** ggml's name of the device the model runs on: `CPU`, `CUDA0`, `Vulkan0`, ... */

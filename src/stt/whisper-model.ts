@@ -8,13 +8,22 @@ import { warnGpuFallback } from '../system.js';
 import { CUSTOM_STT_TIER } from '../tiers.js';
 import type { LiveThreadCount } from '../util/cpu-budget.js';
 import { runJob } from '../util/job.js';
-import { booleanOption, integerOption, objectOption, rejectUnknownKeys, signalOption } from '../util/validate.js';
+import {
+  booleanOption,
+  enumOption,
+  integerOption,
+  objectOption,
+  rejectUnknownKeys,
+  signalOption,
+} from '../util/validate.js';
 import { defaultThreads, type NormalizedTranscribeOptions, normalizeTranscribeOptions } from './request.js';
 import { runTranscription } from './transcribe.js';
 import type { TranscribeOptions, Transcription, VadOptions } from './types.js';
 
 /** Highest {@link WhisperLoadOptions.gpuDevice} (the addon checks the same bound). */
 export const MAX_GPU_DEVICE = 64;
+/** WhisperLoadOptions.decoderPrecision's values. */
+const DECODER_PRECISIONS = ['int8', 'full'] as const;
 
 /** Options for loading a whisper model. */
 export interface WhisperLoadOptions {
@@ -35,6 +44,13 @@ export interface WhisperLoadOptions {
    * only for calls that ask for word times. Default true.
    */
   dtw?: boolean;
+  /**
+   * The decoder's weights: `'int8'` quantizes an f16 file's decoder matrices to q8_0 as it loads (the encoder stays
+   * f16): a greedy step reads every decoder weight for one token, so it runs about 1.3-1.5 times faster, and the
+   * weights take less memory (tiny.en 27 MB); transcripts can differ by a word. `'full'` keeps the file's own type.
+   * A file already quantized keeps its type either way. Default `'int8'`.
+   */
+  decoderPrecision?: 'int8' | 'full';
   signal?: AbortSignal;
 }
 
@@ -141,13 +157,14 @@ export class WhisperModel {
   static async load(path: string, options: WhisperLoadOptions = {}): Promise<WhisperModel> {
     if (typeof path !== 'string' || path === '') throw new InvalidOptionTypeError('path', 'a non-empty string', path);
     const raw = objectOption('options', options);
-    rejectUnknownKeys('options', raw, ['gpu', 'gpuDevice', 'flashAttention', 'dtw', 'signal']);
+    rejectUnknownKeys('options', raw, ['gpu', 'gpuDevice', 'flashAttention', 'dtw', 'decoderPrecision', 'signal']);
     const signal = signalOption('signal', raw.signal);
     const loadOptions = {
       gpu: booleanOption('gpu', raw.gpu) ?? true,
       gpuDevice: integerOption('gpuDevice', raw.gpuDevice, 0, MAX_GPU_DEVICE) ?? 0,
       flashAttention: booleanOption('flashAttention', raw.flashAttention) ?? true,
       dtw: booleanOption('dtw', raw.dtw) ?? true,
+      decoderInt8: (enumOption('decoderPrecision', raw.decoderPrecision, DECODER_PRECISIONS) ?? 'int8') === 'int8',
     };
     const absolute = resolve(path);
     const model = await runJob(() => native().WhisperModel.load(absolute, loadOptions), { signal });

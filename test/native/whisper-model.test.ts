@@ -77,6 +77,26 @@ describe('WhisperModel.load', () => {
     model.dispose();
   });
 
+  it("keeps the decoder in q8_0 by default (whisper.cpp patch 0013), in the file's type with decoderPrecision full", async () => {
+    const int8 = await WhisperModel.load(tinyEn, { dtw: false });
+    const full = await WhisperModel.load(tinyEn, { dtw: false, decoderPrecision: 'full' });
+    try {
+      expect(int8.info).toMatchObject({ quantization: 'f16', decoderInt8: true });
+      expect(full.info).toMatchObject({ quantization: 'f16', decoderInt8: false });
+      const options = { language: 'en', temperatureIncrement: 0 } as const;
+      const [a, b] = await Promise.all([
+        int8.transcribe(sharedAudio('jfk.wav'), options),
+        full.transcribe(sharedAudio('jfk.wav'), options),
+      ]);
+      expect(a.duration).toBeCloseTo(11, 1);
+      expect(b.duration).toBeCloseTo(11, 1);
+    } finally {
+      int8.dispose();
+      full.dispose();
+    }
+    await expect(WhisperModel.load(tinyEn, { decoderPrecision: 'q8' as never })).rejects.toThrow(/decoderPrecision/);
+  });
+
   describe('bad model files give ModelLoadError', () => {
     let dir: string;
     beforeAll(async () => {

@@ -20,6 +20,7 @@ const info = (multilingual: boolean): NativeModelInfo => ({
   ftype: 1,
   dtwPreset: null,
   flashAttention: true,
+  decoderInt8: true,
   gpu: false,
   device: 'CPU',
   disposed: false,
