@@ -139,6 +139,7 @@ async function measure(modelName, modelPath, decodingName, all) {
     gpu: false,
     flashAttention: true,
     dtw: decoding.dtw,
+    decoderInt8: true,
     gpuDevice: 0,
   }).promise;
   const rows = [];

@@ -8,9 +8,10 @@
 // Needs `npm run models:test` (test/fixtures/real/models.json: whisper-tiny.en, whisper-base and their ct2-*
 // sources) and `bash scripts/peers-setup.sh`.
 //
-// The voxmill child and the whisper-cli runner are bench/stt.mjs's (its "parity" configuration: voxmill loads
-// with { dtw: false, flashAttention: true }, which is what whisper-cli does by default; faster-whisper runs without
-// word timestamps, so no side computes word alignments). faster-whisper runs through scripts/peers/faster_whisper_peer.py,
+// The voxmill child and the whisper-cli runner are bench/stt.mjs's (its "parity" configuration, with voxmill loaded
+// as { dtw: false, flashAttention: true }: whisper-cli's attention by default, and voxmill's default decoder, q8_0
+// from the f16 file (patch 0013; whisper-cli's stays f16); faster-whisper runs without word timestamps, so no side
+// computes word alignments). faster-whisper runs through scripts/peers/faster_whisper_peer.py,
 // the accuracy test's peer, with its decoding mirrored from voxmill's (beam 5, best of 5, condition on previous
 // text, thresholds; see that file), language en forced on every side (base is multilingual).
 // Per engine and case, one fresh process per repeat:
@@ -42,9 +43,10 @@
 // word error rate after lower-casing and dropping punctuation (bench/lib.mjs transcriptWords), summed over a set's
 // files, first repeat.
 //
-// whisper-cli is upstream's, built from the pinned tree without voxmill's patch set (what its users run); patches
-// 0005 and 0007 change float summation order, so its text may differ from voxmill's by a word (the "edits vs
-// voxmill" column; the accuracy tier checks equality against the patched build).
+// whisper-cli is upstream's, built from the pinned tree without voxmill's patch set (what its users run); several
+// patches change float summation order (0005, 0007, 0008, 0010, 0012) and 0013 quantizes the decoder, so its text may
+// differ from voxmill's by a few words (the "edits vs voxmill" column; the accuracy tier checks equality against the
+// patched build).
 // Raw results go to bench/out/stt-real-<timestamp>.json. The exit status is 1 on errors or when a model file changed
 // during the run; never for a ratio or a text.
 import { createHash } from 'node:crypto';
@@ -370,6 +372,7 @@ async function main() {
           ct2Path: models[MODELS[model].ct2],
           audioPaths: sets[audio].map((file) => file.path),
           dtw: MODELS[model].dtw,
+          load: { dtw: false, flashAttention: true },
         });
       }
     }

@@ -13,8 +13,10 @@
 //   The reference is their texts in order. It repeats its speech about three times: its figures are about a long
 //   file's windows, carried prompt and memory, not about a wide vocabulary.
 // Made files go to bench/out/stt-sets/ (re-made when missing; decoding needs the built library, dist/).
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { pcm16MonoWav } from '../scripts/lib/wav.mjs';
 import { distEntry, readReferences, root, sharedAudio } from './lib.mjs';
 
@@ -50,6 +52,8 @@ const SHORT_WHOLE = [
 /** Every English clip with a reference, in the ten-minute file's order. */
 const LONG_CLIPS = ['gb0.wav', 'jfk.wav', 'LJ001-0001.wav', 'LJ001-0002.mp3', 'LJ001-0007.flac', ...LIBRISPEECH];
 const LONG_SECONDS = 600;
+/** The seed of the gaps between the ten-minute file's clips. */
+const GAP_SEED = 43;
 
 /** The set names --audio takes, with what each is. */
 export const SETS = {
@@ -88,16 +92,23 @@ function writeWav(path, samples) {
  */
 export async function setFiles(name) {
   const references = readReferences();
-  const shared = (file) => ({ path: sharedAudio(file), reference: references.get(file) ?? '' });
+  const referenceOf = (file) => {
+    const text = references.get(file);
+    if (text === undefined) throw new Error(`transcripts.tsv has no reference for ${file}`);
+    return text;
+  };
+  const shared = (file) => ({ path: sharedAudio(file), reference: referenceOf(file) });
   if (name in SINGLE) return [shared(SINGLE[name])];
   if (name === 'librispeech-7') return LIBRISPEECH.map(shared);
-  const { decodeAudio } = await import(distEntry);
+  const { decodeAudio } = await import(pathToFileURL(distEntry).href);
   const decoded = new Map();
   const samplesOf = async (file) => {
     if (!decoded.has(file)) decoded.set(file, (await decodeAudio(sharedAudio(file))).samples);
     return decoded.get(file);
   };
-  const dir = join(setsDir, name);
+  // Named for what makes them, so a changed cut, order or seed makes new files instead of reusing old ones.
+  const made = createHash('sha256').update(JSON.stringify({ CUTS, LONG_CLIPS, LONG_SECONDS, GAP_SEED })).digest('hex');
+  const dir = join(setsDir, `${name}-${made.slice(0, 12)}`);
   mkdirSync(dir, { recursive: true });
   if (name === 'short-10') {
     const cut = [];
@@ -113,14 +124,14 @@ export async function setFiles(name) {
     const path = join(dir, 'ten-minutes.wav');
     const texts = [];
     const out = new Float32Array(LONG_SECONDS * RATE);
-    const gap = seeded(43);
+    const gap = seeded(GAP_SEED);
     let at = Math.round(0.5 * RATE);
     for (let i = 0; ; i++) {
       const file = LONG_CLIPS[i % LONG_CLIPS.length];
       const samples = await samplesOf(file);
       if (at + samples.length > out.length) break;
       out.set(samples, at);
-      texts.push(references.get(file));
+      texts.push(referenceOf(file));
       at += samples.length + Math.round((1 + 2 * gap()) * RATE);
     }
     writeWav(path, out);

@@ -239,7 +239,9 @@ export async function runVoxmill(c, settings, ctx) {
     kind: 'measure',
     model: paths.model,
     audio: paths.audio,
-    load: c.config === 'parity' ? { dtw: false, flashAttention: true } : {},
+    // Parity with upstream's whisper-cli: its attention, and the file's f16 decoder (voxmill's default quantizes it,
+    // patch 0013). A case may give its own load options (bench/stt-real.mjs measures voxmill's default decoder).
+    load: c.load ?? (c.config === 'parity' ? { dtw: false, flashAttention: true, decoderPrecision: 'full' } : {}),
     options: { ...voxmillOptions(settings), timestamps: 'segment' },
     steady: true,
   };

@@ -429,26 +429,39 @@ void voxmill_whisper_decoder_q8(bool on) {
 
 // voxmill patch 0013: reads `tensor`'s values as f16 from the loader and stores them quantized to q8_0, a few rows at
 // a time through small buffers, with the CPU backend's SIMD conversions (ggml's reference quantizer over whole
-// tensors made loading tiny.en 220 ms slower; this way it loads in 69-73 ms, against 82 ms all f16)
+// tensors made loading tiny.en 220 ms slower; this way it loads in 69-73 ms, against 82 ms all f16). A host buffer
+// takes each chunk in place; any other (a GPU's, or the CPU's repacking buffer, which takes a tensor only whole) gets
+// the whole tensor in one write.
 static bool voxmill_read_f16_as_q8_0(struct whisper_model_loader * loader, struct ggml_tensor * tensor) {
     const int64_t row = tensor->ne[0];
     const int64_t rows = ggml_nrows(tensor);
     const int64_t rows_per_chunk = std::max<int64_t>(1, 65536 / row);
     const size_t row_bytes = ggml_row_size(GGML_TYPE_Q8_0, row);
     const auto from_float = ggml_get_type_traits_cpu(GGML_TYPE_Q8_0)->from_float;
+    const bool host = ggml_backend_buffer_is_host(tensor->buffer);
     std::vector<ggml_fp16_t> half(rows_per_chunk*row);
     std::vector<float> full(rows_per_chunk*row);
-    std::vector<char> quantized(rows_per_chunk*row_bytes);
+    std::vector<char> staged(host ? 0 : ggml_nbytes(tensor));
+    char * out = host ? (char *) tensor->data : staged.data();
     for (int64_t first = 0; first < rows; first += rows_per_chunk) {
         const int64_t n = std::min(rows_per_chunk, rows - first)*row;
+        // A short read fails here with a loader that reports one (whisper.cpp's file loader does not: a file cut
+        // short inside a tensor is caught, as upstream, by the next tensor's header failing to read).
         if (loader->read(loader->context, half.data(), n*sizeof(ggml_fp16_t)) != (size_t) n*sizeof(ggml_fp16_t)) {
             return false;
         }
         ggml_cpu_fp16_to_fp32(half.data(), full.data(), n);
-        from_float(full.data(), quantized.data(), n);
-        ggml_backend_tensor_set(tensor, quantized.data(), first*row_bytes, (n/row)*row_bytes);
+        from_float(full.data(), out + first*row_bytes, n);
+    }
+    if (!host) {
+        ggml_backend_tensor_set(tensor, staged.data(), 0, staged.size());
     }
     return true;
+}
+
+// voxmill patch 0013: the type the decoder's matrices were loaded as (q8_0 when quantized at load)
+int voxmill_whisper_decoder_type(struct whisper_context * ctx) {
+    return ctx->model.d_te ? (int) ctx->model.d_te->type : -1;
 }
 
 static bool whisper_model_load(struct whisper_model_loader * loader, whisper_context & wctx) {]=])
@@ -477,7 +490,7 @@ voxmill_edit(0013 1
                         return false;
                     }
                     if (!voxmill_read_f16_as_q8_0(loader, tensor)) {
-                        WHISPER_LOG_ERROR("%s: tensor '%s' is cut short in model file\n", __func__, name.data());
+                        WHISPER_LOG_ERROR("%s: tensor '%s' could not be read from the model file\n", __func__, name.data());
                         return false;
                     }
                     total_size += ggml_nbytes(tensor);

@@ -463,8 +463,8 @@ WhisperContextPtr LoadWhisperModel(const LoadOptions& options, const std::atomic
   facts.audioState = whisper_model_n_audio_state(ctx);
   facts.mels = whisper_model_n_mels(ctx);
   facts.ftype = whisper_model_ftype(ctx);
-  // Patch 0013 quantizes only an f16 file's decoder (whose rows are whole q8_0 blocks: every whisper size's are).
-  facts.decoderInt8 = options.decoderInt8 && facts.ftype == GGML_FTYPE_MOSTLY_F16;
+  // What was loaded, not what was asked: patch 0013 quantizes only an f16 file's decoder.
+  facts.decoderInt8 = options.decoderInt8 && voxmill_whisper_decoder_type(ctx) == GGML_TYPE_Q8_0;
   facts.flashAttention = params.flash_attn;
   ggml_backend_dev_t gpu = params.use_gpu ? ChosenGpuDevice(params.gpu_device) : nullptr;
   facts.gpu = gpu != nullptr;

@@ -19,6 +19,8 @@ whisper_state* voxmill_whisper_init_state(whisper_context* ctx, bool flash_attn,
 // From patch 0013: whether models loaded on the calling thread keep an f16 file's decoder matrices in q8_0 (the
 // patched copy's default is true). Set before each load: the setting stays with the thread.
 void voxmill_whisper_decoder_q8(bool on);
+// From patch 0013: the ggml type of the loaded decoder's matrices (GGML_TYPE_Q8_0 when quantized at load).
+int voxmill_whisper_decoder_type(whisper_context* ctx);
 // From patch 0003: each later graph pass of `state` runs with `*n_threads` threads (when positive). The counter must
 // outlive the state's use.
 void voxmill_whisper_state_threads(whisper_state* state, const std::atomic<int>* n_threads);

@@ -9,7 +9,7 @@ import { catalogDefaults } from '../models/catalog.js';
 import { defaultModelsDir } from '../models/store.js';
 import { defaultEngineThreads, normalizeVadOptions } from '../stt/request.js';
 import type { SttModelConfig, VadOptions } from '../stt/types.js';
-import { MAX_GPU_DEVICE } from '../stt/whisper-model.js';
+import { DECODER_PRECISIONS, DEFAULT_DECODER_PRECISION, MAX_GPU_DEVICE } from '../stt/whisper-model.js';
 import { STT_MODEL_IDS, sttTierDefaults } from '../tiers.js';
 import { type ResolvedTtsOptions, resolveTtsOptions, type TtsOptions } from '../tts/config.js';
 import { defaultCpuThreads } from '../util/cpu-budget.js';
@@ -130,6 +130,7 @@ export interface ResolvedSttModel {
   beamSize: number;
   threads: number;
   dtw: boolean;
+  decoderPrecision: 'int8' | 'full';
   suppressNonSpeech: boolean;
   conditionOnPreviousText: boolean;
   repetitionGuard: boolean;
@@ -192,6 +193,7 @@ const STT_MODEL_KEYS = [
   'concurrency',
   'maxQueue',
   'dtw',
+  'decoderPrecision',
   'suppressNonSpeech',
   'conditionOnPreviousText',
   'repetitionGuard',
@@ -273,6 +275,8 @@ function sttModel(id: string, value: unknown, engine: SttEngineDefaults): Resolv
     beamSize: integerOption(`${param}.beamSize`, config.beamSize, 1, 16) ?? tier.beamSize,
     threads: integerOption(`${param}.threads`, config.threads, 1, 64) ?? engine.threads,
     dtw: booleanOption(`${param}.dtw`, config.dtw) ?? tier.dtw,
+    decoderPrecision:
+      enumOption(`${param}.decoderPrecision`, config.decoderPrecision, DECODER_PRECISIONS) ?? DEFAULT_DECODER_PRECISION,
     suppressNonSpeech: booleanOption(`${param}.suppressNonSpeech`, config.suppressNonSpeech) ?? tier.suppressNonSpeech,
     conditionOnPreviousText:
       booleanOption(`${param}.conditionOnPreviousText`, config.conditionOnPreviousText) ?? tier.conditionOnPreviousText,

@@ -33,7 +33,7 @@ export interface SttModel {
 /** Loads a model file (`WhisperModel.load`, or a fake). */
 export type SttModelLoader = (
   path: string,
-  options: { gpu: boolean; gpuDevice: number; dtw: boolean },
+  options: { gpu: boolean; gpuDevice: number; dtw: boolean; decoderPrecision: 'int8' | 'full' },
 ) => Promise<SttModel>;
 
 /** What the engine knows about one model id. */
@@ -122,7 +122,12 @@ export class ModelRegistry {
       slot.loading = (async () => {
         const path = locator.requireInstalled(slot.id, slot.config.spec, 'whisper');
         const started = performance.now();
-        const model = await load(path, { gpu, gpuDevice, dtw: slot.config.dtw });
+        const model = await load(path, {
+          gpu,
+          gpuDevice,
+          dtw: slot.config.dtw,
+          decoderPrecision: slot.config.decoderPrecision,
+        });
         slot.loadSeconds = (performance.now() - started) / 1000;
         return model;
       })().then(

@@ -198,6 +198,12 @@ export interface SttModelConfig {
    * Default: true for svc-stt-1 and custom ids (accuracy), false for svc-stt-1-flash (speed).
    */
   dtw?: boolean;
+  /**
+   * The decoder's weights, fixed when the model loads: `'int8'` (an f16 file's decoder matrices in q8_0: faster
+   * decoding, less memory) or `'full'` (the file's own type). See {@link WhisperLoadOptions.decoderPrecision}.
+   * Default `'int8'`.
+   */
+  decoderPrecision?: 'int8' | 'full';
   /** Default of {@link TranscribeOptions.suppressNonSpeech} for this id. Default false. */
   suppressNonSpeech?: boolean;
   /** Default of {@link TranscribeOptions.conditionOnPreviousText} for this id. Default true. */

@@ -22,8 +22,9 @@ import type { TranscribeOptions, Transcription, VadOptions } from './types.js';
 
 /** Highest {@link WhisperLoadOptions.gpuDevice} (the addon checks the same bound). */
 export const MAX_GPU_DEVICE = 64;
-/** WhisperLoadOptions.decoderPrecision's values. */
-const DECODER_PRECISIONS = ['int8', 'full'] as const;
+/** WhisperLoadOptions.decoderPrecision's values, and its default. */
+export const DECODER_PRECISIONS = ['int8', 'full'] as const;
+export const DEFAULT_DECODER_PRECISION = 'int8';
 
 /** Options for loading a whisper model. */
 export interface WhisperLoadOptions {
@@ -47,7 +48,7 @@ export interface WhisperLoadOptions {
   /**
    * The decoder's weights: `'int8'` quantizes an f16 file's decoder matrices to q8_0 as it loads (the encoder stays
    * f16): a greedy step reads every decoder weight for one token, so it runs about 1.3-1.5 times faster, and the
-   * weights take less memory (tiny.en 27 MB); transcripts can differ by a word. `'full'` keeps the file's own type.
+   * weights take less memory (tiny.en 27 MB less); transcripts can differ by a word. `'full'` keeps the file's own type.
    * A file already quantized keeps its type either way. Default `'int8'`.
    */
   decoderPrecision?: 'int8' | 'full';
@@ -164,7 +165,8 @@ export class WhisperModel {
       gpuDevice: integerOption('gpuDevice', raw.gpuDevice, 0, MAX_GPU_DEVICE) ?? 0,
       flashAttention: booleanOption('flashAttention', raw.flashAttention) ?? true,
       dtw: booleanOption('dtw', raw.dtw) ?? true,
-      decoderInt8: (enumOption('decoderPrecision', raw.decoderPrecision, DECODER_PRECISIONS) ?? 'int8') === 'int8',
+      decoderInt8: (enumOption('decoderPrecision', raw.decoderPrecision, DECODER_PRECISIONS) ?? DEFAULT_DECODER_PRECISION) ===
+        'int8',
     };
     const absolute = resolve(path);
     const model = await runJob(() => native().WhisperModel.load(absolute, loadOptions), { signal });

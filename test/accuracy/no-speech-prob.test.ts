@@ -64,7 +64,7 @@ describe.skipIf(base.skip || ct2Base.skip || python.skip)(
     afterAll(() => model?.dispose());
 
     it.each(files.map((file, i) => [file.split('/').pop(), i] as const))(
-      '%s: each window is scored, near faster-whisper',
+      '%s: each window scored at the start-of-transcript token, near faster-whisper',
       async (_name, i) => {
         const result = await model.transcribe(files[i] as string, {
           language: 'en',
@@ -78,16 +78,20 @@ describe.skipIf(base.skip || ct2Base.skip || python.skip)(
           (s, j) => j === 0 || s.decoding?.noSpeechProb !== segments[j - 1]?.decoding?.noSpeechProb,
         );
         expect(windows.length).toBeGreaterThan(0);
-        for (const segment of windows) {
+        // Later windows have the previous text in their prompt: before the patch a stale row, often within 0.1 of
+        // faster-whisper's small values, so the bound is tighter than the first window's.
+        for (const segment of windows.slice(1)) {
           const ours = segment.decoding?.noSpeechProb as number;
           // faster-whisper's segment that starts nearest this window's first.
           const theirs = (peer[i] as PeerSegment[]).reduce((a, b) =>
             Math.abs(b.start - segment.start) < Math.abs(a.start - segment.start) ? b : a,
           );
           expect(ours, `window at ${segment.start} s`).toBeGreaterThan(0);
-          expect(Math.abs(ours - theirs.no_speech_prob), `window at ${segment.start} s`).toBeLessThan(0.1);
+          expect(Math.abs(ours - theirs.no_speech_prob), `window at ${segment.start} s`).toBeLessThan(0.03);
         }
-        // The first window has no previous text: the same prompt on both sides, so the same probability closely.
+        // The first window has no previous text: the same prompt on both sides. jfk measured 0.044 against 0.092 (f16
+        // against float32 weights), gb0 0.0098 against 0.0096; before the patch both read about 2e-5.
+        expect(windows[0]?.decoding?.noSpeechProb as number).toBeGreaterThan(0.001);
         expect(
           Math.abs((windows[0]?.decoding?.noSpeechProb as number) - (peer[i]?.[0]?.no_speech_prob as number)),
         ).toBeLessThan(i === 0 ? 0.06 : 0.005);

@@ -8,7 +8,13 @@ import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // Bounds on how long work takes, and on how soon it stops, grow with this machine's slowdown.
 import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
-import { ClosedError, ModelLoadError, type Transcription, WhisperModel } from '../../src/index.js';
+import {
+  ClosedError,
+  InvalidOptionValueError,
+  ModelLoadError,
+  type Transcription,
+  WhisperModel,
+} from '../../src/index.js';
 import { quantizationOf } from '../../src/stt/whisper-model.js';
 import { measureEventLoop } from '../helpers/event-loop.js';
 import { fixture, repoRoot, sharedAudio, sharedModel } from '../helpers/paths.js';
@@ -81,6 +87,7 @@ describe('WhisperModel.load', () => {
     const int8 = await WhisperModel.load(tinyEn, { dtw: false });
     const full = await WhisperModel.load(tinyEn, { dtw: false, decoderPrecision: 'full' });
     try {
+      // info.decoderInt8 reads the loaded decoder's tensor type (patch 0013's accessor), not the option.
       expect(int8.info).toMatchObject({ quantization: 'f16', decoderInt8: true });
       expect(full.info).toMatchObject({ quantization: 'f16', decoderInt8: false });
       const options = { language: 'en', temperatureIncrement: 0 } as const;
@@ -94,7 +101,9 @@ describe('WhisperModel.load', () => {
       int8.dispose();
       full.dispose();
     }
-    await expect(WhisperModel.load(tinyEn, { decoderPrecision: 'q8' as never })).rejects.toThrow(/decoderPrecision/);
+    const rejected = WhisperModel.load(tinyEn, { decoderPrecision: 'q8' as never });
+    await expect(rejected).rejects.toThrow(InvalidOptionValueError);
+    await expect(rejected).rejects.toThrow(/options\.decoderPrecision|decoderPrecision.*q8/);
   });
 
   describe('bad model files give ModelLoadError', () => {

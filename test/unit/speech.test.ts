@@ -83,7 +83,7 @@ class FakeModel implements SttModel {
 interface Harness {
   speech: Speech;
   models: FakeModel[];
-  loads: Array<{ path: string; options: { gpu: boolean; dtw: boolean } }>;
+  loads: Array<{ path: string; options: { gpu: boolean; dtw: boolean; decoderPrecision: 'int8' | 'full' } }>;
   decodes: number;
   tts: { closed: number; calls: number };
 }
@@ -197,6 +197,16 @@ describe('Speech (fakes)', () => {
     expect(h.loads.map((load) => load.options.dtw)).toEqual([true, false]);
     expect(h.models[0]?.calls[0]?.params.beamSize).toBe(5);
     expect(h.models[1]?.calls[0]?.params.beamSize).toBe(0);
+  });
+
+  it("loads each id's decoder in int8 unless its config says full, and names a bad value", async () => {
+    const h = harness({ models: { 'my-full': { model: 'tiny.en', decoderPrecision: 'full' } } });
+    await h.speech.transcribe(new Float32Array(SECOND));
+    await h.speech.transcribe(new Float32Array(SECOND), { model: 'my-full' });
+    expect(h.loads.map((load) => load.options.decoderPrecision)).toEqual(['int8', 'full']);
+    expect(() => harness({ models: { x: { model: 'tiny.en', decoderPrecision: 'f16' as never } } })).toThrow(
+      /models\.x\.decoderPrecision/,
+    );
   });
 
   it('turns the VAD on by default when its model is installed, with 300 ms padding, and off when it is not', async () => {
