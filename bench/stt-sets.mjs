@@ -3,7 +3,7 @@
 // (../shared/audio/transcripts.tsv). An engine process transcribes every file of a set in turn, one model load.
 //
 // Single files (the earlier tables): jfk, librispeech (1089-134686-0000), gb0.
-// librispeech-7: the seven LibriSpeech clips of the shared data (2.0-10.4 s, 37.3 s).
+// librispeech-7: the seven LibriSpeech clips of the shared data (2.0-10.4 s, 28.5 s in all).
 // short-10: ten real recordings under 5 s: the five shared LibriSpeech / LJ Speech clips that are, and five cut at
 //   pauses from longer shared clips (jfk in three, LJ001-0001's first clause, 1089-134691-0001's first clause). The
 //   cuts are fixed times in the middle of pauses (each pause found by its energy: 250 ms or more at least 25 dB
@@ -60,7 +60,7 @@ export const SETS = {
   jfk: 'jfk.wav (11 s)',
   librispeech: '1089-134686-0000.flac (10.4 s)',
   gb0: 'gb0.wav (127 s)',
-  'librispeech-7': 'the seven LibriSpeech clips (37 s)',
+  'librispeech-7': 'the seven LibriSpeech clips (28.5 s)',
   'short-10': 'ten real clips under 5 s (five cut at pauses)',
   'ten-minutes': 'the English clips in turn to 600 s',
 };

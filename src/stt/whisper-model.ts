@@ -165,7 +165,8 @@ export class WhisperModel {
       gpuDevice: integerOption('gpuDevice', raw.gpuDevice, 0, MAX_GPU_DEVICE) ?? 0,
       flashAttention: booleanOption('flashAttention', raw.flashAttention) ?? true,
       dtw: booleanOption('dtw', raw.dtw) ?? true,
-      decoderInt8: (enumOption('decoderPrecision', raw.decoderPrecision, DECODER_PRECISIONS) ?? DEFAULT_DECODER_PRECISION) ===
+      decoderInt8:
+        (enumOption('decoderPrecision', raw.decoderPrecision, DECODER_PRECISIONS) ?? DEFAULT_DECODER_PRECISION) ===
         'int8',
     };
     const absolute = resolve(path);
