@@ -9,9 +9,9 @@
 // sources) and `bash scripts/peers-setup.sh`.
 //
 // The voxmill child and the whisper-cli runner are bench/stt.mjs's (its "parity" configuration, with voxmill loaded
-// as { dtw: false, flashAttention: true }: whisper-cli's attention by default, and voxmill's default decoder, q8_0
-// from the f16 file (patch 0013; whisper-cli's stays f16); faster-whisper runs without word timestamps, so no side
-// computes word alignments). faster-whisper runs through scripts/peers/faster_whisper_peer.py,
+// as { dtw: false, flashAttention: true }: whisper-cli's attention by default, and the decoder --decoder-precision
+// asks for (full, voxmill's default, the file's f16 as whisper-cli; or int8, q8_0 by patch 0013); faster-whisper runs
+// without word timestamps, so no side computes word alignments). faster-whisper runs through scripts/peers/faster_whisper_peer.py,
 // the accuracy test's peer, with its decoding mirrored from voxmill's (beam 5, best of 5, condition on previous
 // text, thresholds; see that file), language en forced on every side (base is multilingual).
 // Per engine and case, one fresh process per repeat:
@@ -107,6 +107,11 @@ const FLAGS = {
         return n;
       }),
   },
+  'decoder-precision': flag.choice(
+    "voxmill's decoderPrecision: full (its default: the file's f16) or int8 (q8_0 decoder, patch 0013)",
+    ['full', 'int8'],
+    'full',
+  ),
   variants: flag.list("voxmill's weight types: f16 (the converted file), q8_0, q5_1 (quantized from it)", VARIANTS, [
     'f16',
   ]),
@@ -372,7 +377,7 @@ async function main() {
           ct2Path: models[MODELS[model].ct2],
           audioPaths: sets[audio].map((file) => file.path),
           dtw: MODELS[model].dtw,
-          load: { dtw: false, flashAttention: true },
+          load: { dtw: false, flashAttention: true, decoderPrecision: settings.decoderPrecision },
         });
       }
     }

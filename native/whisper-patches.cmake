@@ -34,9 +34,9 @@
 #   0012  f16 dot products (vec.cpp): with AVX512-FP16, summed in single precision (ggml sums in half precision, and
 #         its 128-value blocks left the decoder's 64-value attention products wholly to scalar code); elsewhere the
 #         leftovers past whole blocks in whole vectors. Not bit-identical.
-#   0013  The decoder's matrices in q8_0, quantized from an f16 file as it is read (a greedy step reads every decoder
-#         weight for one token: half the bytes); the encoder keeps f16. Not bit-identical. Per loading thread:
-#         voxmill_whisper_decoder_q8(false) keeps the file's type.
+#   0013  On request, the decoder's matrices in q8_0, quantized from an f16 file as it is read (a greedy step reads
+#         every decoder weight for one token: half the bytes); the encoder keeps f16. Not bit-identical. Per loading
+#         thread: voxmill_whisper_decoder_q8(true) before loading; off by default.
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -413,15 +413,16 @@ voxmill_edit(0011 1
 # and quantized from the f16 file as they are read (the CPU backend's quantizer, blocks of 32 along a row); the encoder keeps
 # f16 (its products go through BLAS, which would dequantize them again for no gain). q8_0 keeps a scale per 32
 # weights and 8 bits each: not bit-identical, so a transcript can differ by a word (BENCHMARKS.md measures WER).
-# Chosen per loading thread: voxmill_whisper_decoder_q8(false) before whisper_init_* keeps the file's type
-# (voxmill's load option decoderPrecision: 'full'); whisper-cli built with this patch set quantizes, as voxmill's
-# default does.
+# Chosen per loading thread: voxmill_whisper_decoder_q8(true) before whisper_init_* quantizes (voxmill's load option
+# decoderPrecision: 'int8'); the default keeps the file's type, as whisper-cli built with this patch set does and as
+# voxmill's default ('full') does: with the q8_0 decoder, tiny.en wrote "I'm not sure what's going to do, but" over
+# the clicks of the invented-text check (VAD off), where the f16 decoder writes nothing.
 voxmill_edit(0013 1
   "static bool whisper_model_load(struct whisper_model_loader * loader, whisper_context & wctx) {"
   [=[// voxmill patch 0013: whether a model loaded on this thread keeps its decoder's f16 matrices in q8_0
 #include "ggml-cpu.h"
 
-static thread_local bool voxmill_decoder_q8 = true;
+static thread_local bool voxmill_decoder_q8 = false;
 
 void voxmill_whisper_decoder_q8(bool on) {
     voxmill_decoder_q8 = on;

@@ -17,7 +17,7 @@
 // was loaded with it, and DTW is off. C++ linkage, as defined in the patched copy compiled with the addon.
 whisper_state* voxmill_whisper_init_state(whisper_context* ctx, bool flash_attn, bool dtw_token_timestamps);
 // From patch 0013: whether models loaded on the calling thread keep an f16 file's decoder matrices in q8_0 (the
-// patched copy's default is true). Set before each load: the setting stays with the thread.
+// patched copy's default is false). Set before each load: the setting stays with the thread.
 void voxmill_whisper_decoder_q8(bool on);
 // From patch 0013: the ggml type of the loaded decoder's matrices (GGML_TYPE_Q8_0 when quantized at load).
 int voxmill_whisper_decoder_type(whisper_context* ctx);

@@ -201,7 +201,7 @@ export interface SttModelConfig {
   /**
    * The decoder's weights, fixed when the model loads: `'int8'` (an f16 file's decoder matrices in q8_0: faster
    * decoding, less memory) or `'full'` (the file's own type). See {@link WhisperLoadOptions.decoderPrecision}.
-   * Default `'int8'`.
+   * Default `'full'`.
    */
   decoderPrecision?: 'int8' | 'full';
   /** Default of {@link TranscribeOptions.suppressNonSpeech} for this id. Default false. */

@@ -24,7 +24,7 @@ import type { TranscribeOptions, Transcription, VadOptions } from './types.js';
 export const MAX_GPU_DEVICE = 64;
 /** WhisperLoadOptions.decoderPrecision's values, and its default. */
 export const DECODER_PRECISIONS = ['int8', 'full'] as const;
-export const DEFAULT_DECODER_PRECISION = 'int8';
+export const DEFAULT_DECODER_PRECISION = 'full';
 
 /** Options for loading a whisper model. */
 export interface WhisperLoadOptions {
@@ -48,8 +48,9 @@ export interface WhisperLoadOptions {
   /**
    * The decoder's weights: `'int8'` quantizes an f16 file's decoder matrices to q8_0 as it loads (the encoder stays
    * f16): a greedy step reads every decoder weight for one token, so it runs about 1.3-1.5 times faster, and the
-   * weights take less memory (tiny.en 27 MB less); transcripts can differ by a word. `'full'` keeps the file's own type.
-   * A file already quantized keeps its type either way. Default `'int8'`.
+   * weights take less memory (tiny.en 27 MB less); transcripts can differ by a word, and on non-speech without the VAD
+   * tiny.en was measured to invent a phrase the f16 decoder does not. `'full'` keeps the file's own type. A file
+   * already quantized keeps its type either way. Default `'full'`.
    */
   decoderPrecision?: 'int8' | 'full';
   signal?: AbortSignal;

@@ -83,9 +83,9 @@ describe('WhisperModel.load', () => {
     model.dispose();
   });
 
-  it("keeps the decoder in q8_0 by default (whisper.cpp patch 0013), in the file's type with decoderPrecision full", async () => {
-    const int8 = await WhisperModel.load(tinyEn, { dtw: false });
-    const full = await WhisperModel.load(tinyEn, { dtw: false, decoderPrecision: 'full' });
+  it("keeps the file's decoder type by default, q8_0 with decoderPrecision int8 (whisper.cpp patch 0013)", async () => {
+    const int8 = await WhisperModel.load(tinyEn, { dtw: false, decoderPrecision: 'int8' });
+    const full = await WhisperModel.load(tinyEn, { dtw: false });
     try {
       // info.decoderInt8 reads the loaded decoder's tensor type (patch 0013's accessor), not the option.
       expect(int8.info).toMatchObject({ quantization: 'f16', decoderInt8: true });

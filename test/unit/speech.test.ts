@@ -199,11 +199,11 @@ describe('Speech (fakes)', () => {
     expect(h.models[1]?.calls[0]?.params.beamSize).toBe(0);
   });
 
-  it("loads each id's decoder in int8 unless its config says full, and names a bad value", async () => {
-    const h = harness({ models: { 'my-full': { model: 'tiny.en', decoderPrecision: 'full' } } });
+  it("loads each id's decoder in full precision unless its config says int8, and names a bad value", async () => {
+    const h = harness({ models: { 'my-int8': { model: 'tiny.en', decoderPrecision: 'int8' } } });
     await h.speech.transcribe(new Float32Array(SECOND));
-    await h.speech.transcribe(new Float32Array(SECOND), { model: 'my-full' });
-    expect(h.loads.map((load) => load.options.decoderPrecision)).toEqual(['int8', 'full']);
+    await h.speech.transcribe(new Float32Array(SECOND), { model: 'my-int8' });
+    expect(h.loads.map((load) => load.options.decoderPrecision)).toEqual(['full', 'int8']);
     expect(() => harness({ models: { x: { model: 'tiny.en', decoderPrecision: 'f16' as never } } })).toThrow(
       /models\.x\.decoderPrecision/,
     );
