@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { uniform } from '../scripts/lib/fixture-voices.mjs';
 import { pcm16MonoWav } from '../scripts/lib/wav.mjs';
 import { distEntry, readReferences, root, sharedAudio } from './lib.mjs';
 
@@ -67,18 +68,6 @@ export const SETS = {
 
 const SINGLE = { jfk: 'jfk.wav', librispeech: '1089-134686-0000.flac', gb0: 'gb0.wav' };
 
-/** A deterministic generator in [0, 1) (mulberry32). */
-function seeded(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Writes `samples` to `path` unless it is there (a temporary name renamed into place: never half a file). */
 function writeWav(path, samples) {
   if (existsSync(path)) return;
@@ -124,7 +113,7 @@ export async function setFiles(name) {
     const path = join(dir, 'ten-minutes.wav');
     const texts = [];
     const out = new Float32Array(LONG_SECONDS * RATE);
-    const gap = seeded(GAP_SEED);
+    const gap = uniform(GAP_SEED);
     let at = Math.round(0.5 * RATE);
     for (let i = 0; ; i++) {
       const file = LONG_CLIPS[i % LONG_CLIPS.length];
