@@ -12,9 +12,9 @@
 // 3. The encoder's time: whisper-cli from the same tree (bench/build-whisper-cli.mjs) on jfk.wav (one window),
 //    1 thread, greedy, its `encode time` from whisper_print_timings; the median of --repeats runs. Builds compared:
 //    portable (AVX2/FMA/F16C, no BLAS), native (-march=native), and native + OpenBLAS (a source build's default)
-//    (VOXMILL_CPU=native VOXMILL_BLAS=openblas), all of upstream's tree; and `patched`, the addon's own whisper.cpp
-//    (its CPU code and BLAS, with native/whisper-patches.cmake's patch set): `--builds native+openblas,patched` is the
-//    patch set's before and after on one machine.
+//    (VOXMILL_CPU=native VOXMILL_BLAS=openblas), all of upstream's tree; and `patched`, native + OpenBLAS with the
+//    addon's patched sources laid over the tree (native/whisper-patches.cmake, as the last addon build wrote them):
+//    `--builds native+openblas,patched` is the patch set's before and after on one machine.
 // Fraction of peak = encoder FLOP / encoder seconds / the best peak of the ISA the build can use.
 // Results: bench/out/cpu-peak-<timestamp>.json. Needs `npm run models:test` (real weights).
 import { spawnSync } from 'node:child_process';
@@ -44,9 +44,9 @@ const BUILDS = {
   portable: { cpu: 'portable', blas: 'none', isa: 'avx2' },
   native: { cpu: 'native', blas: 'none', isa: 'best' },
   'native+openblas': { cpu: 'native', blas: 'openblas', isa: 'best' },
-  // The addon's own whisper.cpp: its CPU code and BLAS, with the patch set (native/whisper-patches.cmake) laid over
-  // the tree; against native+openblas, the patch set's share of the encoder's speed on the same machine.
-  patched: { patched: true, isa: 'best' },
+  // native+openblas with the addon's patched sources (native/whisper-patches.cmake's output in build/) laid over the
+  // tree: against native+openblas, the patch set's share of the encoder's speed on the same machine, same flags.
+  patched: { patched: true, cpu: 'native', blas: 'openblas', isa: 'best' },
 };
 
 /** FLOP of the encoder over one 30 s window (see the header). */
@@ -110,6 +110,8 @@ async function main() {
       rows.push({
         model: name,
         build,
+        cpu: BUILDS[build].cpu,
+        blas: BUILDS[build].blas,
         encoderGflop: flop / 1e9,
         encodeMs: ms,
         runs: times[build],
