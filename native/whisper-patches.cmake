@@ -1,12 +1,12 @@
 # voxmill's patch set over the pinned whisper.cpp (the whisper-cpp-src package, ggml included; see package.json).
 #
 # The addon compiles copies of whisper.cpp's src/whisper.cpp and of ggml's CPU operators (ggml/src/ggml-cpu/ops.cpp),
-# graph runner (ggml-cpu.c) and vector kernels (vec.cpp), and of its BLAS backend (ggml/src/ggml-blas/ggml-blas.cpp,
-# in builds with BLAS), written into the build tree with the numbered edits below;
-# the source tree is left as it is. Each edit names text that must occur exactly the given number of times in the pinned
-# upstream, so an upgrade that moves or changes it fails at configure time naming the patch, and the patch cannot
-# silently disappear. Edits apply in order; a later one sees the text the earlier ones wrote. What each patch
-# measured is in BENCHMARKS.md, "Faster than faster-whisper (issue 43)".
+# graph runner (ggml-cpu.c) and vector kernels (vec.cpp), and of its BLAS backend (ggml/src/ggml-blas/ggml-blas.cpp, in
+# builds with BLAS), written into the build tree with the numbered edits below; the source tree is left as it is.
+# Each edit names text that must occur exactly the given number of times in the pinned upstream, so an upgrade that
+# moves or changes it fails at configure time naming the patch, and the patch cannot silently disappear. Edits apply
+# in order; a later one sees the text the earlier ones wrote. What each patch measured is in BENCHMARKS.md, "Faster
+# than faster-whisper (issue 43)".
 #
 #   0001  DTW guard: skip DTW on a window too short for its median filter (upstream aborts the process).
 #   0002  Attention per state: flash attention and DTW are chosen per whisper state (per call), not per context, so
@@ -38,9 +38,9 @@
 #   0013  On request, the decoder's matrices in q8_0, quantized from an f16 file as it is read (a greedy step reads
 #         every decoder weight for one token: half the bytes); the encoder keeps f16. Not bit-identical. Per loading
 #         thread: voxmill_whisper_decoder_q8(true) before loading; off by default.
-#   0014  The BLAS backend takes only products of more than 448 rows (the encoder's 768-3000), so the
-#         decoder's prompt pass (up to 228 tokens) runs on ggml's own f16 kernels instead of converting every decoder
-#         matrix to f32 for OpenBLAS on each pass: prompt passes 2.1x faster. Not bit-identical.
+#   0014  The BLAS backend takes only products of more than 448 rows (the encoder's 768-3000), so the decoder's
+#         prompt pass (up to 228 tokens) runs on ggml's own f16 kernels instead of converting every decoder matrix to
+#         f32 for OpenBLAS on each pass: prompt passes 2.1x faster. Not bit-identical.
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -768,17 +768,17 @@ voxmill_patch_begin(ggml/src/ggml-blas/ggml-blas.cpp)
 
 # --- 0014 The BLAS backend only for the encoder's products ------------------------------------------------------------
 # ggml's BLAS backend takes every f16 matrix product with 32 rows or more: it converts the whole f16 matrix to f32
-# (spawning a std::async task per extra thread) and calls sgemm. The encoder's products (768-3000 rows: the fitted
-# context's floor, set by the library (src/stt/fitted-context.ts), is 768 positions; a smaller audio context given to the
-# addon directly moves the encoder off BLAS, which costs speed only) gain from that, measured in issue 23. But the decoder's prompt pass (each window's
-# previous text, up to 224 tokens, and the start-of-transcript tokens) crossed the line too, so every decoder matrix
-# was converted again on every window for a product of a few hundred rows. llamafile's sgemm on ggml's CPU backend
-# reads the f16 weights as they are. Here the BLAS backend takes a product only when it has more rows than
-# whisper's whole text context (448 tokens), so no decoder pass reaches it and every encoder product does. Measured
-# with whisper-cli (tiny.en, gb0, greedy, 2 threads, the prompt pass run 10 extra times per window so it dominates,
-# the line at 512 rows, which leaves out the same passes): prompt passes 7.44-7.52 s -> 3.45-3.60 s, encoder
-# unchanged; whole calls 3.4-8.5 % faster (BENCHMARKS.md, "Patch 0014"). Not bit-identical (another kernel sums in another
-# order), so whisper-cli carries it too (bench/build-whisper-cli.mjs --patched).
+# (spawning a std::async task per extra thread) and calls sgemm. The encoder's products (768-3000 rows) gain from
+# that, measured in issue 23; the library floors the encoder's context at 768 positions (src/stt/fitted-context.ts),
+# and a smaller audio context given to the addon directly only moves the encoder off BLAS, a cost in speed. But the
+# decoder's prompt pass (each window's previous text, up to 224 tokens, and the start-of-transcript tokens) crossed
+# the line too, so every decoder matrix was converted again on every window for a product of a few hundred rows.
+# llamafile's sgemm on ggml's CPU backend reads the f16 weights as they are. Here the BLAS backend takes a product
+# only when it has more rows than whisper's whole text context (448 tokens), so no decoder pass reaches it and every
+# encoder product does. Measured with whisper-cli (tiny.en, gb0, greedy, 2 threads, the prompt pass run 10 extra
+# times per window so it dominates, the line at 512 rows, which leaves out the same passes): prompt passes 7.44-7.52 s
+# -> 3.45-3.60 s, encoder unchanged; whole calls 3.4-8.5 % faster (BENCHMARKS.md, "Patch 0014"). Not bit-identical
+# (another kernel sums in another order), so whisper-cli carries it too (bench/build-whisper-cli.mjs --patched).
 voxmill_edit(0014 1
   "                   (ne0 >= min_batch && ne1 >= min_batch && ne10 >= min_batch) &&"
   "                   (ne0 >= min_batch && ne1 > 448 && ne10 >= min_batch) && // voxmill patch 0014")
