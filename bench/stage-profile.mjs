@@ -15,9 +15,11 @@
 //                                [--beams 1,5] [--repeats 3]
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { ensureWhisperCli } from './build-whisper-cli.mjs';
 import {
   benchArgs,
+  ensureDist,
   flag,
   gitCommit,
   machineFacts,
@@ -32,6 +34,8 @@ import {
 } from './lib.mjs';
 
 const MODELS = REAL_WHISPER_MODELS;
+ensureDist();
+const { OPENBLAS_THREAD_TIMEOUT } = await import(pathToFileURL(join(root, 'dist', 'util', 'openblas-idle.js')).href);
 const csv = (help, defaultValue) => ({
   ...flag.string(help, { value: 'LIST', defaultText: defaultValue }),
   default: defaultValue,
@@ -53,7 +57,9 @@ function cliStages(cli, model, file, threads, beam, mode, dtwPreset) {
   args.push('-nf'); // no temperature fallback: one decode, as the CTranslate2 side
   if (mode === 'dtw') args.push('-nfa', '-dtw', dtwPreset);
   else args.push('-fa');
-  const run = spawnSync(cli, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  // OpenBLAS's idle threads as the addon sets them when it loads; a value set by the caller stays.
+  const env = { OPENBLAS_THREAD_TIMEOUT, ...process.env };
+  const run = spawnSync(cli, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, env });
   if (run.status !== 0) throw new Error(`whisper-cli failed: ${run.stderr.slice(-1000)}`);
   const time = (name) => Number(new RegExp(`${name} time =\\s+([\\d.]+) ms`).exec(run.stderr)?.[1] ?? 0);
   return {

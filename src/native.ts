@@ -7,6 +7,7 @@ import { isMainThread } from 'node:worker_threads';
 import type { VadSettings } from './audio/vad-settings.js';
 import { NativeAddonError } from './errors.js';
 import { addonFileForCpu, linuxGlibc, platformPackageAddon, platformPackageName } from './platform-package.js';
+import { withOpenBlasIdleSleep } from './util/openblas-idle.js';
 
 /** A native async job: the promise settles once; abort() asks the worker thread to stop early. */
 export interface NativeJob<T> {
@@ -475,7 +476,7 @@ export function native(): NativeAddon {
   let failure: NativeAddonError | undefined;
   for (const candidate of candidates) {
     try {
-      cached = createRequire(import.meta.url)(candidate.path) as NativeAddon;
+      cached = withOpenBlasIdleSleep(() => createRequire(import.meta.url)(candidate.path) as NativeAddon);
       loaded = candidate;
       // process.exit() waits for the addon's pool threads; one waiting for this thread would hang the exit for ever.
       const addon = cached;

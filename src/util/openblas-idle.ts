@@ -1,0 +1,31 @@
+// How long OpenBLAS's idle threads spin before they sleep, set for the moment the addon loads.
+import { isMainThread } from 'node:worker_threads';
+
+/**
+ * OpenBLAS's environment setting for its idle threads' spin, as a power of two of CPU cycles (4-30; its default is 28,
+ * about 0.1 s). After each product its worker threads call sched_yield() in a loop for that long, and ggml's own
+ * threads compute between the encoder's products, so on 2 cores three threads took turns at every operator: the
+ * process spent 10 s of system time on the 600 s file (tiny.en, greedy, 2 threads). With 4 (16 cycles) a worker
+ * sleeps at once and the next product wakes it, which costs microseconds against products of milliseconds. Measured
+ * (BENCHMARKS.md, "OpenBLAS's idle threads"): tiny.en on jfk 555 -> 358 ms greedy, 790 -> 660 ms beam 5; the 600 s
+ * file 16.5 -> 13.6 s (tiny.en) and 33.0 -> 30.2 s (base).
+ */
+export const OPENBLAS_THREAD_TIMEOUT = '4';
+const VARIABLE = 'OPENBLAS_THREAD_TIMEOUT';
+
+/**
+ * Runs `load` (the addon's first dlopen, which runs OpenBLAS's constructor, the one moment it reads its environment)
+ * with OPENBLAS_THREAD_TIMEOUT set, then takes the variable away again, so the host's environment and its child
+ * processes never see it. A value the host set itself is left as it is. A worker thread's `process.env` is its own
+ * copy (Node's default), which the C library never reads: there this does nothing, and OpenBLAS keeps its default
+ * when a worker thread is the first to load the addon.
+ */
+export function withOpenBlasIdleSleep<T>(load: () => T): T {
+  if (!isMainThread || process.env[VARIABLE] !== undefined) return load();
+  process.env[VARIABLE] = OPENBLAS_THREAD_TIMEOUT;
+  try {
+    return load();
+  } finally {
+    delete process.env[VARIABLE];
+  }
+}
