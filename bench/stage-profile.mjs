@@ -34,8 +34,6 @@ import {
 } from './lib.mjs';
 
 const MODELS = REAL_WHISPER_MODELS;
-ensureDist();
-const { OPENBLAS_THREAD_TIMEOUT } = await import(pathToFileURL(join(root, 'dist', 'util', 'openblas-idle.js')).href);
 const csv = (help, defaultValue) => ({
   ...flag.string(help, { value: 'LIST', defaultText: defaultValue }),
   default: defaultValue,
@@ -50,6 +48,9 @@ const { settings } = benchArgs('node bench/stage-profile.mjs [flags]', {
   python: flag.string("the peers' Python", { value: 'PATH' }),
 });
 const list = (text) => String(text).split(',').filter(Boolean);
+// The addon's setting for OpenBLAS's idle threads (src/util/openblas-idle.ts), read from the build the benches use.
+ensureDist();
+const { OPENBLAS_THREAD_TIMEOUT } = await import(pathToFileURL(join(root, 'dist', 'util', 'openblas-idle.js')).href);
 
 /** whisper-cli's per-stage timings (ms) from its log. */
 function cliStages(cli, model, file, threads, beam, mode, dtwPreset) {

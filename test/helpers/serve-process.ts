@@ -49,12 +49,30 @@ export function startServe(
   // 'close' comes after the exit and after stdout and stderr are fully read.
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   let stderr = '';
-  let inspectorUrl: string | undefined;
+  let inspectorFound: (url: string) => void = () => {};
+  // Node writes this line before it runs the script; stdout and stderr are separate pipes, so the server's
+  // 'listening' may still be read first, and waits for it.
+  const inspectorUrl = new Promise<string>((resolve) => {
+    inspectorFound = resolve;
+  });
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk;
-    // Node writes this line before it runs the script, so it is known by the time the server listens.
-    inspectorUrl ??= /Debugger listening on (ws:\/\/\S+)/.exec(stderr)?.[1];
+    const url = /Debugger listening on (ws:\/\/\S+)\r?\n/.exec(stderr)?.[1];
+    if (url) inspectorFound(url);
   });
+  const inspector = async (): Promise<string | undefined> => {
+    if (!options.inspect) return undefined;
+    const timeout = scaledMs(10_000);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`serve wrote no inspector address in ${timeout} ms: ${stderr}`)), timeout);
+    });
+    try {
+      return await Promise.race([inspectorUrl, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   return new Promise((resolve, reject) => {
     let buffered = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -70,7 +88,10 @@ export function startServe(
           record = { notJson: line };
         }
         lines.push(record);
-        if (record.event === 'listening') resolve({ child, url: record.url as string, lines, exited, inspectorUrl });
+        if (record.event === 'listening') {
+          const url = record.url as string;
+          inspector().then((inspectorUrl) => resolve({ child, url, lines, exited, inspectorUrl }), reject);
+        }
         newline = buffered.indexOf('\n');
       }
     });
@@ -83,22 +104,36 @@ export function rssOf(pid: number): number {
   return Number(match?.[1]) * 1024;
 }
 
-/** Asks a child's inspector for a full garbage collection (V8's low-memory one: it also gives idle pages back). */
+/**
+ * Asks a child's inspector for a full garbage collection (V8's low-memory one: it also gives idle pages back).
+ * Rejects, never hangs, when the socket fails or closes first, or no answer comes within 60 s (scaled).
+ */
 async function collectGarbage(inspectorUrl: string): Promise<void> {
   const socket = new WebSocket(inspectorUrl);
+  let timer: NodeJS.Timeout | undefined;
   try {
     await new Promise<void>((resolve, reject) => {
+      const timeout = scaledMs(60_000);
+      timer = setTimeout(() => reject(new Error(`the inspector did not collect garbage in ${timeout} ms`)), timeout);
       socket.once('open', () => socket.send(JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' })));
       socket.on('message', (data) => {
-        const reply = JSON.parse(String(data)) as { id?: number; error?: { message: string } };
+        let reply: { id?: number; error?: { message: string } };
+        try {
+          reply = JSON.parse(String(data));
+        } catch {
+          reject(new Error(`the inspector answered with something not JSON: ${String(data).slice(0, 200)}`));
+          return;
+        }
         if (reply.id !== 1) return;
         if (reply.error) reject(new Error(`the inspector refused to collect garbage: ${reply.error.message}`));
         else resolve();
       });
-      socket.once('error', reject);
+      socket.on('error', reject);
+      socket.once('close', (code) => reject(new Error(`the inspector closed (${code}) before the collection ended`)));
     });
   } finally {
-    socket.close();
+    clearTimeout(timer);
+    socket.terminate();
   }
 }
 

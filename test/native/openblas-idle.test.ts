@@ -1,10 +1,27 @@
 // The native tier: its files run in a process's main thread (forks), where `process.env` is the C library's.
 import { isMainThread } from 'node:worker_threads';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { native } from '../../src/native.js';
-import { OPENBLAS_THREAD_TIMEOUT, withOpenBlasIdleSleep } from '../../src/util/openblas-idle.js';
+import {
+  OPENBLAS_THREAD_TIMEOUT,
+  OPENBLAS_TIMEOUT_VARIABLE as VARIABLE,
+  withOpenBlasIdleSleep,
+} from '../../src/util/openblas-idle.js';
 
-const VARIABLE = 'OPENBLAS_THREAD_TIMEOUT';
+// The real function, watched: what the environment held while the addon's dlopen ran (OpenBLAS's constructor reads
+// it then, and only then).
+const seenDuringLoads = vi.hoisted(() => [] as (string | undefined)[]);
+vi.mock('../../src/util/openblas-idle.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../src/util/openblas-idle.js')>();
+  return {
+    ...real,
+    withOpenBlasIdleSleep: <T>(load: () => T): T =>
+      real.withOpenBlasIdleSleep(() => {
+        seenDuringLoads.push(process.env[real.OPENBLAS_TIMEOUT_VARIABLE]);
+        return load();
+      }),
+  };
+});
 const hostValue = process.env[VARIABLE];
 afterEach(() => {
   if (hostValue === undefined) delete process.env[VARIABLE];
@@ -12,10 +29,12 @@ afterEach(() => {
 });
 
 describe('OpenBLAS idle threads while the addon loads', () => {
-  it('loads the addon without leaving the variable in the environment', () => {
+  it('loads the addon with the variable set, and leaves nothing in the environment', () => {
     expect(isMainThread).toBe(true);
     delete process.env[VARIABLE];
+    seenDuringLoads.length = 0;
     expect(typeof native().markProcessExiting).toBe('function');
+    expect(seenDuringLoads).toEqual([OPENBLAS_THREAD_TIMEOUT]);
     expect(process.env[VARIABLE]).toBeUndefined();
   });
 
