@@ -65,7 +65,10 @@ export function startServe(
     const timeout = scaledMs(10_000);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`serve wrote no inspector address in ${timeout} ms: ${stderr}`)), timeout);
+      timer = setTimeout(
+        () => reject(new Error(`serve wrote no inspector address in ${timeout} ms: ${stderr}`)),
+        timeout,
+      );
     });
     try {
       return await Promise.race([inspectorUrl, late]);

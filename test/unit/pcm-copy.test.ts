@@ -4,7 +4,16 @@ import { measureEventLoop } from '../helpers/event-loop.js';
 
 describe('copyPcm', () => {
   it('sanitizes: NaN and ±Infinity become 0, louder values are clipped to [-1, 1]', async () => {
-    const from = Float32Array.from([0.25, -1, 1, 1.5, -7, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]);
+    const from = Float32Array.from([
+      0.25,
+      -1,
+      1,
+      1.5,
+      -7,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      Number.NEGATIVE_INFINITY,
+    ]);
     const copy = await copyPcm(from);
     expect(Array.from(copy)).toEqual([0.25, -1, 1, 1, -1, 0, 0, 0]);
     expect(copy.buffer).not.toBe(from.buffer);
