@@ -6,9 +6,10 @@
 // process per repeat, their order rotating; each ratio (a release build / native) is the median of the per-repeat
 // ratios.
 //
-//   node bench/portable-addon.mjs [--model whisper-base|whisper-tiny.en] [--repeats N]   defaults: whisper-base, 3
-//
-// Audio: gb0.wav (127 s) from the shared test data. Raw results: bench/out/portable-addon-<timestamp>.json.
+//   node bench/portable-addon.mjs [--model whisper-base|whisper-tiny.en] [--repeats N] [--audio FILE]
+//                                 [--beam-size N] [--builds portable,x86-64-v2,native]
+//   defaults: whisper-base, 3 repeats, gb0.wav (127 s) from the shared test data, the library's default decoding,
+//   every build. Raw results: bench/out/portable-addon-<timestamp>.json.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -25,16 +26,31 @@ if (!Number.isInteger(repeats) || repeats < 1) {
   console.error('--repeats must be a positive integer');
   process.exit(2);
 }
+const beamSize = option('--beam-size', undefined);
+if (beamSize !== undefined && !/^[1-9]\d*$/.test(beamSize)) {
+  console.error('--beam-size must be a positive integer');
+  process.exit(2);
+}
 const models = JSON.parse(readFileSync(join(root, 'test', 'fixtures', 'real', 'models.json'), 'utf8'));
 const model = models[modelName];
-const audio = join(resolve(root, process.env.VOXMILL_TEST_DATA ?? '../shared'), 'audio', 'gb0.wav');
-const addons = {
+const sharedAudio = join(resolve(root, process.env.VOXMILL_TEST_DATA ?? '../shared'), 'audio');
+const audio = resolve(option('--audio', join(sharedAudio, 'gb0.wav')));
+const warmUp = join(sharedAudio, 'jfk.wav');
+const allAddons = {
   portable: join(root, 'build-release-x64', 'Release', 'voxmill.node'),
   'x86-64-v2': join(root, 'build-release-x64-v2', 'Release', 'voxmill.node'),
   native: join(root, 'build', 'Release', 'voxmill.node'),
 };
-const sides = Object.keys(addons);
-for (const path of [model, audio, ...Object.values(addons)]) {
+const sides = option('--builds', Object.keys(allAddons).join(',')).split(',');
+const unknown = sides.filter((side) => !(side in allAddons));
+if (unknown.length > 0 || !sides.includes('native') || sides.length < 2) {
+  console.error(
+    `--builds: native and at least one of ${Object.keys(allAddons).join(', ')}; received ${sides.join(',')}`,
+  );
+  process.exit(2);
+}
+const addons = Object.fromEntries(sides.map((side) => [side, allAddons[side]]));
+for (const path of [model, audio, warmUp, ...Object.values(addons)]) {
   if (!path || !existsSync(path)) {
     console.error(
       `missing ${path ?? modelName} (npm run models:test; bash scripts/distro/matrix.sh builds the release addons)`,
@@ -48,9 +64,10 @@ const child = `
   (async () => {
     const { createSpeech, cpuInfo } = await import(${JSON.stringify(join(root, 'dist', 'index.js'))});
     const speech = createSpeech({ models: { 'svc-stt-1': { model: process.argv[1] } }, cpuThreads: 2 });
-    await speech.transcribe(process.argv[2].replace(/gb0.wav$/, 'jfk.wav')); // loads the model
+    const options = process.argv[4] ? { beamSize: Number(process.argv[4]) } : {};
+    await speech.transcribe(process.argv[3], options); // loads the model
     const started = performance.now();
-    const { text } = await speech.transcribe(process.argv[2]);
+    const { text } = await speech.transcribe(process.argv[2], options);
     const ms = performance.now() - started;
     await speech.close();
     const cpu = cpuInfo();
@@ -58,7 +75,7 @@ const child = `
   })().catch((error) => { console.error(error); process.exit(1); });
 `;
 function measure(addon) {
-  const run = spawnSync(process.execPath, ['-e', child, model, audio], {
+  const run = spawnSync(process.execPath, ['-e', child, model, audio, warmUp, beamSize ?? ''], {
     env: { ...process.env, VOXMILL_ADDON_PATH: addon },
     encoding: 'utf8',
   });
@@ -86,7 +103,7 @@ const ratios = Object.fromEntries(
     .filter((side) => side !== 'native')
     .map((side) => [side, median(runs.map((run) => run[side].ms / run.native.ms))]),
 );
-console.log(`${modelName} on gb0.wav (127 s), median of ${repeats}:`);
+console.log(`${modelName} on ${audio}, beam size ${beamSize ?? 'the default'}, median of ${repeats}:`);
 for (const side of sides) {
   const r = runs[0][side];
   console.log(
@@ -96,5 +113,8 @@ for (const side of sides) {
 for (const [side, ratio] of Object.entries(ratios)) console.log(`  ratio ${side} / native: ${ratio.toFixed(2)}`);
 mkdirSync(join(root, 'bench', 'out'), { recursive: true });
 const file = join(root, 'bench', 'out', `portable-addon-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-writeFileSync(file, `${JSON.stringify({ model: modelName, repeats, ratios, runs }, null, 2)}\n`);
+writeFileSync(
+  file,
+  `${JSON.stringify({ model: modelName, audio, beamSize: beamSize ?? null, repeats, ratios, runs }, null, 2)}\n`,
+);
 console.log(`raw: ${file}`);
