@@ -13,7 +13,6 @@ import { isMainThread } from 'node:worker_threads';
 export const OPENBLAS_THREAD_TIMEOUT = '4';
 /** The variable's name, as OpenBLAS reads it. */
 export const OPENBLAS_TIMEOUT_VARIABLE = 'OPENBLAS_THREAD_TIMEOUT';
-const VARIABLE = OPENBLAS_TIMEOUT_VARIABLE;
 
 /**
  * Runs `load` (the addon's first dlopen, which runs OpenBLAS's constructor, the one moment it reads its environment)
@@ -24,11 +23,11 @@ const VARIABLE = OPENBLAS_TIMEOUT_VARIABLE;
  * when a worker thread is the first to load the addon.
  */
 export function withOpenBlasIdleSleep<T>(load: () => T): T {
-  if (!isMainThread || process.env[VARIABLE] !== undefined) return load();
-  process.env[VARIABLE] = OPENBLAS_THREAD_TIMEOUT;
+  if (!isMainThread || process.env[OPENBLAS_TIMEOUT_VARIABLE] !== undefined) return load();
+  process.env[OPENBLAS_TIMEOUT_VARIABLE] = OPENBLAS_THREAD_TIMEOUT;
   try {
     return load();
   } finally {
-    delete process.env[VARIABLE];
+    delete process.env[OPENBLAS_TIMEOUT_VARIABLE];
   }
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { WHISPER_SAMPLE_RATE } from '../../src/audio/decode.js';
 import { copyPcm } from '../../src/audio/pcm-copy.js';
 import { measureEventLoop } from '../helpers/event-loop.js';
 
@@ -31,7 +32,7 @@ describe('copyPcm', () => {
     // memory, and a 10 ms interval would fire about never while it runs (ratio near 0). Chunked, the interval keeps
     // firing; a single stall from a busy machine (115 ms was seen in CI) costs a few ticks of a copy this long, so
     // the threshold is the helper's convention for partial blocking rather than a time.
-    const hour = new Float32Array(3600 * 16_000).fill(0.5);
+    const hour = new Float32Array(3600 * WHISPER_SAMPLE_RATE).fill(0.5);
     const { result, ratio, ms } = await measureEventLoop(() => copyPcm(hour));
     expect(result.length).toBe(hour.length);
     expect(result[result.length - 1]).toBe(0.5);
