@@ -1,15 +1,15 @@
 #!/usr/bin/env node
-// The two addons the x64 release ships (zig for glibc 2.28, no BLAS, FFmpeg built in; made by scripts/distro/matrix.sh
-// or by hand): build-release-x64/ (VOXMILL_CPU=portable: AVX2, FMA, F16C, BMI2) and build-release-x64-v2/
-// (VOXMILL_CPU=x86-64-v2: SSE4.2, for CPUs without AVX2), against the one built here for this machine (build/Release:
-// VOXMILL_CPU=native, OpenBLAS), transcribing the same audio with the same real model: wall time, each in a fresh
-// process per repeat, their order rotating; each ratio (a release build / native) is the median of the per-repeat
-// ratios.
+// The addons the x64 release ships (zig for glibc 2.28, OpenBLAS bundled, FFmpeg built in; made by
+// scripts/distro/matrix.sh or by hand): build-release-x64/ (VOXMILL_CPU=portable: AVX2, FMA, F16C, BMI2) and
+// build-release-x64-v2/ (VOXMILL_CPU=x86-64-v2: SSE4.2, for CPUs without AVX2), against the one built here for this
+// machine (build/Release: VOXMILL_CPU=native, OpenBLAS), transcribing the same audio with the same real model: wall
+// time, each in a fresh process per repeat, their order rotating; each ratio (a build / native) is the median of the
+// per-repeat ratios. --addon measures any other build beside them (an AVX-512 one, a gcc one: BENCHMARKS.md).
 //
 //   node bench/portable-addon.mjs [--model whisper-base|whisper-tiny.en] [--repeats N] [--audio FILE]
-//                                 [--beam-size N] [--builds portable,x86-64-v2,native]
+//                                 [--beam-size N] [--builds portable,x86-64-v2,native,<--addon names>] [--addon name=path]...
 //   defaults: whisper-base, 3 repeats, gb0.wav (127 s) from the shared test data, the library's default decoding,
-//   every build. Raw results: bench/out/portable-addon-<timestamp>.json.
+//   portable,x86-64-v2,native. Raw results: bench/out/portable-addon-<timestamp>.json.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -41,7 +41,17 @@ const allAddons = {
   'x86-64-v2': join(root, 'build-release-x64-v2', 'Release', 'voxmill.node'),
   native: join(root, 'build', 'Release', 'voxmill.node'),
 };
-const sides = option('--builds', Object.keys(allAddons).join(',')).split(',');
+// --addon name=path (repeatable): another build to measure, under that name.
+process.argv.forEach((arg, i) => {
+  if (arg !== '--addon') return;
+  const [name, path] = (process.argv[i + 1] ?? '').split('=');
+  if (!name || !path) {
+    console.error('--addon takes name=path');
+    process.exit(2);
+  }
+  allAddons[name] = resolve(path);
+});
+const sides = option('--builds', 'portable,x86-64-v2,native').split(',');
 const unknown = sides.filter((side) => !(side in allAddons));
 if (unknown.length > 0 || !sides.includes('native') || sides.length < 2) {
   console.error(

@@ -19,11 +19,12 @@
 //                            (scripts/zig-toolchain.mjs, fetched from the Python package index and cached), with libc++
 //                            linked in, so the addon loads on any Linux from that glibc on; also cross-compiles for
 //                            VOXMILL_TARGET=linux-arm64 without Debian's cross compiler. Needs VOXMILL_FFMPEG=static
-//                            and no OpenBLAS (the system's are built for its own glibc). Unset (default): the system's
+//                            and VOXMILL_BLAS=bundled (its default) or none (the system's are built for its own glibc). Unset (default): the system's
 //                            compiler, and the addon needs about this system's glibc (on Debian 12, whose glibc is
 //                            2.36: GLIBC_2.35)
-//   VOXMILL_BLAS             auto (default: OpenBLAS when pkg-config finds it; none with VOXMILL_GLIBC) | openblas
-//                            (required) | none
+//   VOXMILL_BLAS             auto (default: OpenBLAS when pkg-config finds it; bundled with VOXMILL_GLIBC) | openblas
+//                            (required) | bundled (scipy-openblas32's OpenBLAS, fetched pinned from the Python package
+//                            index and copied beside the addon: what a release ships) | none
 //   VOXMILL_CUDA_ARCHS       with VOXMILL_GPU=cuda: CMAKE_CUDA_ARCHITECTURES, e.g. 89-real;90-real. Default: ggml's list
 //                            (CUDA 13: 75-virtual;80-virtual;86-real;89-real;90-virtual;120a-real;121a-real), several
 //                            times the compile time of one architecture
@@ -48,7 +49,7 @@ import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { nativeDeps } from './native-deps.mjs';
+import { bundledOpenblas, nativeDeps } from './native-deps.mjs';
 import { staticFfmpeg } from './static-ffmpeg.mjs';
 import { glibcVersion, zigToolchain } from './zig-toolchain.mjs';
 
@@ -138,10 +139,14 @@ function glibcChoice() {
 }
 
 function blasChoice(glibc) {
-  const blas = (process.env.VOXMILL_BLAS ?? '').trim().toLowerCase() || (glibc ? 'none' : 'auto');
-  if (!['auto', 'openblas', 'none'].includes(blas))
-    fail(`VOXMILL_BLAS must be auto, openblas or none; received '${blas}'`);
-  if (glibc && blas !== 'none') fail(`VOXMILL_GLIBC=${glibc} builds without OpenBLAS; received VOXMILL_BLAS=${blas}`);
+  const blas = (process.env.VOXMILL_BLAS ?? '').trim().toLowerCase() || (glibc ? 'bundled' : 'auto');
+  if (!['auto', 'openblas', 'bundled', 'none'].includes(blas))
+    fail(`VOXMILL_BLAS must be auto, openblas, bundled or none; received '${blas}'`);
+  if (glibc && !['bundled', 'none'].includes(blas)) {
+    fail(
+      `VOXMILL_GLIBC=${glibc} cannot link the system's OpenBLAS (built for its own glibc): VOXMILL_BLAS=bundled or none; received ${blas}`,
+    );
+  }
   return blas;
 }
 
@@ -244,6 +249,14 @@ try {
 } catch (error) {
   fail(`ONNX Runtime and espeak-ng could not be fetched: ${error.message}`);
 }
+let openblasDir = '';
+if (blas === 'bundled') {
+  try {
+    openblasDir = await bundledOpenblas(arch);
+  } catch (error) {
+    fail(`OpenBLAS (VOXMILL_BLAS=bundled) could not be fetched: ${error.message}`);
+  }
+}
 let ffmpegDir = '';
 if (ffmpeg === 'static') {
   const ffmpegStarted = Date.now();
@@ -269,6 +282,7 @@ const defines = [
   `--CDNODE_ADDON_API_DIR=${nodeAddonApi}`,
   `--CDVOXMILL_CPU=${cpu}`,
   `--CDVOXMILL_BLAS=${blas}`,
+  `--CDVOXMILL_OPENBLAS_DIR=${openblasDir}`,
   // Always passed, empty for the system's: CMake's cache would otherwise keep an earlier build's choice.
   `--CDVOXMILL_FFMPEG_DIR=${ffmpegDir}`,
   ...Object.entries(deps).map(([name, path]) => `--CD${name}=${path}`),

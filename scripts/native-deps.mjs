@@ -8,6 +8,7 @@
 //                                 Measured against onnxruntime-node 1.30.0's library (the first choice): the joe voice
 //                                 loads in 373 ms against 892 ms, and a sentence runs in 188 ms against 210 ms
 //   espeak-ng's sources           Debian's espeak-ng_1.52.0+dfsg.orig.tar.gz
+//   OpenBLAS                      scipy-openblas32 0.3.31.188.0's wheels (bundledOpenblas: only for VOXMILL_BLAS=bundled)
 //   espeak-ng's data              piper-phonemize 1.4.11's npm package (its espeak-ng-data/): the data Piper's voices
 //                                 were trained with. espeak-ng 1.52.0's own English dictionary says "ɔːɹ" where this
 //                                 data says "oːɹ" (35 of 142 test sentences phonemized otherwise), and the voices learnt
@@ -22,7 +23,7 @@
 //   VOXMILL_DEBIAN_MIRROR  a Debian mirror (default http://deb.debian.org/debian; the files are checked by sha256)
 //   VOXMILL_PYPI_MIRROR    a mirror of files.pythonhosted.org (default https://files.pythonhosted.org)
 //   npm's own settings     the npm packages come through `npm pack` (its registry, proxy and cache)
-//   VOXMILL_ORT_INCLUDE_DIR, VOXMILL_ORT_LIBRARY, VOXMILL_ESPEAK_DIR, VOXMILL_ESPEAK_DATA_DIR
+//   VOXMILL_ORT_INCLUDE_DIR, VOXMILL_ORT_LIBRARY, VOXMILL_ESPEAK_DIR, VOXMILL_ESPEAK_DATA_DIR, VOXMILL_OPENBLAS_DIR
 //                          use these instead of fetching (an offline build, other versions)
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -118,6 +119,31 @@ export const PINNED = {
       licence:
         'MIT (zig; it builds the addon; what it links in ships: libc++, libc++abi, libunwind (Apache-2.0 WITH ' +
         'LLVM-exception) and compiler_rt (MIT))',
+    },
+  },
+  // OpenBLAS for release builds (VOXMILL_BLAS=bundled): scipy-openblas32's wheels, the OpenBLAS NumPy and SciPy ship
+  // (DYNAMIC_ARCH: its kernels chosen at run time for the CPU, Haswell to Sapphire Rapids, and on arm64 Neoverse;
+  // manylinux2014: GLIBC_2.17). Its symbols carry a scipy_ prefix (scipy_cblas_sgemm), so it never clashes with
+  // another OpenBLAS in the process; libgfortran and libquadmath come with it, found beside it ($ORIGIN).
+  openblas: {
+    version: '0.3.31.188.0',
+    x64: {
+      file: 'scipy_openblas32-0.3.31.188.0-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl',
+      url: () =>
+        `${pypiFiles}/packages/6f/8e/16aaf7f420206b4578b13f2b259567480757480829a775f8633912684760/` +
+        'scipy_openblas32-0.3.31.188.0-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl',
+      sha256: '29534062c634a635c4d86b7f238541a81a39e457048ad3d717f54843530a0112',
+      licence:
+        'BSD-3-Clause (OpenBLAS, LAPACK), GPL-3.0 with the GCC runtime exception (libgfortran), LGPL-2.1+ (libquadmath)',
+    },
+    arm64: {
+      file: 'scipy_openblas32-0.3.31.188.0-py3-none-manylinux2014_aarch64.manylinux_2_17_aarch64.whl',
+      url: () =>
+        `${pypiFiles}/packages/80/70/3557afb797b322de2960a4747e0960888a45979000f4374a640e69f0b2a9/` +
+        'scipy_openblas32-0.3.31.188.0-py3-none-manylinux2014_aarch64.manylinux_2_17_aarch64.whl',
+      sha256: '630a0f1da08e498221dd74aed1c2e7d33acd0e9c953521ec9e364a4572ebadc1',
+      licence:
+        'BSD-3-Clause (OpenBLAS, LAPACK), GPL-3.0 with the GCC runtime exception (libgfortran), LGPL-2.1+ (libquadmath)',
     },
   },
   espeakData: {
@@ -660,6 +686,24 @@ export async function nativeDeps(arch = process.arch) {
     if (!existsSync(path)) throw new Error(`${name}=${path} does not exist`);
   }
   return deps;
+}
+
+/** The wheel's licence file, with OpenBLAS's, LAPACK's, libgfortran's and libquadmath's notices. */
+export const OPENBLAS_LICENCE_MEMBER = `scipy_openblas32-${PINNED.openblas.version}.dist-info/licenses/LICENSE.txt`;
+
+/**
+ * scipy-openblas32's package folder for `arch` (x64 or arm64), fetched and unpacked when missing, or
+ * VOXMILL_OPENBLAS_DIR: a folder with include/cblas.h (scipy_-prefixed declarations) and lib/libscipy_openblas.so.
+ */
+export async function bundledOpenblas(arch = process.arch) {
+  const pinned = PINNED.openblas[arch];
+  if (!pinned) throw new Error(`no OpenBLAS is pinned for linux-${arch}`);
+  const dir =
+    process.env.VOXMILL_OPENBLAS_DIR || (await unpacked(`scipy-openblas32-${arch}`, pinned, 'scipy_openblas32'));
+  for (const file of ['include/cblas.h', 'lib/libscipy_openblas.so']) {
+    if (!existsSync(join(dir, file))) throw new Error(`VOXMILL_OPENBLAS_DIR=${dir} has no ${file}`);
+  }
+  return dir;
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -4,12 +4,14 @@
 // installs voxmill gets no compiled addon of its own; src/native.ts then loads this one. It is an N-API addon (one
 // build serves every Node version) linked to the system's FFmpeg shared libraries: the ones it needs are written
 // beside it (voxmill.json) and named in the error when they are missing. What the addon opens beside itself ships with
-// it: ONNX Runtime's library (libonnxruntime.so.1) and espeak-ng's data (espeak-ng-data/).
+// it: ONNX Runtime's library (libonnxruntime.so.1), espeak-ng's data (espeak-ng-data/) and a bundled OpenBLAS
+// (VOXMILL_BLAS=bundled: libscipy_openblas.so and the libraries it loads beside it).
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { besideLibraries } from './release/binary-inspect.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const addon = join(root, 'build', 'Release', 'voxmill.node');
@@ -46,23 +48,25 @@ if (cpuTarget !== 'portable' && cpuTarget !== 'x86-64-v2') {
   if (process.env.npm_command === 'publish' || process.env.VOXMILL_PACK_NATIVE !== '1') {
     console.error(
       `voxmill: prepack: ${addon} is a ${cpuTarget} build, which runs on CPUs like this one only; pack a portable one ` +
-        '(VOXMILL_CPU=portable VOXMILL_BLAS=none npm run build:native), or set VOXMILL_PACK_NATIVE=1 to pack it for this machine',
+        '(VOXMILL_CPU=portable VOXMILL_GLIBC=2.28 npm run build:native), or set VOXMILL_PACK_NATIVE=1 to pack it for this machine',
     );
     process.exit(1);
   }
   console.warn(`voxmill: prepack: ${addon} is a ${cpuTarget} build: this package runs on CPUs like this one only`);
 }
 const needed = linked.filter((name) => /^lib(av|sw|openblas)/.test(name));
+// Libraries that live beside the addon (a bundled OpenBLAS, VOXMILL_BLAS=bundled) ship beside it.
+const beside = besideLibraries(addon);
 rmSync(join(root, 'prebuilds'), { recursive: true, force: true });
 mkdirSync(target, { recursive: true });
 copyFileSync(addon, join(target, 'voxmill.node'));
-for (const beside of ['libonnxruntime.so.1', 'espeak-ng-data']) {
-  const from = join(dirname(addon), beside);
+for (const file of ['libonnxruntime.so.1', 'espeak-ng-data', ...beside]) {
+  const from = join(dirname(addon), file);
   if (!existsSync(from)) {
     console.error(`voxmill: prepack: ${from} is missing; rebuild the addon (npm run build:native)`);
     process.exit(1);
   }
-  cpSync(from, join(target, beside), { recursive: true });
+  cpSync(from, join(target, file), { recursive: true });
 }
 writeFileSync(join(target, 'voxmill.json'), `${JSON.stringify({ libraries: needed, cpu: cpuTarget }, null, 2)}\n`);
 console.log(

@@ -1,7 +1,7 @@
 // The one place that loads the C++ addon and types its surface. Nothing else touches the .node file.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMainThread } from 'node:worker_threads';
 import type { VadSettings } from './audio/vad-settings.js';
@@ -401,7 +401,8 @@ export function useAddonAt(found: { path: string; prebuilt: boolean } | undefine
  */
 function addonCandidates(): { path: string; prebuilt: boolean }[] {
   if (given) return [given];
-  if (process.env.VOXMILL_ADDON_PATH) return [{ path: process.env.VOXMILL_ADDON_PATH, prebuilt: false }];
+  // Relative to the working directory, as a path in the shell is (require() would read `build/x.node` as a package).
+  if (process.env.VOXMILL_ADDON_PATH) return [{ path: resolve(process.env.VOXMILL_ADDON_PATH), prebuilt: false }];
   const candidates: { path: string; prebuilt: boolean }[] = [];
   const fromPackage = platformPackageAddon(packageRoot);
   if (fromPackage) candidates.push({ path: fromPackage, prebuilt: true });
@@ -500,12 +501,14 @@ function loadFailure(found: { path: string; prebuilt: boolean }, cause: unknown)
     : /\blib(av|sw)\w*\.so/.test(message)
       ? `; it needs ${found.prebuilt ? prebuiltNeeds(found.path) : "FFmpeg's shared libraries"} (${FFMPEG_PACKAGES})` +
         (found.prebuilt ? `, or ${BUILD_HELP}` : '')
-      : /\blibopenblas\w*\.so/.test(message)
-        ? `; it was built with OpenBLAS (on Debian 12: apt-get install libopenblas0), or rebuild it without: VOXMILL_BLAS=none npm run build:native`
-        : /\blibcu(da|dart|blas|blasLt)\w*\.so/.test(message)
-          ? `; it was built with VOXMILL_GPU=cuda and needs the CUDA runtime and cuBLAS libraries (a CUDA toolkit of the version it was built with, or ${CUDA_WHEELS} on LD_LIBRARY_PATH), or rebuild it for the CPU: npm run build:native`
-          : /\blibvulkan\w*\.so/.test(message)
-            ? '; it was built with VOXMILL_GPU=vulkan and needs the Vulkan loader (on Debian 12: apt-get install libvulkan1), or rebuild it for the CPU: npm run build:native'
-            : '';
+      : /\blib(scipy_openblas|gfortran|quadmath)[\w-]*\.so/.test(message)
+        ? `; the OpenBLAS it was built with (VOXMILL_BLAS=bundled) belongs beside it, in ${dirname(found.path)}: reinstall the package, or rebuild the addon (npm run build:native)`
+        : /\blibopenblas\w*\.so/.test(message)
+          ? `; it was built with OpenBLAS (on Debian 12: apt-get install libopenblas0), or rebuild it without: VOXMILL_BLAS=none npm run build:native`
+          : /\blibcu(da|dart|blas|blasLt)\w*\.so/.test(message)
+            ? `; it was built with VOXMILL_GPU=cuda and needs the CUDA runtime and cuBLAS libraries (a CUDA toolkit of the version it was built with, or ${CUDA_WHEELS} on LD_LIBRARY_PATH), or rebuild it for the CPU: npm run build:native`
+            : /\blibvulkan\w*\.so/.test(message)
+              ? '; it was built with VOXMILL_GPU=vulkan and needs the Vulkan loader (on Debian 12: apt-get install libvulkan1), or rebuild it for the CPU: npm run build:native'
+              : '';
   return new NativeAddonError(`cannot load the voxmill native addon ${found.path}: ${message}${hint}`, { cause });
 }

@@ -15,8 +15,9 @@ cd "$(dirname "$0")/../.."
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
 
-# libstdc++6:arm64 is the arm64 Node's own dependency (nothing else here pulls it in: a fresh machine lacked it).
-packages=(g++-aarch64-linux-gnu qemu-user qemu-user-static libopenblas-dev:arm64 libstdc++6:arm64)
+# libstdc++6:arm64 is the arm64 Node's own dependency (nothing else here pulls it in: a fresh machine lacked it);
+# zlib1g:arm64 the bundled OpenBLAS's libgfortran's (every Debian has it: dpkg needs it).
+packages=(g++-aarch64-linux-gnu qemu-user qemu-user-static libopenblas-dev:arm64 libstdc++6:arm64 zlib1g:arm64)
 if [[ " $* " == *" --system-ffmpeg "* ]]; then
   packages+=(libavformat-dev:arm64 libavcodec-dev:arm64 libswresample-dev:arm64 libavutil-dev:arm64)
 fi

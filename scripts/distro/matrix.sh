@@ -11,7 +11,7 @@
 # What it makes (all outside the repository except the build folders, which git ignores):
 #   build-release-x64/, build-release-x64-v2/, build-release-arm64/
 #                                              the addon as a release builds it, once: zig for glibc 2.28
-#                                              (VOXMILL_GLIBC=2.28, FFmpeg built in, no OpenBLAS), VOXMILL_CPU=portable,
+#                                              (VOXMILL_GLIBC=2.28, FFmpeg built in, OpenBLAS bundled), VOXMILL_CPU=portable,
 #                                              and for x64 also VOXMILL_CPU=x86-64-v2 (the package's build for CPUs
 #                                              without AVX2); arm64 cross-compiled by zig
 #   ~/.cache/voxmill/rootfs/<suite>-<arch>/    debootstrap --variant=minbase of Debian's packages, once per suite

@@ -23,6 +23,8 @@ export function describeMachine(found: BinaryMachine): string;
 export function binaryMachine(bytes: Buffer): BinaryMachine | string;
 export function machoLibraries(bytes: Buffer): string[];
 export function peLibraries(bytes: Buffer): string[];
+/** The libraries an ELF file loads from its own folder (a bundled OpenBLAS), and theirs in turn. */
+export function besideLibraries(file: string, dir?: string): string[];
 export function neededLibraries(file: string, bytes?: Buffer): string[];
 export function foreignLibraries(format: BinaryFormat, names: string[]): string[];
 /** Negative, 0 or positive, comparing dotted versions number by number. */

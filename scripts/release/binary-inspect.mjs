@@ -4,8 +4,8 @@
 // symbol versions it needs, with the ceilings a release holds Linux binaries to. It only answers:
 // scripts/release/platform-packages.mjs decides from these answers what it refuses to pack.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { basename } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 
 /** The highest GLIBC_ symbol version a Linux package's addon and ONNX Runtime library may need. */
 export const GLIBC_CEILING = '2.28';
@@ -139,6 +139,33 @@ export function neededLibraries(file, bytes = readFileSync(file)) {
   return [...readelf.stdout.matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map((match) => match[1]);
 }
 
+/**
+ * The libraries `file` loads from its own folder, `dir` (a release's bundled OpenBLAS, found by its run path $ORIGIN):
+ * its NEEDED entries that are files in `dir`, and theirs in turn (libscipy_openblas.so's libgfortran, libquadmath's),
+ * each once, in the order found. ELF only (other formats bundle nothing yet), read with readelf where it can.
+ */
+export function besideLibraries(file, dir = dirname(file)) {
+  const found = [];
+  const queue = [file];
+  while (queue.length > 0) {
+    const next = queue.shift();
+    const bytes = readFileSync(next);
+    if (binaryMachine(bytes)?.format !== 'elf') continue;
+    let needed;
+    try {
+      needed = neededLibraries(next, bytes);
+    } catch {
+      continue; // not readable by readelf (absent off Linux): nothing is found beside it; the library checks say more
+    }
+    for (const name of needed) {
+      if (found.includes(name) || !existsSync(join(dir, name))) continue;
+      found.push(name);
+      queue.push(join(dir, name));
+    }
+  }
+  return found;
+}
+
 /** Of the libraries a binary names, those a bare system of its kind lacks. */
 export function foreignLibraries(format, names) {
   if (format === 'macho') return names.filter((name) => !/^\/(usr\/lib|System\/Library)\//.test(name));
@@ -149,7 +176,7 @@ export function foreignLibraries(format, names) {
       ),
     );
   }
-  return names.filter((name) => /^lib(av|sw|openblas|gfortran|cu|vulkan)/.test(basename(name)));
+  return names.filter((name) => /^lib(av|sw|openblas|scipy_openblas|gfortran|quadmath|cu|vulkan)/.test(basename(name)));
 }
 
 /** Compares two dotted versions number by number (2.3 < 2.28 < 2.35; a missing number is 0): negative, 0, positive. */

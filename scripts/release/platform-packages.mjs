@@ -14,8 +14,9 @@
 //   node scripts/release/platform-packages.mjs --check <tarball or folder>... [--require <target>]...
 //
 // Default targets: this machine's (linux-x64 here) from build/Release and linux-arm64 from build-linux-arm64/Release,
-// each where present; no default variants. A release build is made with VOXMILL_CPU=portable VOXMILL_BLAS=none
-// VOXMILL_GLIBC=2.28 (and VOXMILL_TARGET=linux-arm64 for arm64); FFmpeg is linked in by default. linux-x64's package
+// each where present; no default variants. A release build is made with VOXMILL_CPU=portable VOXMILL_GLIBC=2.28 (and
+// VOXMILL_TARGET=linux-arm64 for arm64); FFmpeg is linked in, and OpenBLAS bundled (VOXMILL_BLAS=bundled: scipy-openblas32's
+// library, its libgfortran and libquadmath beside the addon, packed with it), by default. linux-x64's package
 // also carries a second build, made with VOXMILL_CPU=x86-64-v2 into another build folder and given as
 // --variant linux-x64:x86-64-v2=build-release-x64-v2/Release: packed as voxmill-x86-64-v2.node beside voxmill.node,
 // for x86-64 CPUs without AVX2 (src/platform-package.ts picks one by the CPU's flags). What is read off the binaries
@@ -78,8 +79,9 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { fetched, PINNED } from '../native-deps.mjs';
+import { fetched, OPENBLAS_LICENCE_MEMBER, PINNED } from '../native-deps.mjs';
 import {
+  besideLibraries,
   binaryMachine,
   describeMachine,
   foreignLibraries,
@@ -96,6 +98,9 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // a Mach-O dylib under this name as well. A Windows port would rename it (onnxruntime.dll) in src/native.ts,
 // CMakeLists.txt and here together.
 const ORT_FILE = 'libonnxruntime.so.1';
+// The bundled OpenBLAS (VOXMILL_BLAS=bundled, a release's default): scipy-openblas32's library, with its libgfortran
+// and libquadmath, beside the addon (besideLibraries finds them).
+const BUNDLED_OPENBLAS = 'libscipy_openblas.so';
 const DARWIN_PENDING =
   'scripts/native-deps.mjs pins ONNX Runtime only as Linux (manylinux) wheels, so neither the library a release ' +
   'ships beside the addon nor its licence notices exist for macOS';
@@ -214,9 +219,38 @@ function addonRefusal(target, releaseDir, cpu, { allowNative, allowSystemLibrari
     }
   }
   if (!allowSystemLibraries) {
-    const system = foreignLibraries(found.format, neededLibraries(addon, bytes));
+    // A library beside the addon (the bundled OpenBLAS) ships with it; the others must be on every system.
+    const beside = besideLibraries(addon);
+    const system = foreignLibraries(
+      found.format,
+      neededLibraries(addon, bytes).filter((name) => !beside.includes(name)),
+    );
     if (system.length > 0) {
-      return `${addon} links ${system.join(', ')}, which a bare system lacks: build it with VOXMILL_BLAS=none (FFmpeg static)`;
+      return (
+        `${addon} links ${system.join(', ')}, which a bare system lacks: build it with VOXMILL_BLAS=bundled or none ` +
+        '(FFmpeg static)'
+      );
+    }
+  }
+  for (const name of besideLibraries(addon)) {
+    const library = binaryMachine(readFileSync(join(releaseDir, name)));
+    if (typeof library === 'string' || library.format !== found.format || library.machine !== found.machine) {
+      const what = typeof library === 'string' ? library : `built for ${describeMachine(library)}`;
+      return `${join(releaseDir, name)}, which the addon links, is ${what}: rebuild the addon`;
+    }
+  }
+  return null;
+}
+
+/**
+ * Why a CPU variant's libraries beside it (its bundled OpenBLAS) cannot share the package's folder with the addon's:
+ * one the addon's build does not have, or a different file under the same name; null when they are the same.
+ */
+function besideMismatch(releaseDir, variantDir) {
+  for (const name of besideLibraries(join(variantDir, 'voxmill.node'))) {
+    const ours = join(releaseDir, name);
+    if (!existsSync(ours) || !readFileSync(ours).equals(readFileSync(join(variantDir, name)))) {
+      return `it links ${name}, which ${releaseDir} has ${existsSync(ours) ? 'in another build' : 'not'}: build both with the same VOXMILL_BLAS`;
     }
   }
   return null;
@@ -280,7 +314,8 @@ export function refusal(
     return `${ort} is ${what}, not a library for the addon's ${describeMachine(found)}: ${fix}`;
   }
   const checkLibc = spec.libc === 'glibc' && !allowNewerGlibc;
-  for (const file of checkLibc ? [addon, ort] : []) {
+  const beside = besideLibraries(addon).map((name) => join(releaseDir, name));
+  for (const file of checkLibc ? [addon, ort, ...beside] : []) {
     const why = libcRefusal(file);
     if (why) return why;
   }
@@ -292,7 +327,10 @@ export function refusal(
         `${known.join(', ') || 'none'}), and src/platform-package.ts would never load one`
       );
     }
-    const why = addonRefusal(target, dir, cpu, checks) ?? (checkLibc ? libcRefusal(join(dir, 'voxmill.node')) : null);
+    const why =
+      addonRefusal(target, dir, cpu, checks) ??
+      (checkLibc ? libcRefusal(join(dir, 'voxmill.node')) : null) ??
+      besideMismatch(releaseDir, dir);
     if (why) return `the ${cpu} variant: ${why}`;
   }
   const missing = known.filter((cpu) => !variants[cpu]);
@@ -605,7 +643,7 @@ function zigWheelMissing(arch) {
  * built with zig's clang), those of what zig links into it too: LLVM's libc++, libc++abi and libunwind (libcxx.txt,
  * libcxxabi.txt, libunwind.txt) and zig's compiler_rt (zig.txt: zig's own licence).
  */
-async function licenceNotices(ortArch, { zig = false } = {}) {
+async function licenceNotices(ortArch, { zig = false, openblas = false } = {}) {
   const whisperPackage = createRequire(join(root, 'package.json')).resolve('whisper-cpp-src/package.json');
   const whisper = join(dirname(whisperPackage), 'cpp', 'whisper.cpp', 'LICENSE');
   const zigNotices = {};
@@ -616,6 +654,12 @@ async function licenceNotices(ortArch, { zig = false } = {}) {
     zigNotices['libunwind.txt'] = memberOf(wheel, 'ziglang/lib/libunwind/LICENSE.TXT');
     // compiler_rt, zig's own (lib/compiler_rt/), is under zig's licence.
     zigNotices['zig.txt'] = memberOf(wheel, 'ziglang/LICENSE');
+  }
+  const openblasNotices = {};
+  if (openblas) {
+    // OpenBLAS's, LAPACK's, libgfortran's (GPL-3.0 with the GCC runtime library exception) and libquadmath's
+    // (LGPL-2.1+) notices, as the wheel they come from carries them.
+    openblasNotices['openblas.txt'] = memberOf(await fetched(PINNED.openblas[ortArch]), OPENBLAS_LICENCE_MEMBER);
   }
   return {
     'whisper.cpp.txt': readFileSync(whisper, 'utf8'),
@@ -632,6 +676,7 @@ async function licenceNotices(ortArch, { zig = false } = {}) {
     'lame.txt': memberOf(await fetched(PINNED.lameSource), 'lame-3.100/COPYING'),
     'opus.txt': memberOf(await fetched(PINNED.opusSource), 'opus-1.3.1/COPYING'),
     ...zigNotices,
+    ...openblasNotices,
   };
 }
 
@@ -646,6 +691,7 @@ export function packageContents(releaseDir, variants = {}) {
     ...Object.keys(variants)
       .sort()
       .map((cpu) => [join(variants[cpu], 'voxmill.node'), variantFile(cpu)]),
+    ...besideLibraries(join(releaseDir, 'voxmill.node')).map((name) => [join(releaseDir, name), name]),
     [join(releaseDir, ORT_FILE), ORT_FILE],
     [join(releaseDir, 'espeak-ng-data'), 'espeak-ng-data'],
   ];
@@ -743,7 +789,7 @@ export async function assemble({
   allowSingleVariant = false,
 }) {
   if (Object.keys(targets).length === 0) {
-    throw new Error('no build folder to pack: build one (VOXMILL_CPU=portable VOXMILL_BLAS=none) or pass --target');
+    throw new Error('no build folder to pack: build one (VOXMILL_CPU=portable VOXMILL_GLIBC=2.28) or pass --target');
   }
   for (const [target, builds] of Object.entries(variants)) {
     if (!targets[target]) {
@@ -776,7 +822,8 @@ export async function assemble({
     mkdirSync(join(folder, 'LICENSES'), { recursive: true });
     const { copies, files } = packageContents(releaseDir, builds);
     for (const [from, file] of copies) cpSync(from, join(folder, file), { recursive: true });
-    for (const [file, text] of Object.entries(await licenceNotices(spec.ort, { zig }))) {
+    const openblas = besideLibraries(join(releaseDir, 'voxmill.node')).includes(BUNDLED_OPENBLAS);
+    for (const [file, text] of Object.entries(await licenceNotices(spec.ort, { zig, openblas }))) {
       writeFileSync(join(folder, 'LICENSES', file), text);
     }
     const { cpu, glibc, glibcxx, libraries: needed } = addonRecord(releaseDir, join(folder, 'voxmill.node'), spec);

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
+  besideLibraries,
   binaryMachine,
   compareVersions,
   GLIBC_CEILING,
@@ -274,6 +275,61 @@ describe('scripts/release/platform-packages.mjs', () => {
       'voxmill.json',
     ]);
   });
+
+  // Real shared objects (cc and readelf, on Linux): an addon that links a library beside it, which loads another.
+  const cc = spawnSync('cc', ['--version']).status === 0 && spawnSync('readelf', ['--version']).status === 0;
+  it.skipIf(!cc || process.platform !== 'linux')(
+    'packs the libraries an addon loads from beside it (a bundled OpenBLAS), and refuses one linked but missing',
+    () => {
+      const release = buildFolder('bundled', elfHeader(0x3e), portable);
+      const source = join(scratch, 'bundled-source.c');
+      writeFileSync(source, 'int bundled_fn(void) { return 1; }\n');
+      const build = (out: string, ...args: string[]) => {
+        // --no-as-needed: the objects use nothing of what they link, and some toolchains drop such entries.
+        const result = spawnSync('cc', ['-shared', '-fPIC', '-o', out, source, '-Wl,--no-as-needed', ...args], {
+          encoding: 'utf8',
+        });
+        expect(result.status, result.stderr).toBe(0);
+      };
+      build(join(release, 'libgfortran-test.so.5'), '-Wl,-soname,libgfortran-test.so.5');
+      build(
+        join(release, 'libscipy_openblas.so'),
+        '-Wl,-soname,libscipy_openblas.so',
+        `-L${release}`,
+        '-l:libgfortran-test.so.5',
+      );
+      build(join(release, 'voxmill.node'), `-L${release}`, '-lscipy_openblas', '-Wl,-rpath,$ORIGIN');
+      const beside = ['libscipy_openblas.so', 'libgfortran-test.so.5'];
+      expect(besideLibraries(join(release, 'voxmill.node'))).toEqual(beside);
+      expect(packageContents(release).copies).toEqual([
+        [join(release, 'voxmill.node'), 'voxmill.node'],
+        ...beside.map((name) => [join(release, name), name]),
+        [join(release, 'libonnxruntime.so.1'), 'libonnxruntime.so.1'],
+        [join(release, 'espeak-ng-data'), 'espeak-ng-data'],
+      ]);
+      const checks = { allowNewerGlibc: true, allowSingleVariant: true };
+      expect(refusal('linux-x64', release, checks)).toBeNull();
+      // A variant must share the very same files: one built against another OpenBLAS is refused.
+      const variant = buildFolder('bundled-v2', elfHeader(0x3e), v2);
+      writeFileSync(source, 'int bundled_fn(void) { return 2; }\n');
+      build(join(variant, 'libgfortran-test.so.5'), '-Wl,-soname,libgfortran-test.so.5');
+      build(
+        join(variant, 'libscipy_openblas.so'),
+        '-Wl,-soname,libscipy_openblas.so',
+        `-L${variant}`,
+        '-l:libgfortran-test.so.5',
+      );
+      build(join(variant, 'voxmill.node'), `-L${variant}`, '-lscipy_openblas', '-Wl,-rpath,$ORIGIN');
+      expect(refusal('linux-x64', release, { ...checks, variants: { 'x86-64-v2': variant } })).toMatch(
+        /^the x86-64-v2 variant: it links libscipy_openblas\.so, which .*bundled.Release has in another build: build both with the same VOXMILL_BLAS$/,
+      );
+      // Linked but not beside it: a library a bare system lacks.
+      rmSync(join(release, 'libscipy_openblas.so'));
+      expect(refusal('linux-x64', release, checks)).toMatch(
+        /links libscipy_openblas\.so, which a bare system lacks: build it with VOXMILL_BLAS=bundled or none/,
+      );
+    },
+  );
 
   it('refuses to assemble a variant without its target, or linux-x64 without its variant', async () => {
     const out = join(scratch, 'assembled');
