@@ -22,7 +22,8 @@
 //                            and VOXMILL_BLAS=bundled (its default) or none (the system's are built for its own glibc). Unset (default): the system's
 //                            compiler, and the addon needs about this system's glibc (on Debian 12, whose glibc is
 //                            2.36: GLIBC_2.35)
-//   VOXMILL_BLAS             auto (default: OpenBLAS when pkg-config finds it; bundled with VOXMILL_GLIBC) | openblas
+//   VOXMILL_BLAS             auto (default: OpenBLAS when pkg-config finds it; with VOXMILL_GLIBC bundled, or none for a
+//                            GPU build) | openblas
 //                            (required) | bundled (scipy-openblas32's OpenBLAS, fetched pinned from the Python package
 //                            index and copied beside the addon: what a release ships) | none
 //   VOXMILL_CUDA_ARCHS       with VOXMILL_GPU=cuda: CMAKE_CUDA_ARCHITECTURES, e.g. 89-real;90-real. Default: ggml's list
@@ -138,10 +139,17 @@ function glibcChoice() {
   }
 }
 
-function blasChoice(glibc) {
-  const blas = (process.env.VOXMILL_BLAS ?? '').trim().toLowerCase() || (glibc ? 'bundled' : 'auto');
+function blasChoice(glibc, gpu) {
+  const fallback = glibc ? (gpu.length > 0 ? 'none' : 'bundled') : 'auto';
+  const blas = (process.env.VOXMILL_BLAS ?? '').trim().toLowerCase() || fallback;
   if (!['auto', 'openblas', 'bundled', 'none'].includes(blas))
     fail(`VOXMILL_BLAS must be auto, openblas, bundled or none; received '${blas}'`);
+  // The wheels are manylinux ones; and the addon's run path becomes $ORIGIN alone, which a GPU build's libraries
+  // found through the build's run path would lose.
+  if (blas === 'bundled' && process.platform !== 'linux')
+    fail(`VOXMILL_BLAS=bundled is for Linux; this is ${process.platform}`);
+  if (blas === 'bundled' && gpu.length > 0)
+    fail('VOXMILL_BLAS=bundled is for CPU builds; with VOXMILL_GPU use auto or none');
   if (glibc && !['bundled', 'none'].includes(blas)) {
     fail(
       `VOXMILL_GLIBC=${glibc} cannot link the system's OpenBLAS (built for its own glibc): VOXMILL_BLAS=bundled or none; received ${blas}`,
@@ -230,7 +238,7 @@ const whisperDir = whisperTree();
 const gpu = gpuFlags();
 const cpu = cpuTarget(gpu, cross);
 const glibc = glibcChoice();
-const blas = blasChoice(glibc);
+const blas = blasChoice(glibc, gpu);
 const ffmpeg = ffmpegChoice(glibc);
 checkTools(cross, ffmpeg, glibc);
 const arch = cross ? cross.arch : process.arch;

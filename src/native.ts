@@ -503,12 +503,14 @@ function loadFailure(found: { path: string; prebuilt: boolean }, cause: unknown)
         (found.prebuilt ? `, or ${BUILD_HELP}` : '')
       : /\blib(scipy_openblas|gfortran|quadmath)[\w-]*\.so/.test(message)
         ? `; the OpenBLAS it was built with (VOXMILL_BLAS=bundled) belongs beside it, in ${dirname(found.path)}: reinstall the package, or rebuild the addon (npm run build:native)`
-        : /\blibopenblas\w*\.so/.test(message)
-          ? `; it was built with OpenBLAS (on Debian 12: apt-get install libopenblas0), or rebuild it without: VOXMILL_BLAS=none npm run build:native`
-          : /\blibcu(da|dart|blas|blasLt)\w*\.so/.test(message)
-            ? `; it was built with VOXMILL_GPU=cuda and needs the CUDA runtime and cuBLAS libraries (a CUDA toolkit of the version it was built with, or ${CUDA_WHEELS} on LD_LIBRARY_PATH), or rebuild it for the CPU: npm run build:native`
-            : /\blibvulkan\w*\.so/.test(message)
-              ? '; it was built with VOXMILL_GPU=vulkan and needs the Vulkan loader (on Debian 12: apt-get install libvulkan1), or rebuild it for the CPU: npm run build:native'
-              : '';
+        : /\blibz\.so/.test(message)
+          ? '; the OpenBLAS bundled with it (its libgfortran) needs zlib: on Debian/Ubuntu apt-get install zlib1g, on RHEL/Fedora dnf install zlib'
+          : /\blibopenblas\w*\.so/.test(message)
+            ? `; it was built with OpenBLAS (on Debian 12: apt-get install libopenblas0), or rebuild it without: VOXMILL_BLAS=none npm run build:native`
+            : /\blibcu(da|dart|blas|blasLt)\w*\.so/.test(message)
+              ? `; it was built with VOXMILL_GPU=cuda and needs the CUDA runtime and cuBLAS libraries (a CUDA toolkit of the version it was built with, or ${CUDA_WHEELS} on LD_LIBRARY_PATH), or rebuild it for the CPU: npm run build:native`
+              : /\blibvulkan\w*\.so/.test(message)
+                ? '; it was built with VOXMILL_GPU=vulkan and needs the Vulkan loader (on Debian 12: apt-get install libvulkan1), or rebuild it for the CPU: npm run build:native'
+                : '';
   return new NativeAddonError(`cannot load the voxmill native addon ${found.path}: ${message}${hint}`, { cause });
 }

@@ -25,10 +25,18 @@ export interface SttTierDefaults {
   conditionOnPreviousText: boolean;
   /** Re-decode a stretch whose text loops, without the text before it. */
   repetitionGuard: boolean;
+  /** Re-decode a stretch whose speech the decoder skipped. */
+  skipGuard: boolean;
 }
 
-// Against invented text, the same on every tier; each measured in BENCHMARKS.md "Invented words".
-const GUARDS = { suppressNonSpeech: false, conditionOnPreviousText: true, repetitionGuard: true } as const;
+// Against invented text and lost speech, the same on every tier; measured in BENCHMARKS.md "Invented words" and
+// "Skipped speech".
+const GUARDS = {
+  suppressNonSpeech: false,
+  conditionOnPreviousText: true,
+  repetitionGuard: true,
+  skipGuard: true,
+} as const;
 
 const STT_TIERS: Record<SttModelId, SttTierDefaults> = {
   // Accuracy: beam search and DTW word times.

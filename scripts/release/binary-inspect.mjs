@@ -154,8 +154,10 @@ export function besideLibraries(file, dir = dirname(file)) {
     let needed;
     try {
       needed = neededLibraries(next, bytes);
-    } catch {
-      continue; // not readable by readelf (absent off Linux): nothing is found beside it; the library checks say more
+    } catch (error) {
+      // Without readelf nothing could be found, and a package would go out without its libraries: say so.
+      if (spawnSync('readelf', ['--version']).error) throw error;
+      continue; // a file readelf cannot read (a header-only test fixture): nothing beside it
     }
     for (const name of needed) {
       if (found.includes(name) || !existsSync(join(dir, name))) continue;

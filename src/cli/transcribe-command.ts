@@ -21,6 +21,7 @@ interface TranscribeFlags {
   suppressNonSpeech?: boolean;
   conditionOnPreviousText?: boolean;
   repetitionGuard?: boolean;
+  skipGuard?: boolean;
   keepAnnotations?: boolean;
   threads?: number;
   beamSize?: number;
@@ -60,6 +61,7 @@ export function registerTranscribeCommand(program: Command): Command {
     .option('--suppress-non-speech', "suppress whisper's non-speech tokens while decoding (default: off)")
     .option('--no-condition-on-previous-text', 'decode each 30 s window without the text before it')
     .option('--no-repetition-guard', 'keep looping text as whisper wrote it (default: decode it again)')
+    .option('--no-skip-guard', 'keep stretches whose speech whisper skipped as they are (default: decode them again)')
     .option('--keep-annotations', 'keep segments such as [BLANK_AUDIO] or (music) (default: dropped)')
     .option('--threads <n>', 'CPU threads', integer('--threads'))
     .option('--beam-size <n>', 'beam width; 1 = greedy', integer('--beam-size'))
@@ -125,6 +127,7 @@ export function registerTranscribeCommand(program: Command): Command {
             ...(flags.suppressNonSpeech ? { suppressNonSpeech: true } : {}),
             ...(flags.conditionOnPreviousText === false ? { conditionOnPreviousText: false } : {}),
             ...(flags.repetitionGuard === false ? { repetitionGuard: false } : {}),
+            ...(flags.skipGuard === false ? { skipGuard: false } : {}),
             ...(flags.keepAnnotations ? { annotations: 'keep' as const } : {}),
             ...(flags.threads ? { threads: flags.threads } : {}),
             ...(flags.beamSize ? { beamSize: flags.beamSize } : {}),

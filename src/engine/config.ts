@@ -134,6 +134,7 @@ export interface ResolvedSttModel {
   suppressNonSpeech: boolean;
   conditionOnPreviousText: boolean;
   repetitionGuard: boolean;
+  skipGuard: boolean;
   concurrency: number;
   maxQueue: number;
 }
@@ -197,6 +198,7 @@ const STT_MODEL_KEYS = [
   'suppressNonSpeech',
   'conditionOnPreviousText',
   'repetitionGuard',
+  'skipGuard',
 ] as const;
 
 /** What a model id inherits from the engine-wide options. */
@@ -281,6 +283,7 @@ function sttModel(id: string, value: unknown, engine: SttEngineDefaults): Resolv
     conditionOnPreviousText:
       booleanOption(`${param}.conditionOnPreviousText`, config.conditionOnPreviousText) ?? tier.conditionOnPreviousText,
     repetitionGuard: booleanOption(`${param}.repetitionGuard`, config.repetitionGuard) ?? tier.repetitionGuard,
+    skipGuard: booleanOption(`${param}.skipGuard`, config.skipGuard) ?? tier.skipGuard,
     concurrency: integerOption(`${param}.concurrency`, config.concurrency, 1, 64) ?? engine.concurrency,
     maxQueue: integerOption(`${param}.maxQueue`, config.maxQueue, 0, 100_000) ?? engine.maxQueue,
   };

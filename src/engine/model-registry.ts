@@ -25,6 +25,8 @@ export interface SttModel {
     track?: (settled: Promise<void>) => void,
     /** The call's threads as the CPU budget changes them while it runs. */
     threads?: LiveThreadCount,
+    /** A Silero VAD model the skip guard may measure speech with when the call runs without VAD. */
+    speechModel?: string,
   ): Promise<Transcription>;
   /** Releases the weights once running calls finish. */
   dispose(): void;

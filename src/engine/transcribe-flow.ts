@@ -50,6 +50,11 @@ export async function transcribeInput(
       ? locator.requireInstalled('vad', config.vadModel)
       : undefined;
   const vad = nativeVadParams(normalized.vad, vadModelPath);
+  // Without VAD, the skip guard measures the speech of the stretches it suspects with the VAD model when installed.
+  const speechModel =
+    !vad && normalized.skipGuard && config.vadModel !== null && locator.isInstalled(config.vadModel)
+      ? locator.requireInstalled('vad', config.vadModel)
+      : undefined;
   const { signal } = normalized;
   // Fail before decoding when the model file is missing (the error says how to install it).
   registry.requireAvailable(slot);
@@ -121,6 +126,7 @@ export async function transcribeInput(
         nativeWork = settled;
       },
       cpu,
+      speechModel,
     );
     // Whisper has finished: its threads go back now, before waiting for the speakers, whose worker takes threads from
     // the same budget (holding them here would deadlock a budget of one thread).

@@ -21,6 +21,7 @@ export interface JobTranscribeOptions {
   suppressNonSpeech?: boolean;
   conditionOnPreviousText?: boolean;
   repetitionGuard?: boolean;
+  skipGuard?: boolean;
   annotations?: AnnotationPolicy;
   /** Longest audio the job may decode, in seconds. */
   maxDurationSeconds?: number;

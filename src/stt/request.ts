@@ -43,6 +43,7 @@ const TRANSCRIBE_KEYS = [
   'suppressNonSpeech',
   'conditionOnPreviousText',
   'repetitionGuard',
+  'skipGuard',
   'fittedContextSeconds',
   'annotations',
   'segmentDecoding',
@@ -84,6 +85,8 @@ export interface NormalizedTranscribeOptions {
   vad: VadOptions | undefined;
   /** Re-decode looping stretches (stt/repetition.ts). */
   repetitionGuard: boolean;
+  /** Re-decode stretches whose speech the decoder skipped (stt/skipped-speech.ts). */
+  skipGuard: boolean;
   /** Audio shorter than this gets an encoder context fitted to it (0: never); undefined: the model's default. */
   fittedContextSeconds: number | undefined;
   /** What happens to segments that are only non-speech annotations. */
@@ -128,6 +131,7 @@ export interface TranscribeDefaults {
   suppressNonSpeech: boolean;
   conditionOnPreviousText: boolean;
   repetitionGuard: boolean;
+  skipGuard: boolean;
 }
 
 /** Validates `options` (throws InvalidOptionTypeError / InvalidOptionValueError naming the option). */
@@ -171,6 +175,7 @@ export function normalizeTranscribeOptions(
     params,
     vad: normalizeVadOptions('vad', raw.vad),
     repetitionGuard: booleanOption('repetitionGuard', raw.repetitionGuard) ?? defaults.repetitionGuard,
+    skipGuard: booleanOption('skipGuard', raw.skipGuard) ?? defaults.skipGuard,
     fittedContextSeconds: numberOption('fittedContextSeconds', raw.fittedContextSeconds, 0, 30),
     annotations: enumOption('annotations', raw.annotations, ANNOTATION_POLICIES) ?? 'drop',
     segmentDecoding: booleanOption('segmentDecoding', raw.segmentDecoding) ?? false,

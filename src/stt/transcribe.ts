@@ -1,10 +1,12 @@
 // One transcription on a loaded model: native call with events, then the result in the shape the speech API returns.
 
 import type { DecodedAudio } from '../audio/decode.js';
+import { detectSpeechRegionsInPlace } from '../audio/speech-regions.js';
 import { InvalidOptionValueError, VoxmillError } from '../errors.js';
 import type {
   NativeModelInfo,
   NativeSegment,
+  NativeSpeechSpan,
   NativeTranscribeEvent,
   NativeTranscribeJob,
   NativeTranscribeParams,
@@ -20,6 +22,7 @@ import { UNDETERMINED_LANGUAGE } from './languages.js';
 import { collapseLoops, findLoops } from './repetition.js';
 import type { NormalizedTranscribeOptions } from './request.js';
 import { segmentDecoding } from './segment-decoding.js';
+import { findSkips, MIN_RECOVERED_WORDS, type SpeechSeconds, speechSecondsIn, wordCount } from './skipped-speech.js';
 import { identityTimeMap, startsInSpeech, type TimeMap, timeMapFromSpans } from './time-map.js';
 import type { Segment, Transcription } from './types.js';
 import { normaliseTimes, wordsFromSegments } from './words.js';
@@ -84,6 +87,11 @@ export interface RunTranscriptionInput {
   options: NormalizedTranscribeOptions;
   /** Resolved VAD parameters (model path included), or undefined for no VAD. */
   vad: NativeVadParams | undefined;
+  /**
+   * A Silero VAD model the skip guard measures speech with when the call runs without VAD (the engine's, when
+   * installed); undefined: without VAD the guard does nothing.
+   */
+  speechModel?: string | undefined;
   /** See RunJobOptions.track. */
   track?: ((settled: Promise<void>) => void) | undefined;
   /** The call's threads as the CPU budget changes them while it runs; absent: `options.params.threads`, fixed. */
@@ -134,9 +142,34 @@ const MAX_REDECODED_LOOPS = 32;
 type Decode = (samples: Float32Array, params: NativeTranscribeParams) => Promise<NativeTranscription>;
 
 /**
+ * Input [from, to] decoded on its own, without the text before it, through the same VAD as the call (when it has one,
+ * so silence in it is cut the same way): its non-empty segments, on the input's timeline.
+ */
+async function decodeStretch(
+  samples: Float32Array,
+  from: number,
+  to: number,
+  params: NativeTranscribeParams,
+  decode: Decode,
+): Promise<NativeSegment[]> {
+  const window = samples.subarray(Math.floor(from * SAMPLE_RATE), Math.ceil(to * SAMPLE_RATE));
+  const padded = new Float32Array(Math.max(window.length, MIN_WINDOW_SECONDS * SAMPLE_RATE));
+  padded.set(window);
+  const again = await decode(padded, {
+    ...params,
+    conditionOnPreviousText: false,
+    progressEvents: false,
+    segmentEvents: false,
+  });
+  // Through the window's own VAD cut (when the call has one), then onto the input's timeline.
+  const inWindow = again.vad ? timeMapFromSpans(again.speech) : identityTimeMap;
+  const shift = (t: number) => Math.min(to, from + inWindow(t));
+  return again.segments.filter((s) => s.text.trim() !== '').map((s) => remapSegment(s, shift));
+}
+
+/**
  * Decodes each looping stretch again on its own, without the text before it (where loops come from), and keeps that
- * instead; a loop still there is cut back to its first occurrence. Segments are on the input's timeline; the window
- * goes through the same VAD as the call, so silence in it is cut the same way.
+ * instead; a loop still there is cut back to its first occurrence. Segments are on the input's timeline.
  */
 async function repairLoops(
   segments: NativeSegment[],
@@ -161,30 +194,73 @@ async function repairLoops(
       out.push(...collapseLoops(looping));
       continue;
     }
-    const window = samples.subarray(Math.floor(from * SAMPLE_RATE), Math.ceil(to * SAMPLE_RATE));
-    const padded = new Float32Array(Math.max(window.length, MIN_WINDOW_SECONDS * SAMPLE_RATE));
-    padded.set(window);
-    let again: NativeTranscription;
+    let redecoded: NativeSegment[];
     try {
-      again = await decode(padded, {
-        ...params,
-        conditionOnPreviousText: false,
-        progressEvents: false,
-        segmentEvents: false,
-      });
+      redecoded = await decodeStretch(samples, from, to, params, decode);
     } catch (error) {
       // The call itself succeeded: a failed second look keeps its text, cut back; only an abort ends the call.
       if (signal?.aborted) throw error;
       out.push(...collapseLoops(looping));
       continue;
     }
-    // Through the window's own VAD cut (when the call has one), then onto the input's timeline.
-    const inWindow = again.vad ? timeMapFromSpans(again.speech) : identityTimeMap;
-    const shift = (t: number) => Math.min(to, from + inWindow(t));
-    const redecoded = again.segments.filter((s) => s.text.trim() !== '').map((s) => remapSegment(s, shift));
     // Nothing heard the second time: keep the first occurrence rather than lose the stretch.
     const kept = redecoded.length > 0 ? redecoded : looping;
     out.push(...(findLoops(kept).length > 0 ? collapseLoops(kept) : kept));
+  }
+  out.push(...segments.slice(next));
+  return out;
+}
+
+/** Skipped stretches decoded again per call (each costs an encoder pass); further ones stay as they are. */
+const MAX_REDECODED_SKIPS = 16;
+
+/**
+ * Decodes each stretch where speech was skipped (stt/skipped-speech.ts) again on its own and keeps that when it holds
+ * MIN_RECOVERED_WORDS more words than the stretch had and does not loop; otherwise the stretch stays as it was.
+ * Seconds of speech come from the call's VAD stretches (`speech`) when it ran with VAD, else from `speechModel` run
+ * over each stretch; with neither, nothing is done. `covered`: where whisper wrote only annotations.
+ */
+async function repairSkips(
+  segments: NativeSegment[],
+  samples: Float32Array,
+  measure: { speech: readonly NativeSpeechSpan[] } | { speechModel: string } | undefined,
+  covered: readonly NativeSegment[],
+  params: NativeTranscribeParams,
+  decode: Decode,
+  signal: AbortSignal | undefined,
+): Promise<NativeSegment[]> {
+  if (!measure) return segments;
+  const speechSeconds: SpeechSeconds =
+    'speech' in measure
+      ? (from, to) => speechSecondsIn(measure.speech, from, to)
+      : async (from, to) => {
+          const stretch = samples.subarray(Math.floor(from * SAMPLE_RATE), Math.ceil(to * SAMPLE_RATE));
+          const regions = await detectSpeechRegionsInPlace(stretch, {
+            model: measure.speechModel,
+            ...(signal ? { signal } : {}),
+          });
+          return regions.reduce((sum, region) => sum + region.end - region.start, 0);
+        };
+  const skips = (await findSkips(segments, speechSeconds, covered)).slice(0, MAX_REDECODED_SKIPS);
+  if (skips.length === 0) return segments;
+  const out: NativeSegment[] = [];
+  let next = 0;
+  for (const { from, to, first, last } of skips) {
+    out.push(...segments.slice(next, first));
+    next = last + 1;
+    const replaced = segments.slice(first, last + 1);
+    let redecoded: NativeSegment[] = [];
+    try {
+      redecoded = await decodeStretch(samples, from, to, params, decode);
+    } catch (error) {
+      // A failed second look keeps the stretch as it was; only an abort ends the call.
+      if (signal?.aborted) throw error;
+    }
+    // Annotations ("(music)") are no recovered speech.
+    const words = (list: readonly NativeSegment[]) =>
+      list.reduce((n, s) => n + (isAnnotationOnly(s.text) ? 0 : wordCount(s.text)), 0);
+    const recovered = words(redecoded) - words(replaced) >= MIN_RECOVERED_WORDS && findLoops(redecoded).length === 0;
+    out.push(...(recovered ? redecoded : replaced));
   }
   out.push(...segments.slice(next));
   return out;
@@ -283,10 +359,20 @@ export async function runTranscription(input: RunTranscriptionInput): Promise<Tr
   }
   // Annotations go first, so a run of "(music)" segments is not taken for a loop and decoded again.
   let raw = options.annotations === 'drop' ? mapped.filter((segment) => !isAnnotationOnly(segment.text)) : mapped;
+  // A stretch decoded again takes the language found for the whole call, so a short window is not heard as another.
+  const again = { ...params, ...(params.language ? {} : result.language ? { language: result.language } : {}) };
   if (options.repetitionGuard) {
-    // The language found for the whole call, so a short window is not heard as another one.
-    const again = { ...params, ...(params.language ? {} : result.language ? { language: result.language } : {}) };
     raw = await repairLoops(raw, audio.samples, again, decode, options.signal);
+    if (options.annotations === 'drop') raw = raw.filter((segment) => !isAnnotationOnly(segment.text));
+  }
+  if (options.skipGuard) {
+    const measure = result.vad
+      ? { speech: result.speech }
+      : input.speechModel
+        ? { speechModel: input.speechModel }
+        : undefined;
+    const covered = mapped.filter((segment) => isAnnotationOnly(segment.text));
+    raw = await repairSkips(raw, audio.samples, measure, covered, again, decode, options.signal);
     if (options.annotations === 'drop') raw = raw.filter((segment) => !isAnnotationOnly(segment.text));
   }
   const segments = shapeSegments(raw, audio.duration, options.params.tinydiarize === true, options.segmentDecoding);

@@ -148,6 +148,16 @@ export interface TranscribeOptions {
    */
   repetitionGuard?: boolean;
   /**
+   * Find stretches where the decoder skipped speech (a segment of a few words over many seconds of speech, or seconds
+   * of speech between two segments with no text: whisper's timestamps jumped over it) and decode each again on its
+   * own; what that recovers replaces the stretch when it holds at least 3 more words and does not loop. Speech is
+   * measured by the VAD: the call's own, or without VAD the engine's VAD model when it is installed (`createSpeech`;
+   * `WhisperModel.transcribe` without `vad` has none, and the guard then does nothing). Nothing before the first
+   * segment or after the last, no stretch over 30 s and none across an annotation is looked at; up to 16 stretches a
+   * call. Default: the model id's (true).
+   */
+  skipGuard?: boolean;
+  /**
    * Audio shorter than this many seconds is encoded with a shorter context than whisper's 30 s window, which a short
    * clip otherwise pays for in full: its length and 1.28 s more, at least 15.36 s (BENCHMARKS.md, "Short clips,
    * second pass"). Should that decode repeat itself or run past a token limit for its length, the clip is decoded
@@ -173,8 +183,8 @@ export interface TranscribeOptions {
   onProgress?: (fraction: number) => void;
   /**
    * Each segment as soon as whisper finishes it (annotation-only ones left out). A loop the repetition guard repairs
-   * afterwards is reported as whisper first wrote it; the result holds the repaired text. Exceptions thrown by the
-   * callback are ignored.
+   * afterwards is reported as whisper first wrote it, and speech the skip guard recovers not at all; the result holds
+   * the repaired text. Exceptions thrown by the callback are ignored.
    */
   onSegment?: (segment: Segment) => void;
 }
@@ -210,6 +220,8 @@ export interface SttModelConfig {
   conditionOnPreviousText?: boolean;
   /** Default of {@link TranscribeOptions.repetitionGuard} for this id. Default true. */
   repetitionGuard?: boolean;
+  /** Default of {@link TranscribeOptions.skipGuard} for this id. Default true. */
+  skipGuard?: boolean;
 }
 
 /** A transcription request to the engine: {@link TranscribeOptions} plus the model id. */

@@ -220,11 +220,22 @@ export class WhisperModel {
     vad: NativeVadParams | undefined,
     track?: (settled: Promise<void>) => void,
     threads?: LiveThreadCount,
+    speechModel?: string,
   ): Promise<Transcription> {
     const model = this.#native;
     if (!model) throw new ClosedError(`the model ${this.path} has been disposed`);
     const modelName = basename(this.path);
-    return runTranscription({ model, info: model.info(), modelName, audio, options, vad, track, threads });
+    return runTranscription({
+      model,
+      info: model.info(),
+      modelName,
+      audio,
+      options,
+      vad,
+      track,
+      threads,
+      speechModel,
+    });
   }
 
   /** Releases the weights once running transcriptions finish. Further calls reject with ClosedError. */

@@ -127,6 +127,7 @@ describe('createSpeech', () => {
       onProgress: (p) => progress.push(p),
       onSegment: (segment) => reported.push(segment.id),
       repetitionGuard: false,
+      skipGuard: false,
       annotations: 'keep',
     });
     expect(progress.length).toBeGreaterThan(1);

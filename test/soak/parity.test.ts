@@ -235,6 +235,7 @@ describe.each(cases)('transcribe() matches whisper-cli: $name', ({ load, cliFlag
       language: 'en',
       timestamps,
       repetitionGuard: false,
+      skipGuard: false,
       annotations: 'keep',
       // whisper-cli's 30 s window on every file (the fitted context for short clips: test/accuracy/stt-accuracy).
       fittedContextSeconds: 0,

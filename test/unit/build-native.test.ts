@@ -55,7 +55,17 @@ describe('scripts/build-native.mjs', () => {
     expect(ffmpeg.stderr).toContain('VOXMILL_GLIBC=2.28 links FFmpeg in (VOXMILL_FFMPEG=static)');
     const blas = build({ PATH: bareBin, VOXMILL_GLIBC: '2.28', VOXMILL_BLAS: 'openblas' });
     expect(blas.status).toBe(1);
-    expect(blas.stderr).toContain('VOXMILL_GLIBC=2.28 builds without OpenBLAS; received VOXMILL_BLAS=openblas');
+    expect(blas.stderr).toContain(
+      "VOXMILL_GLIBC=2.28 cannot link the system's OpenBLAS (built for its own glibc): VOXMILL_BLAS=bundled or none; received openblas",
+    );
+  });
+
+  it('takes VOXMILL_BLAS=bundled for CPU builds only, and names the values it takes', () => {
+    const gpu = build({ PATH: bareBin, VOXMILL_BLAS: 'bundled', VOXMILL_GPU: 'cuda' });
+    expect(gpu.status).toBe(1);
+    expect(gpu.stderr).toContain('VOXMILL_BLAS=bundled is for CPU builds; with VOXMILL_GPU use auto or none');
+    const unknown = build({ PATH: bareBin, VOXMILL_BLAS: 'mkl' });
+    expect(unknown.stderr).toContain("VOXMILL_BLAS must be auto, openblas, bundled or none; received 'mkl'");
   });
 
   it('accepts VOXMILL_CPU=x86-64-v2 only for an x64 build', () => {

@@ -559,6 +559,7 @@ describe('POST /v1/transcriptions form', () => {
         .field('suppress_non_speech', '1')
         .field('condition_on_previous_text', 'FALSE')
         .field('repetition_guard', '0')
+        .field('skip_guard', 'false')
         .field('annotations', 'keep')
         .attach('file', AUDIO_HEADS.wav, 'a'),
     );
@@ -568,11 +569,19 @@ describe('POST /v1/transcriptions form', () => {
       suppressNonSpeech: true,
       conditionOnPreviousText: false,
       repetitionGuard: false,
+      skipGuard: false,
       annotations: 'keep',
     });
     await check(form(agent).attach('file', AUDIO_HEADS.wav, 'a'));
     const plain = engine.transcribeCalls.at(-1)?.options ?? {};
-    for (const key of ['vad', 'suppressNonSpeech', 'conditionOnPreviousText', 'repetitionGuard', 'annotations']) {
+    for (const key of [
+      'vad',
+      'suppressNonSpeech',
+      'conditionOnPreviousText',
+      'repetitionGuard',
+      'skipGuard',
+      'annotations',
+    ]) {
       expect(plain).not.toHaveProperty(key);
     }
   });

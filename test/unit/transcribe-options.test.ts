@@ -9,6 +9,7 @@ const defaults = {
   suppressNonSpeech: true,
   conditionOnPreviousText: false,
   repetitionGuard: true,
+  skipGuard: true,
 };
 
 function rejects(options: unknown): InvalidOptionTypeError | InvalidOptionValueError {

@@ -17,6 +17,7 @@ export const TRANSCRIPTION_FIELDS = [
   'suppress_non_speech',
   'condition_on_previous_text',
   'repetition_guard',
+  'skip_guard',
   'annotations',
 ] as const;
 
@@ -26,6 +27,7 @@ const GUARD_FIELDS = {
   suppress_non_speech: 'suppressNonSpeech',
   condition_on_previous_text: 'conditionOnPreviousText',
   repetition_guard: 'repetitionGuard',
+  skip_guard: 'skipGuard',
 } as const;
 
 export const FILE_FIELD = 'file';
