@@ -75,21 +75,25 @@ export function speechSecondsIn(spans: readonly NativeSpeechSpan[], from: number
  * The stretches of `segments` (input timeline, in order, empty ones left out) where speech was skipped: each gap
  * between two segments, and each segment, of at most MAX_SKIP_SECONDS whose seconds of speech exceed what its words
  * account for by MIN_SKIPPED_SECONDS. Before the first segment and after the last nothing is looked at (a recording's
- * music or noise with no speech beside it stays without text), nor a gap across an annotation whisper wrote there
- * (`covered`: the stretches of segments that were only "(music)" or the like), nor such a segment itself. Only
- * stretches that could hold that much speech (by their length) are measured.
+ * music or noise with no speech beside it stays without text), nor a gap at or across an annotation whisper wrote
+ * there (`covered`: segments that were only "(music)" or the like and have been dropped; those still in `segments`
+ * count the same), nor such a segment itself. Only stretches that could hold that much speech (by their length) are
+ * measured, and none once `limit` are found.
  */
 export async function findSkips(
   segments: readonly NativeSegment[],
   speechSeconds: SpeechSeconds,
   covered: readonly { start: number; end: number }[] = [],
+  limit = Number.POSITIVE_INFINITY,
 ): Promise<SkipWindow[]> {
   const windows: SkipWindow[] = [];
-  const annotated = (from: number, to: number) => covered.some((c) => c.start < to && c.end > from);
-  for (let i = 0; i < segments.length; i++) {
+  const annotations = [...covered, ...segments.filter((segment) => isAnnotationOnly(segment.text))];
+  const annotated = (from: number, to: number) => annotations.some((c) => c.start <= to && c.end >= from);
+  for (let i = 0; i < segments.length && windows.length < limit; i++) {
     const segment = segments[i]!;
+    if (isAnnotationOnly(segment.text)) continue;
     const previous = segments[i - 1];
-    if (previous) {
+    if (previous && !isAnnotationOnly(previous.text)) {
       const [from, to] = [previous.end, segment.start];
       if (to - from >= MIN_SKIPPED_SECONDS && to - from <= MAX_SKIP_SECONDS && !annotated(from, to)) {
         if ((await speechSeconds(from, to)) >= MIN_SKIPPED_SECONDS) windows.push({ from, to, first: i, last: i - 1 });
@@ -97,7 +101,7 @@ export async function findSkips(
     }
     const length = segment.end - segment.start;
     const allowed = wordCount(segment.text) * SECONDS_PER_WORD;
-    if (length - allowed >= MIN_SKIPPED_SECONDS && length <= MAX_SKIP_SECONDS && !isAnnotationOnly(segment.text)) {
+    if (length - allowed >= MIN_SKIPPED_SECONDS && length <= MAX_SKIP_SECONDS && windows.length < limit) {
       if ((await speechSeconds(segment.start, segment.end)) - allowed >= MIN_SKIPPED_SECONDS) {
         windows.push({ from: segment.start, to: segment.end, first: i, last: i });
       }

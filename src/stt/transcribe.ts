@@ -235,13 +235,19 @@ async function repairSkips(
       ? (from, to) => speechSecondsIn(measure.speech, from, to)
       : async (from, to) => {
           const stretch = samples.subarray(Math.floor(from * SAMPLE_RATE), Math.ceil(to * SAMPLE_RATE));
-          const regions = await detectSpeechRegionsInPlace(stretch, {
-            model: measure.speechModel,
-            ...(signal ? { signal } : {}),
-          });
-          return regions.reduce((sum, region) => sum + region.end - region.start, 0);
+          try {
+            const regions = await detectSpeechRegionsInPlace(stretch, {
+              model: measure.speechModel,
+              ...(signal ? { signal } : {}),
+            });
+            return regions.reduce((sum, region) => sum + region.end - region.start, 0);
+          } catch (error) {
+            // The transcription is done: a VAD that fails (a damaged model file) leaves it as it is; an abort ends it.
+            if (signal?.aborted) throw error;
+            return 0;
+          }
         };
-  const skips = (await findSkips(segments, speechSeconds, covered)).slice(0, MAX_REDECODED_SKIPS);
+  const skips = await findSkips(segments, speechSeconds, covered, MAX_REDECODED_SKIPS);
   if (skips.length === 0) return segments;
   const out: NativeSegment[] = [];
   let next = 0;
@@ -256,9 +262,14 @@ async function repairSkips(
       // A failed second look keeps the stretch as it was; only an abort ends the call.
       if (signal?.aborted) throw error;
     }
-    // Annotations ("(music)") are no recovered speech.
+    // Annotations ("(music)") are no recovered speech; the text is counted whole (wordCount rounds per call).
     const words = (list: readonly NativeSegment[]) =>
-      list.reduce((n, s) => n + (isAnnotationOnly(s.text) ? 0 : wordCount(s.text)), 0);
+      wordCount(
+        list
+          .filter((s) => !isAnnotationOnly(s.text))
+          .map((s) => s.text)
+          .join(' '),
+      );
     const recovered = words(redecoded) - words(replaced) >= MIN_RECOVERED_WORDS && findLoops(redecoded).length === 0;
     out.push(...(recovered ? redecoded : replaced));
   }

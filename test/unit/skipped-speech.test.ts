@@ -75,10 +75,29 @@ describe('findSkips', () => {
     const aroundMusic = [spoken(0, 2, 'hello there'), spoken(12, 14, 'how are you')];
     expect(await findSkips(aroundMusic, all)).toHaveLength(1);
     expect(await findSkips(aroundMusic, all, [{ start: 4, end: 10 }])).toEqual([]);
+    // A kept annotation counts as a dropped one: no gap next to it is looked at.
+    const keptMusic = [spoken(0, 2, 'hello there'), spoken(2, 8, '(upbeat music)'), spoken(12, 14, 'how are you')];
+    expect(await findSkips(keptMusic, all)).toEqual([]);
     // Nor a segment that is only an annotation, however long.
     expect(await findSkips([spoken(0, 2, 'a b'), spoken(2, 20, '(upbeat music)'), spoken(20, 22, 'c d')], all)).toEqual(
       [],
     );
+  });
+
+  it('stops measuring once the limit is found', async () => {
+    let measured = 0;
+    const segments = [spoken(0, 1, 'a'), spoken(5, 6, 'b'), spoken(10, 11, 'c'), spoken(15, 16, 'd')];
+    const found = await findSkips(
+      segments,
+      () => {
+        measured++;
+        return 4;
+      },
+      [],
+      2,
+    );
+    expect(found.map((w) => w.first)).toEqual([1, 2]);
+    expect(measured).toBe(2);
   });
 
   it('measures only stretches long enough to hold a skip', async () => {
