@@ -218,9 +218,9 @@ function addonRefusal(target, releaseDir, cpu, { allowNative, allowSystemLibrari
       return `${addon}'s build asks for -march=native (${cachePath}): it would run only on CPUs like the builder's`;
     }
   }
+  // A library beside the addon (the bundled OpenBLAS) ships with it; the others must be on every system.
+  const beside = besideLibraries(addon);
   if (!allowSystemLibraries) {
-    // A library beside the addon (the bundled OpenBLAS) ships with it; the others must be on every system.
-    const beside = besideLibraries(addon);
     const system = foreignLibraries(
       found.format,
       neededLibraries(addon, bytes).filter((name) => !beside.includes(name)),
@@ -232,7 +232,7 @@ function addonRefusal(target, releaseDir, cpu, { allowNative, allowSystemLibrari
       );
     }
   }
-  for (const name of besideLibraries(addon)) {
+  for (const name of beside) {
     const library = binaryMachine(readFileSync(join(releaseDir, name)));
     if (typeof library === 'string' || library.format !== found.format || library.machine !== found.machine) {
       const what = typeof library === 'string' ? library : `built for ${describeMachine(library)}`;
@@ -822,7 +822,7 @@ export async function assemble({
     mkdirSync(join(folder, 'LICENSES'), { recursive: true });
     const { copies, files } = packageContents(releaseDir, builds);
     for (const [from, file] of copies) cpSync(from, join(folder, file), { recursive: true });
-    const openblas = besideLibraries(join(releaseDir, 'voxmill.node')).includes(BUNDLED_OPENBLAS);
+    const openblas = copies.some(([, name]) => name === BUNDLED_OPENBLAS);
     for (const [file, text] of Object.entries(await licenceNotices(spec.ort, { zig, openblas }))) {
       writeFileSync(join(folder, 'LICENSES', file), text);
     }

@@ -214,6 +214,15 @@ async function repairLoops(
 /** Skipped stretches decoded again per call (each costs an encoder pass); further ones stay as they are. */
 const MAX_REDECODED_SKIPS = 16;
 
+/** Words of segments, annotations ("(music)") left out: the text counted whole (wordCount rounds per call). */
+const spokenWords = (list: readonly NativeSegment[]) =>
+  wordCount(
+    list
+      .filter((s) => !isAnnotationOnly(s.text))
+      .map((s) => s.text)
+      .join(' '),
+  );
+
 /**
  * Decodes each stretch where speech was skipped (stt/skipped-speech.ts) again on its own and keeps that when it holds
  * MIN_RECOVERED_WORDS more words than the stretch had and does not loop; otherwise the stretch stays as it was.
@@ -262,15 +271,8 @@ async function repairSkips(
       // A failed second look keeps the stretch as it was; only an abort ends the call.
       if (signal?.aborted) throw error;
     }
-    // Annotations ("(music)") are no recovered speech; the text is counted whole (wordCount rounds per call).
-    const words = (list: readonly NativeSegment[]) =>
-      wordCount(
-        list
-          .filter((s) => !isAnnotationOnly(s.text))
-          .map((s) => s.text)
-          .join(' '),
-      );
-    const recovered = words(redecoded) - words(replaced) >= MIN_RECOVERED_WORDS && findLoops(redecoded).length === 0;
+    const recovered =
+      spokenWords(redecoded) - spokenWords(replaced) >= MIN_RECOVERED_WORDS && findLoops(redecoded).length === 0;
     out.push(...(recovered ? redecoded : replaced));
   }
   out.push(...segments.slice(next));

@@ -36,3 +36,14 @@ export function segment(start: number, end: number, tokens: TokenSpec[], text?: 
     tokens: natives,
   };
 }
+
+/** A segment whose words are tokens of their own (a leading space each), evenly timed. */
+export function spoken(start: number, end: number, text: string): NativeSegment {
+  const words = text.split(' ');
+  const step = (end - start) / words.length;
+  return segment(
+    start,
+    end,
+    words.map((word, i) => ({ text: ` ${word}`, start: start + i * step, end: start + (i + 1) * step })),
+  );
+}

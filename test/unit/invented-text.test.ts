@@ -6,18 +6,7 @@ import { collapseLoops, findLoops, findTextLoops, minRepeats } from '../../src/s
 import { normalizeTranscribeOptions } from '../../src/stt/request.js';
 import { runTranscription } from '../../src/stt/transcribe.js';
 import { CUSTOM_STT_TIER } from '../../src/tiers.js';
-import { segment } from '../helpers/fake-native.js';
-
-/** A segment whose words are tokens of their own (a leading space each), evenly timed. */
-function spoken(start: number, end: number, text: string): NativeSegment {
-  const words = text.split(' ');
-  const step = (end - start) / words.length;
-  return segment(
-    start,
-    end,
-    words.map((word, i) => ({ text: ` ${word}`, start: start + i * step, end: start + (i + 1) * step })),
-  );
-}
+import { spoken } from '../helpers/fake-native.js';
 
 describe('isAnnotationOnly', () => {
   it.each([

@@ -291,14 +291,18 @@ describe('scripts/release/platform-packages.mjs', () => {
         });
         expect(result.status, result.stderr).toBe(0);
       };
-      build(join(release, 'libgfortran-test.so.5'), '-Wl,-soname,libgfortran-test.so.5');
-      build(
-        join(release, 'libscipy_openblas.so'),
-        '-Wl,-soname,libscipy_openblas.so',
-        `-L${release}`,
-        '-l:libgfortran-test.so.5',
-      );
-      build(join(release, 'voxmill.node'), `-L${release}`, '-lscipy_openblas', '-Wl,-rpath,$ORIGIN');
+      // An addon linking a library beside it, which links another beside it.
+      const buildBundled = (dir: string) => {
+        build(join(dir, 'libgfortran-test.so.5'), '-Wl,-soname,libgfortran-test.so.5');
+        build(
+          join(dir, 'libscipy_openblas.so'),
+          '-Wl,-soname,libscipy_openblas.so',
+          `-L${dir}`,
+          '-l:libgfortran-test.so.5',
+        );
+        build(join(dir, 'voxmill.node'), `-L${dir}`, '-lscipy_openblas', '-Wl,-rpath,$ORIGIN');
+      };
+      buildBundled(release);
       const beside = ['libscipy_openblas.so', 'libgfortran-test.so.5'];
       expect(besideLibraries(join(release, 'voxmill.node'))).toEqual(beside);
       expect(packageContents(release).copies).toEqual([
@@ -312,14 +316,7 @@ describe('scripts/release/platform-packages.mjs', () => {
       // A variant must share the very same files: one built against another OpenBLAS is refused.
       const variant = buildFolder('bundled-v2', elfHeader(0x3e), v2);
       writeFileSync(source, 'int bundled_fn(void) { return 2; }\n');
-      build(join(variant, 'libgfortran-test.so.5'), '-Wl,-soname,libgfortran-test.so.5');
-      build(
-        join(variant, 'libscipy_openblas.so'),
-        '-Wl,-soname,libscipy_openblas.so',
-        `-L${variant}`,
-        '-l:libgfortran-test.so.5',
-      );
-      build(join(variant, 'voxmill.node'), `-L${variant}`, '-lscipy_openblas', '-Wl,-rpath,$ORIGIN');
+      buildBundled(variant);
       expect(refusal('linux-x64', release, { ...checks, variants: { 'x86-64-v2': variant } })).toMatch(
         /^the x86-64-v2 variant: it links libscipy_openblas\.so, which .*bundled.Release has in another build: build both with the same VOXMILL_BLAS$/,
       );

@@ -5,20 +5,9 @@ import { normalizeTranscribeOptions } from '../../src/stt/request.js';
 import { findSkips, speechSecondsIn, wordCount } from '../../src/stt/skipped-speech.js';
 import { runTranscription } from '../../src/stt/transcribe.js';
 import { CUSTOM_STT_TIER } from '../../src/tiers.js';
-import { segment } from '../helpers/fake-native.js';
+import { spoken } from '../helpers/fake-native.js';
 
 const RATE = 16_000;
-
-/** A segment whose words are tokens of their own, evenly timed. */
-function spoken(start: number, end: number, text: string): NativeSegment {
-  const words = text.split(' ');
-  const step = (end - start) / words.length;
-  return segment(
-    start,
-    end,
-    words.map((word, i) => ({ text: ` ${word}`, start: start + i * step, end: start + (i + 1) * step })),
-  );
-}
 
 describe('wordCount', () => {
   it('counts words, and a word per two letters of scripts written without spaces, mixed text both', () => {
