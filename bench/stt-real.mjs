@@ -119,6 +119,10 @@ const FLAGS = {
     'no temperature fallback (default: fallback steps of 0.2, as the accuracy test and\n' +
       'whisper-cli and faster-whisper by default; on these clips no engine falls back)',
   ),
+  peers: flag.list(
+    "the peers run beside voxmill (fw-int8, the target's yardstick, always runs; leaving out the others shortens a run)",
+    Object.fromEntries(PEERS.map((peer) => [peer, peer])),
+  ),
   python: flag.string("the peers' Python", {
     value: 'PATH',
     defaultText: 'the last line `bash scripts/peers-setup.sh` prints',
@@ -358,7 +362,8 @@ async function main() {
   const gnuTime = hasGnuTime();
   const scratch = mkdtempSync(join(tmpdir(), 'voxmill-bench-real-'));
   const ctx = { gnuTime, scratch, cli, python };
-  const engineNames = [...new Set(['voxmill', ...settings.variants.map((v) => VARIANTS[v])]), ...PEERS];
+  const peers = PEERS.filter((peer) => peer === 'fw-int8' || settings.peers.includes(peer));
+  const engineNames = [...new Set(['voxmill', ...settings.variants.map((v) => VARIANTS[v])]), ...peers];
   const identities = Object.fromEntries(names.map((n) => [n, identity(models[n])]));
 
   const cases = [];
@@ -413,7 +418,7 @@ async function main() {
       });
       process.stdout.write(
         `[${repeat + 1}/${settings.repeats}] ${c.model} beam ${c.beamSize} ${c.audio} (${order.join(' > ')}; load ${loadAverageText()}): ` +
-          `${parts.join(' | ')}${result['whisper-cli'].text === v.text ? '' : " (whisper-cli's text differs)"}\n`,
+          `${parts.join(' | ')}${(result['whisper-cli']?.text ?? v.text) === v.text ? '' : " (whisper-cli's text differs)"}\n`,
       );
     }
   }
