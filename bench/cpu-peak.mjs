@@ -4,7 +4,8 @@
 //   npm run bench:cpu-peak [-- --repeats 3] [-- --models tiny.en,base]
 //
 // 1. The peak: bench/native/fma-peak.cc compiled twice with g++ (-mavx2 -mfma, and -mavx512f when the CPU has it),
-//    each the best of 5 rounds of 16 independent FMA chains on one thread: GFLOP/s for FP32.
+//    each the best of 5 rounds of independent FMA chains on one thread (16 with AVX-512, 12 with AVX2: its 16
+//    registers hold no more without a spill): GFLOP/s for FP32.
 // 2. The encoder's work for one 30 s window (1500 audio frames T, width d, L layers): the two input convolutions
 //    (2·T'·80·d·3 with T' = 3000, and 2·T·d·d·3) and per layer 24·T·d² (the Q, K, V and output projections, 8·T·d²,
 //    and the 4d-wide MLP, 16·T·d²) plus 4·T²·d (scores and the weighted sum). tiny.en (d 384, 4 layers): 36.9 GFLOP;
