@@ -21,8 +21,8 @@ constexpr const char* kName = "avx2";
 inline Vector Fma(Vector a, Vector b, Vector c) { return _mm256_fmadd_ps(a, b, c); }
 inline Vector Splat(float x) { return _mm256_set1_ps(x); }
 // 16 vector registers: 16 chains and a constant do not fit, and the chain the compiler spills to memory paces the
-// whole loop (52.2 GFLOP/s measured on a Zen 3 with 16 chains, 91.6-93.7 with 8-14). 12 chains still cover two
-// pipes of 5-cycle FMAs.
+// whole loop (52.2 GFLOP/s measured on a Zen 3 with 16 chains, 91.3-93.7 with 8-14). 12 chains still cover two
+// pipes of 4- and 5-cycle FMAs.
 constexpr int kChains = 12;
 #endif
 
