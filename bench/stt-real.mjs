@@ -356,13 +356,15 @@ async function main() {
   const names = settings.models.flatMap((m) => [MODELS[m].ggml, MODELS[m].ct2]);
   const models = realModels(names);
   const python = peersPython(settings.python);
+  const peers = PEERS.filter((peer) => peer === 'fw-int8' || settings.peers.includes(peer));
+  // whisper-cli's build also gives the quantizer: built only when one of the two runs.
+  const needsCli = peers.includes('whisper-cli') || settings.variants.some((variant) => variant !== 'f16');
   const { ensureWhisperCli, quantizeBeside } = await import('./build-whisper-cli.mjs');
-  const cli = ensureWhisperCli();
-  const quantize = quantizeBeside(cli);
+  const cli = needsCli ? ensureWhisperCli() : undefined;
+  const quantize = cli && quantizeBeside(cli);
   const gnuTime = hasGnuTime();
   const scratch = mkdtempSync(join(tmpdir(), 'voxmill-bench-real-'));
   const ctx = { gnuTime, scratch, cli, python };
-  const peers = PEERS.filter((peer) => peer === 'fw-int8' || settings.peers.includes(peer));
   const engineNames = [...new Set(['voxmill', ...settings.variants.map((v) => VARIANTS[v])]), ...peers];
   const identities = Object.fromEntries(names.map((n) => [n, identity(models[n])]));
 
@@ -394,7 +396,7 @@ async function main() {
   const decoding = settings.beamSize.map((beamSize) => decodingText({ ...settings, beamSize })).join('; ');
   process.stdout.write(
     `voxmill STT bench, real weights: ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}\n` +
-      `whisper-cli: ${cli}\nfaster-whisper: ${python} ${peerScript}\n` +
+      `whisper-cli: ${cli ?? 'not run'}\nfaster-whisper: ${python} ${peerScript}\n` +
       `peak RSS: VmHWM after the first call (voxmill, faster-whisper), ` +
       `${gnuTime ? 'GNU time %M' : 'VmHWM polled every 5 ms'} (whisper-cli)\n` +
       `decoding: ${decoding}\n` +
@@ -411,6 +413,7 @@ async function main() {
       for (const engine of order) result[engine] = await runEngine(engine, c, caseSettings, ctx);
       runs.get(c).push(result);
       const v = result.voxmill;
+      const cliDiffers = result['whisper-cli'] !== undefined && result['whisper-cli'].text !== v.text;
       const parts = engineNames.map((engine) => {
         const r = result[engine];
         const warm = r.warmMs === null ? '' : `, warm ${sec(r.warmMs)}`;
@@ -418,7 +421,7 @@ async function main() {
       });
       process.stdout.write(
         `[${repeat + 1}/${settings.repeats}] ${c.model} beam ${c.beamSize} ${c.audio} (${order.join(' > ')}; load ${loadAverageText()}): ` +
-          `${parts.join(' | ')}${(result['whisper-cli']?.text ?? v.text) === v.text ? '' : " (whisper-cli's text differs)"}\n`,
+          `${parts.join(' | ')}${cliDiffers ? " (whisper-cli's text differs)" : ''}\n`,
       );
     }
   }

@@ -410,11 +410,10 @@ describe('whisper.cpp never sees, or never acts on, non-finite values', () => {
     try {
       const jfk = (await native().decodeAudio(sharedAudio('jfk.wav'), decodeOptions(60)).promise).samples;
       const params = { ...transcribeParams, temperatureIncrement: 0, beamSize: 2, tokenTimestamps: true };
-      const fixed = await f16.transcribe(jfk, { ...params, threads: 2 }).promise;
+      const texts = (result: { segments: { text: string }[] }) => result.segments.map((segment) => segment.text);
+      const fixed = texts(await f16.transcribe(jfk, { ...params, threads: 2 }).promise);
       // A fixed count of 1 and of 2 agree, or the comparison below could not tell a switch's harm from the kernels'.
-      expect((await f16.transcribe(jfk, params).promise).segments.map((segment) => segment.text)).toEqual(
-        fixed.segments.map((segment) => segment.text),
-      );
+      expect(texts(await f16.transcribe(jfk, params).promise)).toEqual(fixed);
       const job = f16.transcribe(jfk, params);
       let threads = 1;
       const flip = setInterval(() => {
@@ -423,7 +422,7 @@ describe('whisper.cpp never sees, or never acts on, non-finite values', () => {
       }, 2);
       try {
         const changing = await job.promise;
-        expect(changing.segments.map((segment) => segment.text)).toEqual(fixed.segments.map((segment) => segment.text));
+        expect(texts(changing)).toEqual(fixed);
       } finally {
         clearInterval(flip);
       }
