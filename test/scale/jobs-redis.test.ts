@@ -24,11 +24,17 @@ afterEach(async () => {
   cluster = undefined;
 });
 
-/** Every job completed, once: one finished run each, one callback each, all signatures valid, results kept. */
-async function expectExactlyOnce(c: Cluster, ids: string[]): Promise<void> {
+/**
+ * Every job completed, once: one finished run each, one callback each, all signatures valid, results kept.
+ * `killedMidRun`: jobs a killed worker may have finished without logging it. A worker's `job_run` line is written
+ * after BullMQ has committed the completion to Redis (and queued the callback); a SIGKILL between the two leaves a job
+ * completed, with its one callback, and no line. Such a job is not lost: its status and its single delivery, checked
+ * below, show it ran once.
+ */
+async function expectExactlyOnce(c: Cluster, ids: string[], killedMidRun = 0): Promise<void> {
   const runs = c.runsById();
   const completedRuns = ids.map((id) => (runs.get(id) ?? []).filter((run) => run.status === 'completed').length);
-  expect(completedRuns.filter((n) => n === 0)).toHaveLength(0); // lost
+  expect(completedRuns.filter((n) => n === 0).length).toBeLessThanOrEqual(killedMidRun); // lost (or unlogged)
   expect(completedRuns.filter((n) => n > 1)).toHaveLength(0); // duplicated
   const wanted = new Set<string | undefined>(ids);
   const deliveries = c.receiver.deliveries.filter((d) => wanted.has(d.id));
@@ -56,7 +62,7 @@ describe('jobs on Redis across processes', () => {
     victim?.child.kill('SIGKILL');
     await c.allCalledBack(ids, scaledMs(600_000));
     expect(await victim?.exited).toBe('SIGKILL');
-    await expectExactlyOnce(c, ids);
+    await expectExactlyOnce(c, ids, 1); // the victim runs one job at a time
     // The job the killed worker held ran again elsewhere.
     const retried: number[] = [];
     for (const id of ids) retried.push((await c.get(id)).body.attempts);
