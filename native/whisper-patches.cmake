@@ -41,6 +41,14 @@
 #   0014  The BLAS backend takes only products of more than 448 rows (the encoder's 768-3000), so the decoder's
 #         prompt pass (up to 228 tokens) runs on ggml's own f16 kernels instead of converting every decoder matrix to
 #         f32 for OpenBLAS on each pass: prompt passes 2.1x faster. Not bit-identical.
+#   0015  ggml's pad (ops.cpp) copies whole rows when only the first dimension grows at its end (the cross-attention
+#         softmax padded to 32 keys by 0008, every decoder step): it went value by value with the outermost
+#         dimension innermost, 3 % of a beam-5 call. Bit-identical.
+#   0016  Beam search's draws (whisper_sample_token_topk) without the work nothing reads: upstream sorted a copy of
+#         the logits for the 5 best and never used it, and built a std::discrete_distribution (two vectors of n_vocab
+#         doubles) per decoder and step. The table of cumulative probabilities is the decoder's, made once per step,
+#         and the draws are libstdc++'s exactly, so results are bit-identical with gcc's build (and now the same with
+#         libc++'s, whose draws differed).
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -504,6 +512,107 @@ voxmill_edit(0013 1
                 }
             }
 ]=])
+# --- 0016 Beam search's draws without the unused work ---------------------------------------------------------------
+# whisper_sample_token_topk filled a vector of (logit, id) pairs for every token and partially sorted it for the k best,
+# then drew k tokens from the probabilities instead (upstream's beam search samples, also at temperature 0) and never
+# read the sort. Each draw went through a std::discrete_distribution, which copies the n_vocab probabilities into
+# doubles, normalizes them and builds their cumulative sums in a second vector, per decoder and step. Here the sort is
+# gone and the cumulative table lives in the decoder (allocated once), made with libstdc++'s arithmetic in its order
+# (the sum in double, each weight divided by it, the running sum, the last entry 1) and searched as it does
+# (std::lower_bound of a canonical double). gcc's build draws the same tokens bit for bit; a libc++ build (zig's), whose
+# discrete_distribution draws differently, now draws what gcc's does. Greedy sampling at a temperature (the fallback)
+# uses the same draw.
+voxmill_edit(0016 1
+  "    mutable std::mt19937 rng; // used for sampling at t > 0.0"
+  [=[    mutable std::mt19937 rng; // used for sampling at t > 0.0
+
+    // voxmill patch 0016: the cumulative probabilities of a draw, kept to avoid an allocation per step
+    mutable std::vector<double> voxmill_cdf;]=])
+voxmill_edit(0016 1
+  "static whisper_token_data whisper_sample_token("
+  [=[// voxmill patch 0016: the table std::discrete_distribution<int>(probs) builds, with libstdc++'s arithmetic in its
+// order (accumulate in double from 0.0, each weight divided by the sum, partial_sum, the last entry set to 1); empty
+// for fewer than two weights, as there.
+static void voxmill_fill_cdf(const std::vector<float> & probs, std::vector<double> & cdf) {
+    const size_t n = probs.size();
+    cdf.clear();
+    if (n < 2) {
+        return;
+    }
+    double sum = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        sum = sum + probs[i];
+    }
+    cdf.resize(n);
+    double running = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        const double weight = (double) probs[i] / sum;
+        running = i == 0 ? weight : running + weight;
+        cdf[i] = running;
+    }
+    cdf[n - 1] = 1.0;
+}
+
+// voxmill patch 0016: one draw from that table as libstdc++'s discrete_distribution draws (0 without a table, the
+// generator untouched)
+static int voxmill_draw(const std::vector<double> & cdf, std::mt19937 & rng) {
+    if (cdf.empty()) {
+        return 0;
+    }
+    const double u = std::generate_canonical<double, std::numeric_limits<double>::digits>(rng);
+    return (int) (std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
+}
+
+static whisper_token_data whisper_sample_token(]=])
+voxmill_edit(0016 1
+  [=[        std::discrete_distribution<> dist(probs.begin(), probs.end());
+
+        result.id   = dist(decoder.rng);]=]
+  [=[        // voxmill patch 0016: the same draw without a distribution object
+        voxmill_fill_cdf(probs, decoder.voxmill_cdf);
+        result.id   = voxmill_draw(decoder.voxmill_cdf, decoder.rng);]=])
+voxmill_edit(0016 1
+  [=[    const auto & logits   = decoder.logits;
+    const auto & logprobs = decoder.logprobs;
+
+    const int n_logits = vocab.n_vocab;
+
+    auto & logits_id = decoder.logits_id;
+]=]
+  [=[    const auto & logprobs = decoder.logprobs;
+
+    const int n_logits = vocab.n_vocab;
+]=])
+voxmill_edit(0016 1
+  [=[    logits_id.resize(n_logits);
+    for (int i = 0; i < n_logits; ++i) {
+        logits_id[i].first = logits[i];
+        logits_id[i].second = i;
+    }
+
+    {
+        using pair_type = std::remove_reference<decltype(logits_id)>::type::value_type;
+        std::partial_sort(
+                logits_id.begin(),
+                logits_id.begin() + k, logits_id.end(),
+                [](const pair_type & a, const pair_type & b) {
+            return a.first > b.first;
+        });
+    }
+]=]
+  [=[    // voxmill patch 0016: upstream sorted the logits for the k best here and never read the result
+]=])
+voxmill_edit(0016 1
+  [=[    std::discrete_distribution<> dist(probs.begin(), probs.end());
+
+    for (int i = 0; i < k; ++i) {
+        const auto id = dist(decoder.rng);]=]
+  [=[    // voxmill patch 0016: one table for the k draws
+    voxmill_fill_cdf(probs, decoder.voxmill_cdf);
+
+    for (int i = 0; i < k; ++i) {
+        const auto id = voxmill_draw(decoder.voxmill_cdf, decoder.rng);]=])
+
 voxmill_patch_end(whisper whisper.cpp src/whisper.cpp)
 
 voxmill_patch_begin(ggml/src/ggml-cpu/ops.cpp)
@@ -652,6 +761,43 @@ static inline void voxmill_vec_max_f32(const int n, float * s, const float * x) 
 // ggml_compute_forward_dup
 ]=])
 voxmill_edit(0006 5 "ggml_vec_max_f32(" "voxmill_vec_max_f32(")
+
+# --- 0015 ggml's pad copies whole rows when only the first dimension grows at its end --------------------------------
+# ggml_compute_forward_pad_f32 wrote one value at a time, testing each index against every pad and with the outermost
+# dimension innermost. 0008 pads the cross-attention's softmax (1,500 -> 1,504 keys) in every decoder layer and step:
+# 3.2 % of a tiny.en beam-5 call on gb0 (perf, Zen 3). That case (no circular padding, nothing added before any
+# dimension or after the other three, rows contiguous) copies each row and zeroes its tail; the same values, the same
+# rows per thread.
+voxmill_edit(0015 1
+  [=[    // TODO: optimize
+
+    for (int64_t i2 = 0; i2 < ne2; ++i2) {
+        for (int64_t i1 = ith; i1 < ne1; i1 += nth) {
+            for (int64_t i0 = 0; i0 < ne0; ++i0) {
+                for (int64_t i3 = 0; i3 < ne3; ++i3) {
+                    // circular means]=]
+  [=[    // voxmill patch 0015: rows copied whole when only dimension 0 grows, at its end
+    if constexpr (!circular_t) {
+        if (lp0 == 0 && lp1 == 0 && rp1 == 0 && lp2 == 0 && rp2 == 0 && lp3 == 0 && rp3 == 0 &&
+            nb00 == sizeof(float) && ne0 == ne00 + rp0) {
+            for (int64_t i3 = 0; i3 < ne3; ++i3) {
+                for (int64_t i2 = 0; i2 < ne2; ++i2) {
+                    for (int64_t i1 = ith; i1 < ne1; i1 += nth) {
+                        float * row = dst_ptr + i3*(ne0*ne1*ne2) + i2*(ne0*ne1) + i1*ne0;
+                        memcpy(row, (const char *) src0->data + i3*nb03 + i2*nb02 + i1*nb01, ne00*sizeof(float));
+                        memset(row + ne00, 0, (ne0 - ne00)*sizeof(float));
+                    }
+                }
+            }
+            return;
+        }
+    }
+
+    for (int64_t i2 = 0; i2 < ne2; ++i2) {
+        for (int64_t i1 = ith; i1 < ne1; i1 += nth) {
+            for (int64_t i0 = 0; i0 < ne0; ++i0) {
+                for (int64_t i3 = 0; i3 < ne3; ++i3) {
+                    // circular means]=])
 
 voxmill_patch_end(ggml-cpu ggml-cpu/ops.cpp ggml/src/ggml-cpu/ops.cpp)
 
