@@ -42,14 +42,14 @@
 #         prompt pass (up to 228 tokens) runs on ggml's own f16 kernels instead of converting every decoder matrix to
 #         f32 for OpenBLAS on each pass: prompt passes 2.1x faster. Not bit-identical.
 #   0015  ggml's pad (ops.cpp) copies whole rows when only the first dimension grows at its end (the cross-attention
-#         softmax padded to a multiple of 32 keys by 0008, every decoder step): it went value by value with the outermost
-#         dimension innermost, 3 % of a beam-5 call. Bit-identical.
+#         softmax padded to a multiple of 32 keys by 0008, every decoder step): it went value by value with the
+#         outermost dimension innermost, 3 % of a beam-5 call. Bit-identical.
 #   0016  Beam search's draws (whisper_sample_token_topk) without the work nothing reads: upstream sorted a copy of
-#         the logits for the k (beam size) best and never used it, and built a std::discrete_distribution (two vectors of n_vocab
-#         doubles) per decoder and step. The table of cumulative probabilities is the decoder's, made once per step,
-#         and the draws are libstdc++'s exactly, so results are bit-identical with gcc's build (and libc++'s now draw
-#         the same, whose discrete_distribution drew otherwise; but for a canonical draw of 1.0, about 2^-42 a draw,
-#         which libstdc++ clamps below 1 and libc++ does not).
+#         the logits for the k (beam size) best and never used it, and built a std::discrete_distribution (two
+#         vectors of n_vocab doubles) per decoder and step. The table of cumulative probabilities is the decoder's,
+#         made once per step, and the draws are libstdc++'s exactly: bit-identical with gcc's build. A libc++ build,
+#         whose discrete_distribution drew otherwise, now draws the same, but for a canonical draw of 1.0 (about
+#         once in 2^42 draws), which libstdc++ clamps below 1 and libc++ does not.
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -522,8 +522,7 @@ voxmill_edit(0013 1
 # (the sum in double, each weight divided by it, the running sum, the last entry 1) and searched as it does
 # (std::lower_bound of a canonical double). gcc's build draws the same tokens bit for bit; a libc++ build (zig's), whose
 # discrete_distribution draws differently, now draws what gcc's does (libc++'s canonical double is not clamped below 1,
-# a difference once in about 2^42 draws). Greedy sampling at a temperature (the fallback)
-# uses the same draw.
+# a difference once in about 2^42 draws). Greedy sampling at a temperature (the fallback) uses the same draw.
 voxmill_edit(0016 1
   "    mutable std::mt19937 rng; // used for sampling at t > 0.0"
   [=[    mutable std::mt19937 rng; // used for sampling at t > 0.0
@@ -537,14 +536,15 @@ voxmill_edit(0016 1
 // for fewer than two weights, as there.
 static void voxmill_fill_cdf(const std::vector<float> & probs, std::vector<double> & cdf) {
     const size_t n = probs.size();
-    cdf.clear();
     if (n < 2) {
+        cdf.clear();
         return;
     }
     double sum = 0.0;
     for (size_t i = 0; i < n; ++i) {
         sum = sum + probs[i];
     }
+    // Every entry is written below: a resize to the size it already has (each step's) zeroes nothing.
     cdf.resize(n);
     double running = 0.0;
     for (size_t i = 0; i < n; ++i) {
@@ -768,8 +768,8 @@ voxmill_edit(0006 5 "ggml_vec_max_f32(" "voxmill_vec_max_f32(")
 # ggml_compute_forward_pad_f32 wrote one value at a time, testing each index against every pad and with the outermost
 # dimension innermost. 0008 pads the cross-attention's softmax (1,500 -> 1,504 keys) in every decoder layer and step:
 # 3.2 % of a tiny.en beam-5 call on gb0 (perf, Zen 3). That case (no circular padding, nothing added before any
-# dimension or after the other three, no crop, rows contiguous) copies each row and zeroes its tail; the same values, the same
-# rows per thread.
+# dimension or after the other three, no crop, rows contiguous) copies each row and zeroes its tail; the same values,
+# the same rows per thread.
 voxmill_edit(0015 1
   [=[    // TODO: optimize
 
