@@ -1,8 +1,9 @@
 # voxmill's patch set over the pinned whisper.cpp (the whisper-cpp-src package, ggml included; see package.json).
 #
 # The addon compiles copies of whisper.cpp's src/whisper.cpp and of ggml's CPU operators (ggml/src/ggml-cpu/ops.cpp),
-# graph runner (ggml-cpu.c) and vector kernels (vec.cpp), and of its BLAS backend (ggml/src/ggml-blas/ggml-blas.cpp, in
-# builds with BLAS), written into the build tree with the numbered edits below; the source tree is left as it is.
+# graph runner (ggml-cpu.c), vector kernels (vec.cpp) and llamafile's tiled products (llamafile/sgemm.cpp), and of its
+# BLAS backend (ggml/src/ggml-blas/ggml-blas.cpp, in builds with BLAS), written into the build tree with the numbered
+# edits below; the source tree is left as it is.
 # Each edit names text that must occur exactly the given number of times in the pinned upstream, so an upgrade that
 # moves or changes it fails at configure time naming the patch, and the patch cannot silently disappear. Edits apply
 # in order; a later one sees the text the earlier ones wrote. What each patch measured is in BENCHMARKS.md, "Faster
@@ -50,6 +51,10 @@
 #         made once per step, and the draws are libstdc++'s exactly: bit-identical with gcc's build. A libc++ build,
 #         whose discrete_distribution drew otherwise, now draws the same, but for a canonical draw of 1.0 (about
 #         once in 2^42 draws), which libstdc++ clamps below 1 and libc++ does not.
+#   0017  llamafile's f16 products of 4-6 columns (beam search's batched decoder rows) with an inner dimension of 256
+#         or more, on 16-register x64 builds (AVX2 without AVX-512): one pass of single-row tiles instead of two
+#         passes of 4-row tiles, and for any row count (a multilingual vocabulary's 51,865 rows went to ggml's dot
+#         products). Bit-identical where upstream's tiles took the product; a beam-5 decoder step 15-27 % faster.
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -932,3 +937,82 @@ voxmill_edit(0014 1
   "                   (ne0 >= min_batch && ne1 > 448 && ne10 >= min_batch) && // voxmill patch 0014")
 
 voxmill_patch_end(ggml-blas ggml-blas.cpp ggml/src/ggml-blas/ggml-blas.cpp)
+
+voxmill_patch_begin(ggml/src/ggml-cpu/llamafile/sgemm.cpp)
+
+# --- 0017 Beam search's f16 products in one pass of single-row tiles (16-register x64) -----------------------------
+# A beam-5 decoder step multiplies every f16 weight matrix by 5 columns (one per beam). With 16 vector registers
+# (AVX2 without AVX-512), tinyBLAS covers 4, 5 or 6 columns as two tiles per 4 rows (4x2 + 4x2, 4x3 + 4x2, 4x3 + 4x3)
+# and takes only row counts that are a multiple of 4, so a multilingual model's vocabulary projection (51,865 rows,
+# the largest product of a step) went to ggml_vec_dot_f16, one row and one column at a time (19 % of a base beam-5
+# call on gb0, perf). A decoder step reads all its weights (56 MB for tiny.en, 97 MB for base, more than the L3) from
+# memory, and there one row against all the columns at a time is faster. Measured on a Zen 3 EPYC (2 threads, f16
+# matrices streamed from memory, a microbenchmark with this file's tile code): 5 columns, vocabulary 51,864 x 384
+# 3.81 -> 2.75 ms, 51,864 x 512 5.16 -> 3.83 ms; 36 streamed 512 x 512 matrices 2.35 -> 1.58 ms; 4 columns 4.17 ->
+# 3.09 ms. With an inner dimension under 256 (the attention scores' 64 per head) the 4-row tiles stay faster (64:
+# 2.2-2.7 against 5.0 ms), so those products keep them. whisper-cli, gb0, beam 5, 2 threads, 3 interleaved rounds:
+# batched decoder steps tiny.en 1.71-1.87 -> 1.35-1.38 ms, base 3.18-3.69 -> 2.58-2.81 ms. Each output is the sum
+# over the inner dimension, vector by vector with the same fused multiply-adds, reduced by the same hsum: bit-identical
+# where upstream's tiles took the product (tiny.en: every beam-5 output of the 24-case comparison identical, token
+# probabilities included). A vocabulary of a row count not a multiple of 4 is now summed in tinyBLAS's order instead
+# of ggml_vec_dot_f16's (base: the same tokens, text and timestamps on those cases, probabilities within 4e-6), so
+# whisper-cli carries this patch too. Rows are claimed in chunks from the thread pool's counter, as upstream's jobs.
+voxmill_edit(0017 1
+  "#include \"sgemm.h\""
+  "#include \"llamafile/sgemm.h\" // voxmill: this copy is compiled from the build tree\n#include <algorithm>")
+voxmill_edit(0017 1
+  [=[#else  // VECTOR_REGISTERS == 16
+        if (m % 16 == 0 && (m/16 >= params->nth)) {
+            const int64_t SIZE_N = BLOCK_SIZE<3>(n);
+            mnpack<4, 3, 4>(m, n, SIZE_N, 24);
+            return true;
+        }]=]
+  [=[#else  // VECTOR_REGISTERS == 16
+        // voxmill patch 0017: 4-6 f16 columns in one pass of single-row tiles
+        if constexpr (std::is_same_v<TA, ggml_fp16_t>) {
+            if (n >= 4 && n <= 6 && k >= 256) {
+                if (n == 4) { voxmill_rows<4>(m); }
+                if (n == 5) { voxmill_rows<5>(m); }
+                if (n == 6) { voxmill_rows<6>(m); }
+                return true;
+            }
+        }
+        if (m % 16 == 0 && (m/16 >= params->nth)) {
+            const int64_t SIZE_N = BLOCK_SIZE<3>(n);
+            mnpack<4, 3, 4>(m, n, SIZE_N, 24);
+            return true;
+        }]=])
+voxmill_edit(0017 1
+  [=[  private:
+    template <int RM, int RN, int BM>
+    inline void mnpack(int64_t m, int64_t n, int64_t SIZE_N, int64_t BN) {
+        if (SIZE_N == RN) {
+            return gemm<RM, RN, BM>(m, n, BN);
+        }]=]
+  [=[  private:
+    // voxmill patch 0017: every row against all RN columns, rows claimed in chunks (about 16 per thread, at least
+    // 16 rows each) from the thread pool's counter, as gemm() claims its jobs.
+    template <int RN>
+    NOINLINE void voxmill_rows(int64_t m) {
+        const int64_t chunk = std::max<int64_t>(16, m / (16 * params->nth));
+        const int64_t nchunks = (m + chunk - 1) / chunk;
+        if (params->ith == 0) {
+            ggml_threadpool_chunk_set(params->threadpool, params->nth);
+        }
+        ggml_barrier(params->threadpool);
+        for (int64_t job = params->ith; job < nchunks; job = ggml_threadpool_chunk_add(params->threadpool, 1)) {
+            const int64_t end = std::min(m, (job + 1) * chunk);
+            for (int64_t ii = job * chunk; ii < end; ++ii) {
+                gemm_bloc<1, RN>(ii, 0);
+            }
+        }
+        ggml_barrier(params->threadpool);
+    }
+
+    template <int RM, int RN, int BM>
+    inline void mnpack(int64_t m, int64_t n, int64_t SIZE_N, int64_t BN) {
+        if (SIZE_N == RN) {
+            return gemm<RM, RN, BM>(m, n, BN);
+        }]=])
+
+voxmill_patch_end(ggml-cpu ggml-cpu/llamafile/sgemm.cpp ggml/src/ggml-cpu/llamafile/sgemm.cpp)
