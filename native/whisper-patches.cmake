@@ -947,7 +947,7 @@ voxmill_patch_begin(ggml/src/ggml-cpu/llamafile/sgemm.cpp)
 # the largest product of a step) went to ggml_vec_dot_f16, one row and one column at a time (19 % of a base beam-5
 # call on gb0, perf). A decoder step reads all its weights (56 MB for tiny.en, 97 MB for base, more than the L3) from
 # memory, and there one row against all the columns at a time is faster. Measured on a Zen 3 EPYC (2 threads, f16
-# matrices streamed from memory, a microbenchmark with this file's tile code): 5 columns, vocabulary 51,864 x 384
+# matrices streamed from memory, bench/native/sgemm-tiles.cc): 5 columns, vocabulary 51,864 x 384
 # 3.81 -> 2.75 ms, 51,864 x 512 5.16 -> 3.83 ms; 36 streamed 512 x 512 matrices 2.35 -> 1.58 ms; 4 columns 4.17 ->
 # 3.09 ms. With an inner dimension under 256 (the attention scores' 64 per head) the 4-row tiles stay faster (64:
 # 2.2-2.7 against 5.0 ms), so those products keep them. whisper-cli, gb0, beam 5, 2 threads, 3 interleaved rounds:
