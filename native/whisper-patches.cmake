@@ -52,9 +52,10 @@
 #         whose discrete_distribution drew otherwise, now draws the same, but for a canonical draw of 1.0 (about
 #         once in 2^42 draws), which libstdc++ clamps below 1 and libc++ does not.
 #   0017  llamafile's f16 products of 4-6 columns (beam search's batched decoder rows) with an inner dimension of 256
-#         or more, on 16-register x64 builds (AVX2 without AVX-512): one pass of single-row tiles instead of two
-#         passes of 4-row tiles, and for any row count (a multilingual vocabulary's 51,865 rows went to ggml's dot
-#         products). Bit-identical where upstream's tiles took the product; a beam-5 decoder step 15-27 % faster.
+#         or more, on 16-register x64 builds (AVX or AVX2 with F16C, no AVX-512): one pass of single-row tiles
+#         instead of two passes of 4-row tiles, and for any row count (a multilingual vocabulary's 51,865 rows went
+#         to ggml's dot products). Bit-identical where upstream's tiles took the product; beam-5 decoder steps
+#         14-28 % faster on AVX2.
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -942,7 +943,7 @@ voxmill_patch_begin(ggml/src/ggml-cpu/llamafile/sgemm.cpp)
 
 # --- 0017 Beam search's f16 products in one pass of single-row tiles (16-register x64) -----------------------------
 # A beam-5 decoder step multiplies every f16 weight matrix by 5 columns (one per beam). With 16 vector registers
-# (AVX2 without AVX-512), tinyBLAS covers 4, 5 or 6 columns as two tiles per 4 rows (4x2 + 4x2, 4x3 + 4x2, 4x3 + 4x3)
+# (AVX2 or AVX with F16C, no AVX-512), tinyBLAS covers 4, 5 or 6 columns as two tiles per 4 rows (4x2 + 4x2, 4x3 + 4x2, 4x3 + 4x3)
 # and takes only row counts that are a multiple of 4, so a multilingual model's vocabulary projection (51,865 rows,
 # the largest product of a step) went to ggml_vec_dot_f16, one row and one column at a time (19 % of a base beam-5
 # call on gb0, perf). A decoder step reads all its weights (56 MB for tiny.en, 97 MB for base, more than the L3) from
@@ -950,13 +951,14 @@ voxmill_patch_begin(ggml/src/ggml-cpu/llamafile/sgemm.cpp)
 # matrices streamed from memory, bench/native/sgemm-tiles.cc): 5 columns, vocabulary 51,864 x 384
 # 3.81 -> 2.75 ms, 51,864 x 512 5.16 -> 3.83 ms; 36 streamed 512 x 512 matrices 2.35 -> 1.58 ms; 4 columns 4.17 ->
 # 3.09 ms. With an inner dimension under 256 (the attention scores' 64 per head) the 4-row tiles stay faster (64:
-# 2.2-2.7 against 5.0 ms), so those products keep them. whisper-cli, gb0, beam 5, 2 threads, 3 interleaved rounds:
+# 2.35-2.71 against 4.96-5.15 ms), so those products keep them. whisper-cli, gb0, beam 5, 2 threads, 3 interleaved rounds:
 # batched decoder steps tiny.en 1.71-1.87 -> 1.35-1.38 ms, base 3.18-3.69 -> 2.58-2.81 ms. Each output is the sum
 # over the inner dimension, vector by vector with the same fused multiply-adds, reduced by the same hsum: bit-identical
 # where upstream's tiles took the product (tiny.en: every beam-5 output of the 24-case comparison identical, token
 # probabilities included). A vocabulary of a row count not a multiple of 4 is now summed in tinyBLAS's order instead
 # of ggml_vec_dot_f16's (base: the same tokens, text and timestamps on those cases, probabilities within 4e-6), so
 # whisper-cli carries this patch too. Rows are claimed in chunks from the thread pool's counter, as upstream's jobs.
+# Measured on AVX2 only (an AVX-only CPU runs the same tiles with separate multiplies and adds, as upstream there).
 voxmill_edit(0017 1
   "#include \"sgemm.h\""
   "#include \"llamafile/sgemm.h\" // voxmill: this copy is compiled from the build tree\n#include <algorithm>")
@@ -991,10 +993,11 @@ voxmill_edit(0017 1
         }]=]
   [=[  private:
     // voxmill patch 0017: every row against all RN columns, rows claimed in chunks (about 16 per thread, at least
-    // 16 rows each) from the thread pool's counter, as gemm() claims its jobs.
+    // 4 rows each, so a 64-row product still feeds 16 threads) from the thread pool's counter, as gemm() claims its
+    // jobs.
     template <int RN>
     NOINLINE void voxmill_rows(int64_t m) {
-        const int64_t chunk = std::max<int64_t>(16, m / (16 * params->nth));
+        const int64_t chunk = std::max<int64_t>(4, m / (16 * params->nth));
         const int64_t nchunks = (m + chunk - 1) / chunk;
         if (params->ith == 0) {
             ggml_threadpool_chunk_set(params->threadpool, params->nth);

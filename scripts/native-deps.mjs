@@ -532,6 +532,30 @@ export const ESPEAK_FIXES = [
       '\twhile ((p < (unsigned char *)word_phonemes + N_WORD_PHONEMES) && ((ph_code = *p++) != 0) && (n_ph_list2 < N_PHONEME_LIST-3-2)) { /* voxmill: not past the array */\n',
   },
   {
+    // A word in phoneme mnemonics ([[...]] in the text) is encoded by EncodePhonemes, which writes one code per
+    // mnemonic with no bound, into word_phonemes (200 bytes): an 880-byte text whose word of repeated mnemonics ran
+    // long wrote past the array (found by CI's fixed-seed fuzzer, 2026-12-05, Arabic voice). EncodePhonemes writes at
+    // most the word's length plus 2 bytes (each code consumes a byte of the word or more; a language switch adds a
+    // separator; then the terminator), so it writes into room for the longest word a clause holds, and word_phonemes
+    // takes what fits, as when EncodePhonemes stops at a mnemonic it does not know.
+    file: 'src/libespeak-ng/translate.c',
+    find: '\t\t\tEncodePhonemes(word, word_phonemes, &bad_phoneme);\n',
+    replace:
+      '\t\t\t{ /* voxmill: encoded into room for the whole word, then cut to word_phonemes */\n' +
+      '\t\t\t\tchar encoded[N_TR_SOURCE + 64];\n' +
+      '\t\t\t\tconst char *end = word;\n' +
+      '\t\t\t\twhile ((uint8_t)*end < 0x80 && isspace(*end)) end++;\n' +
+      '\t\t\t\twhile (*end != 0 && !isspace((uint8_t)*end)) end++;\n' +
+      '\t\t\t\tencoded[0] = 0;\n' +
+      '\t\t\t\tif ((size_t)(end - word) + 2 < sizeof(encoded))\n' +
+      '\t\t\t\t\tEncodePhonemes(word, encoded, &bad_phoneme);\n' +
+      '\t\t\t\tsize_t n_encoded = strlen(encoded);\n' +
+      '\t\t\t\tif (n_encoded > N_WORD_PHONEMES - 1) n_encoded = N_WORD_PHONEMES - 1;\n' +
+      '\t\t\t\tmemcpy(word_phonemes, encoded, n_encoded);\n' +
+      '\t\t\t\tword_phonemes[n_encoded] = 0;\n' +
+      '\t\t\t}\n',
+  },
+  {
     // ReadClause writes a clause past N_TR_SOURCE into the source buffer's 40 bytes of slack (an embedded "B" command's
     // spaces, "_cap", a 4-byte character after the last check), and charix follows the same indices: a clause ending
     // there set charix_top to 801, and TranslateClause's charix[charix_top + 3] wrote past the array (found by CI's
@@ -640,7 +664,7 @@ export const ESPEAK_FIXES = [
   { file: 'src/libespeak-ng/translateword.c', find: '&word_iz[1]', replace: '&word_iz[2]' },
 ];
 /** Bumped with every change to ESPEAK_FIXES, so a cached tree with older fixes is unpacked again. */
-const ESPEAK_FIXES_VERSION = 19;
+const ESPEAK_FIXES_VERSION = 20;
 
 /** The unpacked espeak-ng tree with ESPEAK_FIXES applied. */
 async function fixedEspeak() {
