@@ -56,6 +56,8 @@
 #         instead of two passes of 4-row tiles, and for any row count (a multilingual vocabulary's 51,865 rows went
 #         to ggml's dot products). Bit-identical where upstream's tiles took the product; beam-5 decoder steps
 #         14-28 % faster on AVX2.
+#   0018  The log-mel's 25-point DFTs (16 a frame) advance their table index instead of dividing for it per term.
+#         Bit-identical.
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -620,6 +622,30 @@ voxmill_edit(0016 1
 
     for (int i = 0; i < k; ++i) {
         const auto id = voxmill_draw(decoder.voxmill_cdf, decoder.rng);]=])
+
+# --- 0018 The mel's odd-length DFT without a division per term -----------------------------------------------------
+# whisper.cpp's FFT halves the 400-sample frame down to 25 points and runs a naive DFT there: 16 DFTs of 625 terms a
+# frame, each term's table index computed as (k * n * step) % 400, an integer division per term. Every call computes
+# the log-mel over its audio plus 30 s of zeros (3,000 frames or more), so even a short clip pays it. The index is now
+# advanced by k * step and wrapped: the same index, the same table values, the same float operations in the same
+# order, so the same bits.
+voxmill_edit(0018 1
+  [=[        for (int n = 0; n < N; n++) {
+            int idx = (k * n * sin_cos_step) % (SIN_COS_N_COUNT); // t = 2*M_PI*k*n/N
+            re += in[n]*global_cache.cos_vals[idx]; // cos(t)
+            im -= in[n]*global_cache.sin_vals[idx]; // sin(t)
+        }]=]
+  [=[        // voxmill patch 0018: (k * n * step) % SIN_COS_N_COUNT, advanced term by term instead of divided out
+        const int idx_step = (k * sin_cos_step) % SIN_COS_N_COUNT;
+        int idx = 0;
+        for (int n = 0; n < N; n++) {
+            re += in[n]*global_cache.cos_vals[idx]; // cos(t)
+            im -= in[n]*global_cache.sin_vals[idx]; // sin(t)
+            idx += idx_step;
+            if (idx >= SIN_COS_N_COUNT) {
+                idx -= SIN_COS_N_COUNT;
+            }
+        }]=])
 
 voxmill_patch_end(whisper whisper.cpp src/whisper.cpp)
 
