@@ -625,10 +625,9 @@ voxmill_edit(0016 1
 
 # --- 0018 The mel's odd-length DFT without a division per term -----------------------------------------------------
 # whisper.cpp's FFT halves the 400-sample frame down to 25 points and runs a naive DFT there: 16 DFTs of 625 terms a
-# frame, each term's table index computed as (k * n * step) % 400, an integer division per term. Every call computes
-# the log-mel over its audio plus 30 s of zeros (3,000 frames or more), so even a short clip pays it. The index is now
-# advanced by k * step and wrapped: the same index, the same table values, the same float operations in the same
-# order, so the same bits.
+# frame, each term's table index computed as (k * n * step) % 400, an integer division per term, for every 10 ms frame
+# of the audio (the 30 s of padding after it is filled without a transform). The index is now advanced by k * step and
+# wrapped: the same index, the same table values, the same float operations in the same order, so the same bits.
 voxmill_edit(0018 1
   [=[        for (int n = 0; n < N; n++) {
             int idx = (k * n * sin_cos_step) % (SIN_COS_N_COUNT); // t = 2*M_PI*k*n/N
