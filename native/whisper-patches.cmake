@@ -967,23 +967,23 @@ voxmill_patch_end(ggml-blas ggml-blas.cpp ggml/src/ggml-blas/ggml-blas.cpp)
 voxmill_patch_begin(ggml/src/ggml-cpu/llamafile/sgemm.cpp)
 
 # --- 0017 Beam search's f16 products in one pass of single-row tiles (16-register x64) -----------------------------
-# A beam-5 decoder step multiplies every f16 weight matrix by 5 columns (one per beam). With 16 vector registers
-# (AVX2 or AVX with F16C, no AVX-512), tinyBLAS covers 4, 5 or 6 columns as two tiles per 4 rows (4x2 + 4x2, 4x3 + 4x2, 4x3 + 4x3)
-# and takes only row counts that are a multiple of 4, so a multilingual model's vocabulary projection (51,865 rows,
-# the largest product of a step) went to ggml_vec_dot_f16, one row and one column at a time (19 % of a base beam-5
-# call on gb0, perf). A decoder step reads all its weights (56 MB for tiny.en, 97 MB for base, more than the L3) from
-# memory, and there one row against all the columns at a time is faster. Measured on a Zen 3 EPYC (2 threads, f16
-# matrices streamed from memory, bench/native/sgemm-tiles.cc): 5 columns, vocabulary 51,864 x 384
-# 3.81 -> 2.75 ms, 51,864 x 512 5.16 -> 3.83 ms; 36 streamed 512 x 512 matrices 2.35 -> 1.58 ms; 4 columns 4.17 ->
-# 3.09 ms. With an inner dimension under 256 (the attention scores' 64 per head) the 4-row tiles stay faster (64:
-# 2.35-2.71 against 4.96-5.15 ms), so those products keep them. whisper-cli, gb0, beam 5, 2 threads, 3 interleaved rounds:
-# batched decoder steps tiny.en 1.71-1.87 -> 1.35-1.38 ms, base 3.18-3.69 -> 2.58-2.81 ms. Each output is the sum
-# over the inner dimension, vector by vector with the same fused multiply-adds, reduced by the same hsum: bit-identical
-# where upstream's tiles took the product (tiny.en: every beam-5 output of the 24-case comparison identical, token
-# probabilities included). A vocabulary of a row count not a multiple of 4 is now summed in tinyBLAS's order instead
-# of ggml_vec_dot_f16's (base: the same tokens, text and timestamps on those cases, probabilities within 4e-6), so
-# whisper-cli carries this patch too. Rows are claimed in chunks from the thread pool's counter, as upstream's jobs.
-# Measured on AVX2 only (an AVX-only CPU runs the same tiles with separate multiplies and adds, as upstream there).
+# A beam-5 decoder step multiplies every f16 weight matrix by 5 columns (one per beam). With 16 vector registers (AVX2
+# or AVX with F16C, no AVX-512), tinyBLAS covers 4, 5 or 6 columns as two tiles per 4 rows (4x2 + 4x2, 4x3 + 4x2, 4x3 +
+# 4x3) and takes only row counts that are a multiple of 4, so a multilingual model's vocabulary projection (51,865 rows,
+# the largest product of a step) went to ggml_vec_dot_f16, one row and one column at a time (19 % of a base beam-5 call
+# on gb0, perf). A decoder step reads all its weights (56 MB for tiny.en, 97 MB for base, more than the L3) from memory,
+# and there one row against all the columns at a time is faster. Measured on a Zen 3 EPYC (2 threads, f16 matrices
+# streamed from memory, bench/native/sgemm-tiles.cc): 5 columns, vocabulary 51,864 x 384 3.81 -> 2.75 ms, 51,864 x 512
+# 5.16 -> 3.83 ms; 36 streamed 512 x 512 matrices 2.35 -> 1.58 ms; 4 columns 4.17 -> 3.09 ms. With an inner dimension
+# under 256 (the attention scores' 64 per head) the 4-row tiles stay faster (64: 2.35-2.71 against 4.96-5.15 ms), so
+# those products keep them. whisper-cli, gb0, beam 5, 2 threads, 3 interleaved rounds: batched decoder steps tiny.en
+# 1.71-1.87 -> 1.35-1.38 ms, base 3.18-3.69 -> 2.58-2.81 ms. Each output is the sum over the inner dimension, vector by
+# vector with the same fused multiply-adds, reduced by the same hsum: bit-identical where upstream's tiles took the
+# product (tiny.en: every beam-5 output of the 24-case comparison identical, token probabilities included). A vocabulary
+# of a row count not a multiple of 4 is now summed in tinyBLAS's order instead of ggml_vec_dot_f16's (base: the same
+# tokens, text and timestamps on those cases, probabilities within 4e-6), so whisper-cli carries this patch too. Rows
+# are claimed in chunks from the thread pool's counter, as upstream's jobs. Measured on AVX2 only (an AVX-only CPU runs
+# the same tiles with separate multiplies and adds, as upstream there).
 voxmill_edit(0017 1
   "#include \"sgemm.h\""
   "#include \"llamafile/sgemm.h\" // voxmill: this copy is compiled from the build tree\n#include <algorithm>")
