@@ -58,6 +58,10 @@
 #         14-28 % faster on AVX2.
 #   0018  The log-mel's 25-point DFTs (16 a frame) advance their table index instead of dividing for it per term.
 #         Bit-identical.
+#   0019  A greedy step (one token, temperature 0) projects onto a q8_0 copy of the f16 vocabulary projection (half
+#         the bytes of the largest matrix a step reads), then recomputes from the f16 rows, bit for bit as the f16
+#         product, every logit that can decide the token. The same tokens and timestamps; reported probabilities
+#         move by up to about 0.002. Per loading thread: voxmill_whisper_vocab_q8(false) turns it off (on by default).
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -645,6 +649,218 @@ voxmill_edit(0018 1
                 idx -= SIN_COS_N_COUNT;
             }
         }]=])
+
+# --- 0019 Greedy steps rank the vocabulary on a q8_0 copy, then take exact logits where they decide ----------------
+# A greedy step (one token, temperature 0) reads every decoder weight once, and the vocabulary projection is most of
+# them: 40 of tiny.en's 56 MB in f16, 53 of base's 95 MB, so the step is bound by those bytes (BENCHMARKS.md). 0013's
+# q8_0 decoder halves them but changes the chosen tokens (words lost, a phrase invented over clicks). Here the model
+# keeps its f16 projection and also a q8_0 copy of it (CPU only; 53 % of the f16 projection's memory: 21 MB for
+# tiny.en, 28 MB for base). A greedy step at temperature 0 projects onto the copy, then recomputes from the f16 rows,
+# exactly as ggml's f16 product computes a one-column product (its conversion of the hidden state, its f16 dot
+# product; llamafile's tiles take no single column), every logit that can decide the step: all tokens from the end of
+# text on (end of text, the special tokens, every timestamp: the timestamp rule sums them all) and the text tokens
+# whose q8_0 logit lies within a margin of the best q8_0 text logit (VOXMILL_RESCORE_MARGIN, 8, or 4 times the largest
+# error seen on the step's recomputed special tokens if that is more; at most VOXMILL_RESCORE_MAX, 512, the highest
+# kept). Measured on gb0 (BENCHMARKS.md): a q8_0 logit is off by up to 0.46 (tiny.en) and 0.89 (base), so the best
+# exact text token was always in the recomputed set, and the argmax and the timestamp rule see exact logits. Only the
+# softmax's normalizer still sums q8_0 logits for the unlikely tokens: the log-sum-exp moved by up to 0.004, and the
+# tokens' reported probabilities by up to 0.0023 (whisper-cli's 12 greedy cases: every token id and timestamp the
+# same). Beam search and sampling at a temperature draw from the whole distribution and keep the f16 projection, as
+# does the prompt pass (no_speech_prob). Per loading thread: voxmill_whisper_vocab_q8(false) before loading keeps the
+# f16 projection alone (voxmill's greedyInt8Vocabulary: false); on by default, as whisper-cli built with this patch
+# set runs.
+voxmill_edit(0019 1
+  [=[    // decoder.token_embedding
+    struct ggml_tensor * d_te;
+]=]
+  [=[    // decoder.token_embedding
+    struct ggml_tensor * d_te;
+
+    // voxmill patch 0019: a q8_0 copy of d_te for greedy steps (null when not made)
+    struct ggml_tensor * voxmill_d_te_q8 = nullptr;
+]=])
+voxmill_edit(0019 1
+  [=[    bool voxmill_decoder_flash_attn = false;
+]=]
+  [=[    bool voxmill_decoder_flash_attn = false;
+
+    // voxmill patch 0019: whether the next decoder pass may project onto the q8_0 copy (a greedy step at t = 0),
+    // and the buffers of the exact logits it then recomputes
+    bool voxmill_vocab_q8_pass = false;
+    std::vector<float> voxmill_hidden;
+    std::vector<ggml_fp16_t> voxmill_hidden_f16;
+    std::vector<int> voxmill_rescored;
+]=])
+voxmill_edit(0019 1
+  "static bool whisper_model_load(struct whisper_model_loader * loader, whisper_context & wctx) {"
+  [=[// voxmill patch 0019: whether a model loaded on this thread makes the q8_0 copy of its vocabulary projection
+static thread_local bool voxmill_vocab_q8 = true;
+
+void voxmill_whisper_vocab_q8(bool on) {
+    voxmill_vocab_q8 = on;
+}
+
+// voxmill patch 0019: whether the context projects greedy steps onto a q8_0 copy
+bool voxmill_whisper_has_vocab_q8(struct whisper_context * ctx) {
+    return ctx->model.voxmill_d_te_q8 != nullptr;
+}
+
+// voxmill patch 0019: fills `q8` (q8_0) from the f16 rows of `f16`, which lie in host memory, a few rows at a time
+static void voxmill_quantize_f16_rows(const struct ggml_tensor * f16, struct ggml_tensor * q8) {
+    const int64_t row = f16->ne[0];
+    const int64_t rows = ggml_nrows(f16);
+    const int64_t rows_per_chunk = std::max<int64_t>(1, 65536 / row);
+    const size_t row_bytes = ggml_row_size(GGML_TYPE_Q8_0, row);
+    const auto from_float = ggml_get_type_traits_cpu(GGML_TYPE_Q8_0)->from_float;
+    const bool host = ggml_backend_buffer_is_host(q8->buffer);
+    std::vector<float> full(rows_per_chunk*row);
+    std::vector<char> staged(host ? 0 : ggml_nbytes(q8));
+    char * out = host ? (char *) q8->data : staged.data();
+    for (int64_t first = 0; first < rows; first += rows_per_chunk) {
+        const int64_t n = std::min(rows_per_chunk, rows - first)*row;
+        ggml_cpu_fp16_to_fp32((const ggml_fp16_t *) ((const char *) f16->data + first*f16->nb[1]), full.data(), n);
+        from_float(full.data(), out + first*row_bytes, n);
+    }
+    if (!host) {
+        ggml_backend_tensor_set(q8, staged.data(), 0, staged.size());
+    }
+}
+
+static bool whisper_model_load(struct whisper_model_loader * loader, whisper_context & wctx) {]=])
+voxmill_edit(0019 1
+  "        model.d_te = create_tensor(ASR_TENSOR_DEC_TOKEN_EMBD_WEIGHT, ASR_SYSTEM_DECODER, ggml_new_tensor_2d(ctx, dtype, n_text_state, n_vocab));"
+  [=[        model.d_te = create_tensor(ASR_TENSOR_DEC_TOKEN_EMBD_WEIGHT, ASR_SYSTEM_DECODER, ggml_new_tensor_2d(ctx, dtype, n_text_state, n_vocab));
+
+        // voxmill patch 0019: the q8_0 copy, where the projection's f16 rows and the copy are the CPU's
+        if (voxmill_vocab_q8 && model.d_te->type == GGML_TYPE_F16 && n_text_state % 32 == 0) {
+            ggml_tensor * meta = ggml_new_tensor_2d(ctx, GGML_TYPE_Q8_0, n_text_state, n_vocab);
+            ggml_backend_buffer_type_t f16_buft = select_weight_buft(hparams, model.d_te, GGML_OP_MUL_MAT, buft_list);
+            ggml_backend_buffer_type_t buft = select_weight_buft(hparams, meta, GGML_OP_MUL_MAT, buft_list);
+            // The CPU's own buffer type names no device; its extra ones (repacking) name the CPU.
+            const auto on_cpu = [](ggml_backend_buffer_type_t t) {
+                ggml_backend_dev_t dev = ggml_backend_buft_get_device(t);
+                return dev ? ggml_backend_dev_type(dev) == GGML_BACKEND_DEVICE_TYPE_CPU : ggml_backend_buft_is_host(t);
+            };
+            if (buft && f16_buft && ggml_backend_buft_is_host(f16_buft) && on_cpu(f16_buft) && on_cpu(buft)) {
+                model.voxmill_d_te_q8 = ggml_dup_tensor(get_ctx(buft), meta);
+            }
+        }]=])
+# The weight contexts hold one tensor more.
+voxmill_edit(0019 1
+  "    const size_t n_tensors = 10 /* input */ + 15 + 15*n_audio_layer + 24*n_text_layer;"
+  "    const size_t n_tensors = 10 /* input */ + 15 + 15*n_audio_layer + 24*n_text_layer + 1 /* voxmill patch 0019 */;")
+voxmill_edit(0019 1
+  [=[    for (auto & buf : model.buffers) {
+        ggml_backend_buffer_set_usage(buf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    }
+]=]
+  [=[    // voxmill patch 0019: the q8_0 copy from the loaded f16 rows
+    if (model.voxmill_d_te_q8) {
+        voxmill_quantize_f16_rows(model.d_te, model.voxmill_d_te_q8);
+    }
+
+    for (auto & buf : model.buffers) {
+        ggml_backend_buffer_set_usage(buf, GGML_BACKEND_BUFFER_USAGE_WEIGHTS);
+    }
+]=])
+voxmill_edit(0019 1
+  "    struct ggml_tensor * logits = ggml_mul_mat(ctx0, model.d_te, cur);\n"
+  [=[    // voxmill patch 0019: a greedy step projects onto the q8_0 copy; the hidden state is kept for the exact logits
+    const bool voxmill_q8 = !worst_case && wstate.voxmill_vocab_q8_pass && model.voxmill_d_te_q8 && cur->ne[1] == 1;
+    if (voxmill_q8) {
+        ggml_set_output(cur);
+    }
+    struct ggml_tensor * logits = ggml_mul_mat(ctx0, voxmill_q8 ? model.voxmill_d_te_q8 : model.d_te, cur);
+]=])
+voxmill_edit(0019 1
+  "static bool whisper_decode_internal("
+  [=[// voxmill patch 0019: the text tokens whose approximate logit lies within a margin of the best one are recomputed: the
+// margin is this, or 4 times the largest error measured on the step's other recomputed logits if that is more; at most
+// VOXMILL_RESCORE_MAX of them (the highest approximations kept)
+#define VOXMILL_RESCORE_MARGIN 8.0f
+#define VOXMILL_RESCORE_MAX 512
+
+// voxmill patch 0019: after a step projected onto the q8_0 copy, the logits that can decide it recomputed from the f16
+// rows as ggml's f16 product computes them (its conversion of the hidden state, its f16 dot product): every token
+// from the end of text on, and the text tokens near the best.
+static void voxmill_rescore_logits(const whisper_context & wctx, whisper_state & wstate, struct ggml_tensor * hidden,
+                                   float * logits) {
+    const auto & model = wctx.model;
+    const int n_state = (int) hidden->ne[0];
+    const int n_vocab = (int) model.d_te->ne[1];
+    const int n_text = std::max(0, std::min(wctx.vocab.token_eot, n_vocab));
+    const auto * f16 = ggml_get_type_traits_cpu(GGML_TYPE_F16);
+
+    wstate.voxmill_hidden.resize(n_state);
+    wstate.voxmill_hidden_f16.resize(n_state);
+    ggml_backend_tensor_get(hidden, wstate.voxmill_hidden.data(), 0, n_state*sizeof(float));
+    f16->from_float(wstate.voxmill_hidden.data(), wstate.voxmill_hidden_f16.data(), n_state);
+
+    const char * rows = (const char *) model.d_te->data;
+    float largest_error = 0.0f;
+    const auto exact = [&](int id) {
+        float sum;
+        f16->vec_dot(n_state, &sum, 0, rows + (size_t) id*model.d_te->nb[1], 0, wstate.voxmill_hidden_f16.data(), 0, 1);
+        largest_error = std::max(largest_error, std::fabs(sum - logits[id]));
+        logits[id] = sum;
+    };
+
+    // End of text, the special tokens and the timestamps (the timestamp rule sums them all).
+    for (int id = n_text; id < n_vocab; ++id) {
+        exact(id);
+    }
+
+    float best = -INFINITY;
+    for (int id = 0; id < n_text; ++id) {
+        best = std::max(best, logits[id]);
+    }
+    const float margin = std::max(VOXMILL_RESCORE_MARGIN, 4.0f*largest_error);
+    auto & ids = wstate.voxmill_rescored;
+    ids.clear();
+    for (int id = 0; id < n_text; ++id) {
+        if (logits[id] >= best - margin) {
+            ids.push_back(id);
+        }
+    }
+    if (ids.size() > VOXMILL_RESCORE_MAX) {
+        std::nth_element(ids.begin(), ids.begin() + VOXMILL_RESCORE_MAX, ids.end(),
+                         [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+        ids.resize(VOXMILL_RESCORE_MAX);
+    }
+    for (const int id : ids) {
+        exact(id);
+    }
+}
+
+static bool whisper_decode_internal(]=])
+voxmill_edit(0019 1
+  [=[        ggml_backend_tensor_get(logits, logits_out.data() + (n_vocab*i), sizeof(float)*(n_vocab*row), sizeof(float)*n_vocab);
+]=]
+  [=[        ggml_backend_tensor_get(logits, logits_out.data() + (n_vocab*i), sizeof(float)*(n_vocab*row), sizeof(float)*n_vocab);
+        // voxmill patch 0019: a step projected onto the q8_0 copy (one row): its deciding logits made exact
+        if (model.voxmill_d_te_q8 && logits->src[0] == model.voxmill_d_te_q8) {
+            voxmill_rescore_logits(wctx, wstate, logits->src[1], logits_out.data() + (n_vocab*i));
+        }
+]=])
+voxmill_edit(0019 1
+  [=[                    assert(batch.n_tokens > 0);
+
+                    if (!whisper_decode_internal(*ctx, *state, state->batch, voxmill_threads(state, params.n_threads), false, params.abort_callback, params.abort_callback_user_data)) {
+                        WHISPER_LOG_ERROR("%s: failed to decode\n", __func__);
+                        return -9;
+                    }
+]=]
+  [=[                    assert(batch.n_tokens > 0);
+
+                    // voxmill patch 0019: a greedy step at temperature 0 (one decoder, the argmax) may use the q8_0 copy
+                    state->voxmill_vocab_q8_pass = params.strategy == WHISPER_SAMPLING_GREEDY && t_cur < 1e-6f;
+                    const bool voxmill_decoded = whisper_decode_internal(*ctx, *state, state->batch, voxmill_threads(state, params.n_threads), false, params.abort_callback, params.abort_callback_user_data);
+                    state->voxmill_vocab_q8_pass = false;
+                    if (!voxmill_decoded) {
+                        WHISPER_LOG_ERROR("%s: failed to decode\n", __func__);
+                        return -9;
+                    }
+]=])
 
 voxmill_patch_end(whisper whisper.cpp src/whisper.cpp)
 

@@ -448,6 +448,7 @@ WhisperContextPtr LoadWhisperModel(const LoadOptions& options, const std::atomic
   }
   ResetThreadLog();
   voxmill_whisper_decoder_q8(options.decoderInt8);
+  voxmill_whisper_vocab_q8(options.greedyInt8Vocabulary);
   whisper_context* ctx = whisper_init_from_file_with_params_no_state(options.path.c_str(), params);
   if (ctx == nullptr) {
     const std::string log = ThreadLog();
@@ -465,6 +466,8 @@ WhisperContextPtr LoadWhisperModel(const LoadOptions& options, const std::atomic
   facts.ftype = whisper_model_ftype(ctx);
   // What was loaded, not what was asked: patch 0013 quantizes only an f16 file's decoder.
   facts.decoderInt8 = options.decoderInt8 && voxmill_whisper_decoder_type(ctx) == GGML_TYPE_Q8_0;
+  // Patch 0019 makes the copy only of an f16 projection on the CPU.
+  facts.greedyInt8Vocabulary = voxmill_whisper_has_vocab_q8(ctx);
   facts.flashAttention = params.flash_attn;
   ggml_backend_dev_t gpu = params.use_gpu ? ChosenGpuDevice(params.gpu_device) : nullptr;
   facts.gpu = gpu != nullptr;

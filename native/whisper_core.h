@@ -21,6 +21,11 @@ whisper_state* voxmill_whisper_init_state(whisper_context* ctx, bool flash_attn,
 void voxmill_whisper_decoder_q8(bool on);
 // From patch 0013: the ggml type of the loaded decoder's matrices (GGML_TYPE_Q8_0 when quantized at load).
 int voxmill_whisper_decoder_type(whisper_context* ctx);
+// From patch 0019: whether models loaded on the calling thread make a q8_0 copy of an f16 vocabulary projection for
+// greedy steps (the patched copy's default is true). Set before each load: the setting stays with the thread.
+void voxmill_whisper_vocab_q8(bool on);
+// From patch 0019: whether the loaded context made that copy.
+bool voxmill_whisper_has_vocab_q8(whisper_context* ctx);
 // From patch 0003: each later graph pass of `state` runs with `*n_threads` threads (when positive). The counter must
 // outlive the state's use.
 void voxmill_whisper_state_threads(whisper_state* state, const std::atomic<int>* n_threads);
@@ -45,8 +50,9 @@ struct LoadOptions {
   std::string path;
   bool gpu = false;
   bool flashAttention = false;
-  bool dtw = false;          // use DTW token timestamps when a preset matches the model
-  bool decoderInt8 = false;  // an f16 file's decoder matrices in q8_0 (patch 0013)
+  bool dtw = false;                   // use DTW token timestamps when a preset matches the model
+  bool decoderInt8 = false;           // an f16 file's decoder matrices in q8_0 (patch 0013)
+  bool greedyInt8Vocabulary = false;  // a q8_0 copy of an f16 vocabulary projection for greedy steps (patch 0019)
   int gpuDevice = 0;
 };
 
@@ -58,10 +64,11 @@ struct ModelFacts {
   int textLayers = 0;
   int audioState = 0;
   int mels = 0;
-  int ftype = 0;                // ggml_ftype of the weights, as the file says
-  bool decoderInt8 = false;     // the decoder's matrices were quantized to q8_0 at load (patch 0013)
-  std::string dtwPreset;        // "" when DTW is off; else calls with token times use it (and no flash attention)
-  bool flashAttention = false;  // calls without token times use flash attention
+  int ftype = 0;                      // ggml_ftype of the weights, as the file says
+  bool decoderInt8 = false;           // the decoder's matrices were quantized to q8_0 at load (patch 0013)
+  bool greedyInt8Vocabulary = false;  // greedy steps rank the vocabulary on a q8_0 copy (patch 0019)
+  std::string dtwPreset;              // "" when DTW is off; else calls with token times use it (and no flash attention)
+  bool flashAttention = false;        // calls without token times use flash attention
   bool gpu = false;
   std::string device;  // ggml's name of the device the weights run on: "CPU", "CUDA0", "Vulkan0", ...
 };

@@ -267,6 +267,7 @@ LoadOptions ReadLoadOptions(Napi::Env env, const Napi::CallbackInfo& info) {
   options.flashAttention = ReadBoolean(env, o, "flashAttention");
   options.dtw = ReadBoolean(env, o, "dtw");
   options.decoderInt8 = ReadBoolean(env, o, "decoderInt8");
+  options.greedyInt8Vocabulary = ReadBoolean(env, o, "greedyInt8Vocabulary");
   options.gpuDevice = static_cast<int>(ReadInteger(env, o, "gpuDevice", 0, kMaxGpuDevice));
   return options;
 }
@@ -354,6 +355,7 @@ Napi::Value WhisperModel::Info(const Napi::CallbackInfo& info) {
   o.Set("dtwPreset", facts_.dtwPreset.empty() ? env.Null() : Napi::String::New(env, facts_.dtwPreset));
   o.Set("flashAttention", facts_.flashAttention);
   o.Set("decoderInt8", facts_.decoderInt8);
+  o.Set("greedyInt8Vocabulary", facts_.greedyInt8Vocabulary);
   o.Set("gpu", facts_.gpu);
   o.Set("device", facts_.device);
   o.Set("disposed", context_ == nullptr);

@@ -76,6 +76,8 @@ export interface NativeLoadOptions {
   dtw: boolean;
   /** An f16 file's decoder matrices quantized to q8_0 at load (whisper.cpp patch 0013). */
   decoderInt8: boolean;
+  /** A q8_0 copy of an f16 vocabulary projection for greedy steps (whisper.cpp patch 0019). */
+  greedyInt8Vocabulary: boolean;
   gpuDevice: number;
 }
 
@@ -99,6 +101,12 @@ export interface NativeModelInfo {
   flashAttention: boolean;
   /** Whether the decoder's matrices were quantized to q8_0 at load. */
   decoderInt8: boolean;
+  /**
+   * Whether greedy steps rank the vocabulary on an int8 copy of the projection and recompute the deciding logits
+   * from the file's weights (the `greedyInt8Vocabulary` load option; made only of an f16 projection on the
+   * CPU).
+   */
+  greedyInt8Vocabulary: boolean;
   /** Whether a GPU backend is in use. */
   gpu: boolean;
   /** ggml's name of the device the model runs on: `CPU`, `CUDA0`, `Vulkan0`, ... */

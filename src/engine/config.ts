@@ -9,7 +9,12 @@ import { catalogDefaults } from '../models/catalog.js';
 import { defaultModelsDir } from '../models/store.js';
 import { defaultEngineThreads, normalizeVadOptions } from '../stt/request.js';
 import type { SttModelConfig, VadOptions } from '../stt/types.js';
-import { DECODER_PRECISIONS, DEFAULT_DECODER_PRECISION, MAX_GPU_DEVICE } from '../stt/whisper-model.js';
+import {
+  DECODER_PRECISIONS,
+  DEFAULT_DECODER_PRECISION,
+  DEFAULT_GREEDY_INT8_VOCABULARY,
+  MAX_GPU_DEVICE,
+} from '../stt/whisper-model.js';
 import { STT_MODEL_IDS, sttTierDefaults } from '../tiers.js';
 import { type ResolvedTtsOptions, resolveTtsOptions, type TtsOptions } from '../tts/config.js';
 import { defaultCpuThreads } from '../util/cpu-budget.js';
@@ -131,6 +136,7 @@ export interface ResolvedSttModel {
   threads: number;
   dtw: boolean;
   decoderPrecision: 'int8' | 'full';
+  greedyInt8Vocabulary: boolean;
   suppressNonSpeech: boolean;
   conditionOnPreviousText: boolean;
   repetitionGuard: boolean;
@@ -195,6 +201,7 @@ const STT_MODEL_KEYS = [
   'maxQueue',
   'dtw',
   'decoderPrecision',
+  'greedyInt8Vocabulary',
   'suppressNonSpeech',
   'conditionOnPreviousText',
   'repetitionGuard',
@@ -279,6 +286,8 @@ function sttModel(id: string, value: unknown, engine: SttEngineDefaults): Resolv
     dtw: booleanOption(`${param}.dtw`, config.dtw) ?? tier.dtw,
     decoderPrecision:
       enumOption(`${param}.decoderPrecision`, config.decoderPrecision, DECODER_PRECISIONS) ?? DEFAULT_DECODER_PRECISION,
+    greedyInt8Vocabulary:
+      booleanOption(`${param}.greedyInt8Vocabulary`, config.greedyInt8Vocabulary) ?? DEFAULT_GREEDY_INT8_VOCABULARY,
     suppressNonSpeech: booleanOption(`${param}.suppressNonSpeech`, config.suppressNonSpeech) ?? tier.suppressNonSpeech,
     conditionOnPreviousText:
       booleanOption(`${param}.conditionOnPreviousText`, config.conditionOnPreviousText) ?? tier.conditionOnPreviousText,

@@ -35,7 +35,13 @@ export interface SttModel {
 /** Loads a model file (`WhisperModel.load`, or a fake). */
 export type SttModelLoader = (
   path: string,
-  options: { gpu: boolean; gpuDevice: number; dtw: boolean; decoderPrecision: 'int8' | 'full' },
+  options: {
+    gpu: boolean;
+    gpuDevice: number;
+    dtw: boolean;
+    decoderPrecision: 'int8' | 'full';
+    greedyInt8Vocabulary: boolean;
+  },
 ) => Promise<SttModel>;
 
 /** What the engine knows about one model id. */
@@ -129,6 +135,7 @@ export class ModelRegistry {
           gpuDevice,
           dtw: slot.config.dtw,
           decoderPrecision: slot.config.decoderPrecision,
+          greedyInt8Vocabulary: slot.config.greedyInt8Vocabulary,
         });
         slot.loadSeconds = (performance.now() - started) / 1000;
         return model;

@@ -25,6 +25,8 @@ export const MAX_GPU_DEVICE = 64;
 /** WhisperLoadOptions.decoderPrecision's values, and its default. */
 export const DECODER_PRECISIONS = ['int8', 'full'] as const;
 export const DEFAULT_DECODER_PRECISION = 'full';
+/** Default of WhisperLoadOptions.greedyInt8Vocabulary. */
+export const DEFAULT_GREEDY_INT8_VOCABULARY = true;
 
 /** Options for loading a whisper model. */
 export interface WhisperLoadOptions {
@@ -53,6 +55,18 @@ export interface WhisperLoadOptions {
    * already quantized keeps its type either way. Default `'full'`.
    */
   decoderPrecision?: 'int8' | 'full';
+  /**
+   * A greedy step (beam size 1, temperature 0) projects its hidden state onto an int8 (q8_0) copy of the vocabulary
+   * projection, which reads half the bytes of the f16 one, then recomputes from the f16 weights, exactly as the f16
+   * product computes them, every logit that can decide the token: the end of text, the special tokens, every
+   * timestamp and the text tokens within 8 (or 4 times the step's measured error) of the best. The chosen tokens and
+   * timestamps are those of the f16 projection; only the softmax's normalizer still sums int8 values for the unlikely
+   * tokens, so reported probabilities can move by about 0.002. Greedy decoding of a long file about 10 % faster.
+   * Costs the copy's memory: 21 MB for tiny, 28 for base, 42 for small, 56 for medium, 71 for large. Made only of an f16 projection on the CPU (`info.greedyInt8Vocabulary` says whether it was);
+   * beam search and sampling at a temperature draw from the whole distribution and keep the f16 projection. Default
+   * true.
+   */
+  greedyInt8Vocabulary?: boolean;
   signal?: AbortSignal;
 }
 
@@ -159,7 +173,15 @@ export class WhisperModel {
   static async load(path: string, options: WhisperLoadOptions = {}): Promise<WhisperModel> {
     if (typeof path !== 'string' || path === '') throw new InvalidOptionTypeError('path', 'a non-empty string', path);
     const raw = objectOption('options', options);
-    rejectUnknownKeys('options', raw, ['gpu', 'gpuDevice', 'flashAttention', 'dtw', 'decoderPrecision', 'signal']);
+    rejectUnknownKeys('options', raw, [
+      'gpu',
+      'gpuDevice',
+      'flashAttention',
+      'dtw',
+      'decoderPrecision',
+      'greedyInt8Vocabulary',
+      'signal',
+    ]);
     const signal = signalOption('signal', raw.signal);
     const loadOptions = {
       gpu: booleanOption('gpu', raw.gpu) ?? true,
@@ -169,6 +191,8 @@ export class WhisperModel {
       decoderInt8:
         (enumOption('decoderPrecision', raw.decoderPrecision, DECODER_PRECISIONS) ?? DEFAULT_DECODER_PRECISION) ===
         'int8',
+      greedyInt8Vocabulary:
+        booleanOption('greedyInt8Vocabulary', raw.greedyInt8Vocabulary) ?? DEFAULT_GREEDY_INT8_VOCABULARY,
     };
     const absolute = resolve(path);
     const model = await runJob(() => native().WhisperModel.load(absolute, loadOptions), { signal });

@@ -36,7 +36,14 @@ function decodeOptions(maxDurationSeconds: number, stereo = false): NativeDecode
 }
 
 /** WhisperModel.load's options as TypeScript sends them (all required by the addon). */
-const loadOptions: NativeLoadOptions = { gpu: false, flashAttention: true, dtw: true, decoderInt8: true, gpuDevice: 0 };
+const loadOptions: NativeLoadOptions = {
+  gpu: false,
+  flashAttention: true,
+  dtw: true,
+  decoderInt8: true,
+  greedyInt8Vocabulary: true,
+  gpuDevice: 0,
+};
 
 /** transcribe() parameters as normalizeTranscribeOptions sends them by default (the required ones). */
 const transcribeParams: NativeTranscribeParams = {
@@ -506,10 +513,12 @@ describe('every native entry point refuses a wrong-typed argument with INVALID_A
     ['path', () => addon().WhisperModel.load(42 as never, loadOptions)],
     ['path', () => addon().WhisperModel.load('', loadOptions)],
     ['options', () => addon().WhisperModel.load(fixture('models/ggml-tiny.en-random.bin'), undefined as never)],
-    ...(['gpu', 'flashAttention', 'dtw', 'decoderInt8', 'gpuDevice'] as const).map((key): [string, () => unknown] => [
-      `options.${key}`,
-      () => addon().WhisperModel.load('model.bin', { ...loadOptions, [key]: 'yes' }),
-    ]),
+    ...(['gpu', 'flashAttention', 'dtw', 'decoderInt8', 'greedyInt8Vocabulary', 'gpuDevice'] as const).map(
+      (key): [string, () => unknown] => [
+        `options.${key}`,
+        () => addon().WhisperModel.load('model.bin', { ...loadOptions, [key]: 'yes' }),
+      ],
+    ),
     [
       'options.gpuDevice',
       () => addon().WhisperModel.load('model.bin', { ...loadOptions, gpuDevice: undefined as never }),

@@ -106,6 +106,34 @@ describe('WhisperModel.load', () => {
     await expect(rejected).rejects.toThrow(/options\.decoderPrecision|decoderPrecision.*q8/);
   });
 
+  it('makes the int8 copy of an f16 vocabulary projection for greedy steps unless told not to (patch 0019)', async () => {
+    const [byDefault, without, int8Decoder] = await Promise.all([
+      WhisperModel.load(tinyEn, { dtw: false }),
+      WhisperModel.load(tinyEn, { dtw: false, greedyInt8Vocabulary: false }),
+      WhisperModel.load(tinyEn, { dtw: false, decoderPrecision: 'int8' }),
+    ]);
+    try {
+      expect(byDefault.info.greedyInt8Vocabulary).toBe(true);
+      expect(without.info.greedyInt8Vocabulary).toBe(false);
+      // A projection already in q8_0 has no f16 rows to recompute from: no copy.
+      expect(int8Decoder.info.greedyInt8Vocabulary).toBe(false);
+      // Greedy at temperature 0 runs through the copy; the random weights' text need only match the f16 one's.
+      const options = { language: 'en', beamSize: 1, temperatureIncrement: 0 } as const;
+      const [a, b] = await Promise.all([
+        byDefault.transcribe(sharedAudio('jfk.wav'), options),
+        without.transcribe(sharedAudio('jfk.wav'), options),
+      ]);
+      expect(a.text).toBe(b.text);
+      expect(a.segments?.map((s) => [s.start, s.end])).toEqual(b.segments?.map((s) => [s.start, s.end]));
+    } finally {
+      byDefault.dispose();
+      without.dispose();
+      int8Decoder.dispose();
+    }
+    const rejected = WhisperModel.load(tinyEn, { greedyInt8Vocabulary: 'yes' as never });
+    await expect(rejected).rejects.toThrow(/greedyInt8Vocabulary must be a boolean/);
+  });
+
   describe('bad model files give ModelLoadError', () => {
     let dir: string;
     beforeAll(async () => {

@@ -83,7 +83,10 @@ class FakeModel implements SttModel {
 interface Harness {
   speech: Speech;
   models: FakeModel[];
-  loads: Array<{ path: string; options: { gpu: boolean; dtw: boolean; decoderPrecision: 'int8' | 'full' } }>;
+  loads: Array<{
+    path: string;
+    options: { gpu: boolean; dtw: boolean; decoderPrecision: 'int8' | 'full'; greedyInt8Vocabulary: boolean };
+  }>;
   decodes: number;
   tts: { closed: number; calls: number };
 }
@@ -206,6 +209,16 @@ describe('Speech (fakes)', () => {
     expect(h.loads.map((load) => load.options.decoderPrecision)).toEqual(['full', 'int8']);
     expect(() => harness({ models: { x: { model: 'tiny.en', decoderPrecision: 'f16' as never } } })).toThrow(
       /models\.x\.decoderPrecision/,
+    );
+  });
+
+  it("makes each id's int8 greedy vocabulary copy unless its config says not to, and names a bad value", async () => {
+    const h = harness({ models: { 'my-lean': { model: 'tiny.en', greedyInt8Vocabulary: false } } });
+    await h.speech.transcribe(new Float32Array(SECOND));
+    await h.speech.transcribe(new Float32Array(SECOND), { model: 'my-lean' });
+    expect(h.loads.map((load) => load.options.greedyInt8Vocabulary)).toEqual([true, false]);
+    expect(() => harness({ models: { x: { model: 'tiny.en', greedyInt8Vocabulary: 1 as never } } })).toThrow(
+      /models\.x\.greedyInt8Vocabulary/,
     );
   });
 

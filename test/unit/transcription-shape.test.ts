@@ -21,6 +21,7 @@ const info = (multilingual: boolean): NativeModelInfo => ({
   dtwPreset: null,
   flashAttention: true,
   decoderInt8: true,
+  greedyInt8Vocabulary: false,
   gpu: false,
   device: 'CPU',
   disposed: false,
