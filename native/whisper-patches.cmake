@@ -62,6 +62,9 @@
 #         the bytes of the largest matrix a step reads), then recomputes from the f16 rows, bit for bit as the f16
 #         product, every logit that can decide the token. The same tokens and timestamps; reported probabilities
 #         move by up to about 0.002. Per loading thread: voxmill_whisper_vocab_q8(false) turns it off (on by default).
+#   0020  The log-softmax and the probabilities (2 x 51,864 expf and three more passes per decoder and step) eight or
+#         four values at a time through native/voxmill_expf.h, glibc's expf algorithm with its FMA build's
+#         operations, on CPUs with AVX2 and FMA. Bit-identical (all 2^32 exponentials checked against the C library).
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -120,6 +123,21 @@ function(voxmill_patch_end target listed_as relative_path)
   set_property(TARGET ${target} PROPERTY SOURCES ${sources})
   # The files this configure patched, for tools that lay them over a copy of the tree (bench/build-whisper-cli.mjs
   # --patched); a copy left from a dropped patch is not listed.
+  set_property(GLOBAL APPEND PROPERTY VOXMILL_PATCHED_FILES "${relative_path}")
+  get_property(listed GLOBAL PROPERTY VOXMILL_PATCHED_FILES)
+  string(REPLACE ";" "\n" listed "${listed}")
+  file(WRITE "${CMAKE_BINARY_DIR}/voxmill-patched/files.txt" "${listed}\n")
+endfunction()
+
+# Copies `source` (relative to the project) to voxmill-patched/<relative_path> for the patched copies to include, and
+# lists it with them.
+function(voxmill_patch_add_file target source relative_path)
+  if(NOT TARGET ${target})
+    return()
+  endif()
+  get_filename_component(from "${CMAKE_CURRENT_LIST_DIR}/../${source}" ABSOLUTE)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${from}")
+  configure_file("${from}" "${CMAKE_BINARY_DIR}/voxmill-patched/${relative_path}" COPYONLY)
   set_property(GLOBAL APPEND PROPERTY VOXMILL_PATCHED_FILES "${relative_path}")
   get_property(listed GLOBAL PROPERTY VOXMILL_PATCHED_FILES)
   string(REPLACE ";" "\n" listed "${listed}")
@@ -862,7 +880,93 @@ voxmill_edit(0019 1
                     }
 ]=])
 
+# --- 0020 The log-softmax and the probabilities eight or four values at a time ------------------------------------
+# Each decoder and step, whisper_compute_logprobs takes the vocabulary's largest logit, sums expf(logit - max) over it
+# and subtracts the log of the sum from every logit; whisper_compute_probs takes expf of every log probability: 2 x
+# 51,864 scalar expf calls and three more scalar passes per beam, on the main thread between a greedy step's graph
+# passes and on the sampling threads of a beam-5 step. Here both run through native/voxmill_expf.h: the maximum and
+# the last pass eight at a time (std::max_element's own loop where the vector maximum could differ from its value: a
+# NaN, or a largest logit of zero), the exponentials with glibc's expf algorithm on four doubles at once, with the
+# fused multiply-adds of glibc's FMA build (which glibc itself runs on a CPU with AVX2 and FMA), values it treats
+# specially (|x| >= 88, the infinities, NaN) through expf itself, and the sum in upstream's order in float, each
+# addition overlapping the next values' arithmetic. The same bits as upstream wherever the path runs: all 2^32 inputs
+# of the exponential, and the log-softmax on logits with -inf, NaN and signed zeros, against the C library
+# (bench/native/expf-check.cc, run by test/soak/expf-exhaustive.test.ts); whisper-cli's 24 -ojf outputs byte for
+# byte. Elsewhere (no AVX2 and FMA, arm64) upstream's loops run. The CPU's features are ggml's reading (each of
+# voxmill's builds runs only where its own flags hold). Measured (BENCHMARKS.md): beam search's bookkeeping 0.43-0.48
+# -> 0.29-0.32 ms per decoder and step, a greedy call's 258-270 -> 136-143 ms on gb0.
+voxmill_edit(0020 1
+  [=[static void whisper_compute_logprobs(
+                const std::vector<float> & logits,
+                              const int    n_logits,
+                      std::vector<float> & logprobs) {
+    const float logit_max = *std::max_element(logits.begin(), logits.end());
+    float logsumexp = 0.0f;
+    for (int i = 0; i < n_logits; ++i) {
+        if (logits[i] > -INFINITY) {
+            logsumexp += expf(logits[i] - logit_max);
+        }
+    }
+    logsumexp = logf(logsumexp) + logit_max;
+]=]
+  [=[// voxmill patch 0020: whether expf over arrays takes native/voxmill_expf.h's four-wide path (bit for bit glibc's
+// expf on a CPU with AVX2 and FMA)
+#include "voxmill_expf.h"
+
+static bool voxmill_expf_four_wide() {
+    static const bool four_wide = voxmill_expf_vectorized(ggml_cpu_has_avx2() && ggml_cpu_has_fma());
+    return four_wide;
+}
+
+static void whisper_compute_logprobs(
+                const std::vector<float> & logits,
+                              const int    n_logits,
+                      std::vector<float> & logprobs) {
+    if (voxmill_expf_four_wide()) {
+        // voxmill patch 0020: the same maximum, exponentials, sum (in order) and differences, eight or four at a time
+        voxmill_log_softmax(logits.data(), (int) logits.size(), logprobs.data(), n_logits, true);
+        return;
+    }
+    const float logit_max = *std::max_element(logits.begin(), logits.end());
+    float logsumexp = 0.0f;
+    for (int i = 0; i < n_logits; ++i) {
+        if (logits[i] > -INFINITY) {
+            logsumexp += expf(logits[i] - logit_max);
+        }
+    }
+    logsumexp = logf(logsumexp) + logit_max;
+]=])
+voxmill_edit(0020 1
+  [=[          std::vector<float> & probs)     {
+    for (int i = 0; i < n_logits; ++i) {
+        if (logits[i] == -INFINITY) {
+            probs[i] = 0.0f;
+        } else {
+            probs[i] = expf(logprobs[i]);
+        }
+    }
+}
+]=]
+  [=[          std::vector<float> & probs)     {
+    if (voxmill_expf_four_wide()) {
+        // voxmill patch 0020: a logit of -inf has a log probability of -inf, whose expf is 0
+        voxmill_expf_array(logprobs.data(), probs.data(), n_logits, true);
+        return;
+    }
+    for (int i = 0; i < n_logits; ++i) {
+        if (logits[i] == -INFINITY) {
+            probs[i] = 0.0f;
+        } else {
+            probs[i] = expf(logprobs[i]);
+        }
+    }
+}
+]=])
+
 voxmill_patch_end(whisper whisper.cpp src/whisper.cpp)
+# Patch 0020's header, beside the patched whisper.cpp, whose #include finds it there (in this build and in a tree the
+# patched copies are laid over: bench/build-whisper-cli.mjs --patched).
+voxmill_patch_add_file(whisper native/voxmill_expf.h src/voxmill_expf.h)
 
 voxmill_patch_begin(ggml/src/ggml-cpu/ops.cpp)
 
