@@ -8,8 +8,9 @@
 // in r. On a CPU with FMA and AVX2, glibc's ifunc picks its FMA build of that code, whose fused multiply-adds are the
 // ones below (read from the disassembly of Debian 12's __expf_fma). The same operations on four doubles at once give
 // the same bits for every finite input under 88 in magnitude; the others (overflow, underflow, infinities, NaN) go to
-// expf itself. `bench/native/expf-check.cc` compares all 2^32 inputs with the C library's expf (and CI's native tier
-// runs it: test/native/expf-exhaustive.test.ts).
+// expf itself. `bench/native/expf-check.cc` compares all 2^32 inputs with the C library's expf (CI's soak tier runs
+// it: test/soak/expf-exhaustive.test.ts). Checked against Debian 12's glibc 2.36; another glibc build could fuse its
+// multiply-adds otherwise (the check program tells), the values staying within the algorithm's error bound.
 //
 // Used by whisper.cpp patch 0020 (native/whisper-patches.cmake). Without AVX2 and FMA, or off x86-64, every value
 // goes through expf.
@@ -17,8 +18,10 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// glibc's expf only: Apple's, musl's and Windows' C libraries compute it otherwise.
+#if defined(__x86_64__) && defined(__GLIBC__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define VOXMILL_EXPF_X86 1
 #endif
@@ -146,11 +149,32 @@ __attribute__((target("avx2,fma"))) static inline void voxmill_subtract_finite_a
 }
 #endif
 
-// Whether voxmill_expf_array takes the four-wide path: x86-64 with AVX2 and FMA, where glibc's expf is its FMA build.
-// `has_avx2_fma` is the caller's reading of the CPU (ggml's, in whisper.cpp).
+// Whether the four-wide path gives expf's bits here: 65,536 inputs over expf's whole range of results (and its special
+// values) against the C library. glibc runs its FMA build only where the CPU reports AVX2 and FMA and no tunable
+// (GLIBC_TUNABLES) masks them; elsewhere its other build can round otherwise.
+#ifdef VOXMILL_EXPF_X86
+static inline bool voxmill_expf_agrees() {
+  constexpr int kInputs = 65536;
+  static float x[kInputs], y[kInputs];
+  for (int i = 0; i < kInputs; ++i) x[i] = -104.0f + 193.0f * static_cast<float>(i) / kInputs;
+  x[0] = -INFINITY;
+  x[1] = INFINITY;
+  x[2] = NAN;
+  x[3] = -0.0f;
+  voxmill_expf_avx2(x, y, kInputs);
+  for (int i = 0; i < kInputs; ++i) {
+    const float expected = expf(x[i]);
+    if (memcmp(&expected, &y[i], sizeof expected) != 0) return false;
+  }
+  return true;
+}
+#endif
+
+// Whether voxmill_expf_array and voxmill_log_softmax take the four-wide path: glibc on x86-64 with AVX2 and FMA, where
+// the path agrees with expf (checked once). `has_avx2_fma` is the caller's reading of the CPU (ggml's, in whisper.cpp).
 static inline bool voxmill_expf_vectorized(bool has_avx2_fma) {
 #ifdef VOXMILL_EXPF_X86
-  return has_avx2_fma;
+  return has_avx2_fma && voxmill_expf_agrees();
 #else
   (void)has_avx2_fma;
   return false;

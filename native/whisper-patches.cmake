@@ -60,8 +60,9 @@
 #         Bit-identical.
 #   0019  A greedy step (one token, temperature 0) projects onto a q8_0 copy of the f16 vocabulary projection (half
 #         the bytes of the largest matrix a step reads), then recomputes from the f16 rows, bit for bit as the f16
-#         product, every logit that can decide the token. The same tokens and timestamps; reported probabilities
-#         move by up to about 0.002. Per loading thread: voxmill_whisper_vocab_q8(false) turns it off (on by default).
+#         product, the logits that decide the token (within a margin far over the measured q8_0 error). The f16
+#         tokens and timestamps; reported probabilities move by up to about 0.002. Per loading thread:
+#         voxmill_whisper_vocab_q8(false) turns it off (on by default).
 #   0020  The log-softmax and the probabilities (2 x 51,864 expf and three more passes per decoder and step) eight or
 #         four values at a time through native/voxmill_expf.h, glibc's expf algorithm with its FMA build's
 #         operations, on CPUs with AVX2 and FMA. Bit-identical (all 2^32 exponentials checked against the C library).
@@ -672,21 +673,25 @@ voxmill_edit(0018 1
 # A greedy step (one token, temperature 0) reads every decoder weight once, and the vocabulary projection is most of
 # them: 40 of tiny.en's 56 MB in f16, 53 of base's 95 MB, so the step is bound by those bytes (BENCHMARKS.md). 0013's
 # q8_0 decoder halves them but changes the chosen tokens (words lost, a phrase invented over clicks). Here the model
-# keeps its f16 projection and also a q8_0 copy of it (CPU only; 53 % of the f16 projection's memory: 21 MB for
-# tiny.en, 28 MB for base). A greedy step at temperature 0 projects onto the copy, then recomputes from the f16 rows,
-# exactly as ggml's f16 product computes a one-column product (its conversion of the hidden state, its f16 dot
-# product; llamafile's tiles take no single column), every logit that can decide the step: all tokens from the end of
-# text on (end of text, the special tokens, every timestamp: the timestamp rule sums them all) and the text tokens
-# whose q8_0 logit lies within a margin of the best q8_0 text logit (VOXMILL_RESCORE_MARGIN, 8, or 4 times the largest
-# error seen on the step's recomputed special tokens if that is more; at most VOXMILL_RESCORE_MAX, 512, the highest
-# kept). Measured on gb0 (BENCHMARKS.md): a q8_0 logit is off by up to 0.46 (tiny.en) and 0.89 (base), so the best
-# exact text token was always in the recomputed set, and the argmax and the timestamp rule see exact logits. Only the
-# softmax's normalizer still sums q8_0 logits for the unlikely tokens: the log-sum-exp moved by up to 0.004, and the
-# tokens' reported probabilities by up to 0.0023 (whisper-cli's 12 greedy cases: every token id and timestamp the
-# same). Beam search and sampling at a temperature draw from the whole distribution and keep the f16 projection, as
-# does the prompt pass (no_speech_prob). Per loading thread: voxmill_whisper_vocab_q8(false) before loading keeps the
-# f16 projection alone (voxmill's greedyInt8Vocabulary: false); on by default, as whisper-cli built with this patch
-# set runs.
+# keeps its f16 projection and also a q8_0 copy of it (CPU only, f16 rows in host memory; 53 % of the f16
+# projection's memory: 21 MB for tiny.en, 28 MB for base). A greedy step at temperature 0 projects onto the copy.
+# Then the logits that can decide the step are recomputed from the f16 rows exactly as ggml's f16 product computes a
+# one-column product (its conversion of the hidden state, its f16 dot product; llamafile's tiles take no single
+# column on x86 and arm64):
+# - right after the pass, every token from the end of text on (end of text, the special tokens, every timestamp: the
+#   timestamp rule sums them all); the largest difference seen there is the step's measured error;
+# - in whisper_process_logits, once its rules have suppressed what they suppress (blank, non-speech tokens, regex,
+#   timestamp pairing), every text token left whose q8_0 logit lies within VOXMILL_DECIDE_MARGIN (4, or 4 times the
+#   measured error if more) of the best one left, however many; and for the softmax's normalizer the highest of those
+#   within VOXMILL_RESCORE_MARGIN (8), up to VOXMILL_RESCORE_MAX (512) in all.
+# So the argmax and the timestamp rule compare f16 values as long as no q8_0 logit is off by more than half the
+# deciding margin. Measured on gb0 (BENCHMARKS.md): at most 0.46 (tiny.en) and 0.89 (base); whisper-cli's 12 greedy
+# cases keep every token id and timestamp. The normalizer still sums q8_0 logits for the unlikely tokens: its log moved
+# by up to 0.004 and the tokens' probabilities by up to 0.0023, so a window whose mean log probability lies that close
+# to logprob_thold could take the other side of the temperature fallback. Beam search and sampling at a temperature
+# draw from the whole distribution and keep the f16 projection, as do the prompt pass (no_speech_prob) and language
+# detection. Per loading thread: voxmill_whisper_vocab_q8(false) before loading keeps the f16 projection alone
+# (voxmill's greedyInt8Vocabulary: false); on by default, as whisper-cli built with this patch set runs.
 voxmill_edit(0019 1
   [=[    // decoder.token_embedding
     struct ggml_tensor * d_te;
@@ -705,6 +710,8 @@ voxmill_edit(0019 1
     // voxmill patch 0019: whether the next decoder pass may project onto the q8_0 copy (a greedy step at t = 0),
     // and the buffers of the exact logits it then recomputes
     bool voxmill_vocab_q8_pass = false;
+    bool voxmill_q8_pending = false;  // the last pass's text logits are q8_0 values still to recompute
+    float voxmill_q8_error = 0.0f;     // the largest error seen on its recomputed special tokens
     std::vector<float> voxmill_hidden;
     std::vector<ggml_fp16_t> voxmill_hidden_f16;
     std::vector<int> voxmill_rescored;
@@ -774,7 +781,11 @@ voxmill_edit(0019 1
 ]=]
   [=[    // voxmill patch 0019: the q8_0 copy from the loaded f16 rows
     if (model.voxmill_d_te_q8) {
-        voxmill_quantize_f16_rows(model.d_te, model.voxmill_d_te_q8);
+        if (ggml_backend_buffer_is_host(model.d_te->buffer)) {
+            voxmill_quantize_f16_rows(model.d_te, model.voxmill_d_te_q8);
+        } else {
+            model.voxmill_d_te_q8 = nullptr; // the f16 rows are not in host memory to recompute from: not used
+        }
     }
 
     for (auto & buf : model.buffers) {
@@ -792,17 +803,12 @@ voxmill_edit(0019 1
 ]=])
 voxmill_edit(0019 1
   "static bool whisper_decode_internal("
-  [=[// voxmill patch 0019: the text tokens whose approximate logit lies within a margin of the best one are recomputed: the
-// margin is this, or 4 times the largest error measured on the step's other recomputed logits if that is more; at most
-// VOXMILL_RESCORE_MAX of them (the highest approximations kept)
-#define VOXMILL_RESCORE_MARGIN 8.0f
-#define VOXMILL_RESCORE_MAX 512
-
-// voxmill patch 0019: after a step projected onto the q8_0 copy, the logits that can decide it recomputed from the f16
-// rows as ggml's f16 product computes them (its conversion of the hidden state, its f16 dot product): every token
-// from the end of text on, and the text tokens near the best.
-static void voxmill_rescore_logits(const whisper_context & wctx, whisper_state & wstate, struct ggml_tensor * hidden,
-                                   float * logits) {
+  [=[// voxmill patch 0019: after a step projected onto the q8_0 copy, its logits from the end of text on (end of text, the
+// special tokens, every timestamp) recomputed from the f16 rows as ggml's f16 product computes them (its conversion of
+// the hidden state, its f16 dot product); the hidden state kept for the text tokens, which whisper_process_logits
+// recomputes once its rules have suppressed what they suppress (voxmill_rescore_text).
+static void voxmill_rescore_specials(const whisper_context & wctx, whisper_state & wstate, struct ggml_tensor * hidden,
+                                     float * logits) {
     const auto & model = wctx.model;
     const int n_state = (int) hidden->ne[0];
     const int n_vocab = (int) model.d_te->ne[1];
@@ -814,40 +820,16 @@ static void voxmill_rescore_logits(const whisper_context & wctx, whisper_state &
     ggml_backend_tensor_get(hidden, wstate.voxmill_hidden.data(), 0, n_state*sizeof(float));
     f16->from_float(wstate.voxmill_hidden.data(), wstate.voxmill_hidden_f16.data(), n_state);
 
-    const char * rows = (const char *) model.d_te->data;
     float largest_error = 0.0f;
-    const auto exact = [&](int id) {
+    const char * rows = (const char *) model.d_te->data;
+    for (int id = n_text; id < n_vocab; ++id) {
         float sum;
         f16->vec_dot(n_state, &sum, 0, rows + (size_t) id*model.d_te->nb[1], 0, wstate.voxmill_hidden_f16.data(), 0, 1);
         largest_error = std::max(largest_error, std::fabs(sum - logits[id]));
         logits[id] = sum;
-    };
-
-    // End of text, the special tokens and the timestamps (the timestamp rule sums them all).
-    for (int id = n_text; id < n_vocab; ++id) {
-        exact(id);
     }
-
-    float best = -INFINITY;
-    for (int id = 0; id < n_text; ++id) {
-        best = std::max(best, logits[id]);
-    }
-    const float margin = std::max(VOXMILL_RESCORE_MARGIN, 4.0f*largest_error);
-    auto & ids = wstate.voxmill_rescored;
-    ids.clear();
-    for (int id = 0; id < n_text; ++id) {
-        if (logits[id] >= best - margin) {
-            ids.push_back(id);
-        }
-    }
-    if (ids.size() > VOXMILL_RESCORE_MAX) {
-        std::nth_element(ids.begin(), ids.begin() + VOXMILL_RESCORE_MAX, ids.end(),
-                         [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
-        ids.resize(VOXMILL_RESCORE_MAX);
-    }
-    for (const int id : ids) {
-        exact(id);
-    }
+    wstate.voxmill_q8_error = largest_error;
+    wstate.voxmill_q8_pending = true;
 }
 
 static bool whisper_decode_internal(]=])
@@ -855,11 +837,82 @@ voxmill_edit(0019 1
   [=[        ggml_backend_tensor_get(logits, logits_out.data() + (n_vocab*i), sizeof(float)*(n_vocab*row), sizeof(float)*n_vocab);
 ]=]
   [=[        ggml_backend_tensor_get(logits, logits_out.data() + (n_vocab*i), sizeof(float)*(n_vocab*row), sizeof(float)*n_vocab);
-        // voxmill patch 0019: a step projected onto the q8_0 copy (one row): its deciding logits made exact
+        // voxmill patch 0019: a step projected onto the q8_0 copy (one row): its special tokens made exact
         if (model.voxmill_d_te_q8 && logits->src[0] == model.voxmill_d_te_q8) {
-            voxmill_rescore_logits(wctx, wstate, logits->src[1], logits_out.data() + (n_vocab*i));
+            voxmill_rescore_specials(wctx, wstate, logits->src[1], logits_out.data() + (n_vocab*i));
         }
 ]=])
+voxmill_edit(0019 1
+  [=[    logits_out.resize(n_tokens*n_vocab);
+    for (int i = 0; i < n_tokens; i++) {
+]=]
+  [=[    logits_out.resize(n_tokens*n_vocab);
+    wstate.voxmill_q8_pending = false; // voxmill patch 0019: set again below by a pass on the q8_0 copy
+    for (int i = 0; i < n_tokens; i++) {
+]=])
+voxmill_edit(0019 1
+  [=[        // populate the logprobs array (log_softmax)
+        whisper_compute_logprobs(logits, n_logits, logprobs);
+]=]
+  [=[        // voxmill patch 0019: after a pass on the q8_0 copy, the text tokens that can decide, now that the rules
+        // above have suppressed what they suppress
+        if (state.voxmill_q8_pending) {
+            state.voxmill_q8_pending = false;
+            voxmill_rescore_text(ctx, state, logits.data());
+        }
+
+        // populate the logprobs array (log_softmax)
+        whisper_compute_logprobs(logits, n_logits, logprobs);
+]=])
+voxmill_edit(0019 1
+  "static void whisper_process_logits("
+  [=[// voxmill patch 0019: the text tokens recomputed after a pass on the q8_0 copy: every token not suppressed whose q8_0
+// logit lies within VOXMILL_DECIDE_MARGIN (or 4 times the step's largest error on the special tokens, if more) of the
+// best such logit, so the argmax and the timestamp rule compare f16 values as long as no q8_0 logit is off by half
+// that; and, for the softmax's normalizer, the highest of those within VOXMILL_RESCORE_MARGIN, up to
+// VOXMILL_RESCORE_MAX tokens in all.
+#define VOXMILL_DECIDE_MARGIN 4.0f
+#define VOXMILL_RESCORE_MARGIN 8.0f
+#define VOXMILL_RESCORE_MAX 512
+
+static void voxmill_rescore_text(const whisper_context & ctx, whisper_state & state, float * logits) {
+    const auto & model = ctx.model;
+    const int n_state = (int) state.voxmill_hidden_f16.size();
+    const int n_vocab = (int) model.d_te->ne[1];
+    const int n_text = std::max(0, std::min(ctx.vocab.token_eot, n_vocab));
+    const auto * f16 = ggml_get_type_traits_cpu(GGML_TYPE_F16);
+
+    float best = -INFINITY;
+    for (int id = 0; id < n_text; ++id) {
+        best = std::max(best, logits[id]);
+    }
+    if (best == -INFINITY) {
+        return;
+    }
+    const float decide = std::max(VOXMILL_DECIDE_MARGIN, 4.0f*state.voxmill_q8_error);
+    const float wide = std::max(VOXMILL_RESCORE_MARGIN, decide);
+    auto & ids = state.voxmill_rescored;
+    ids.clear();
+    for (int id = 0; id < n_text; ++id) {
+        if (logits[id] >= best - wide) {
+            ids.push_back(id);
+        }
+    }
+    if (ids.size() > VOXMILL_RESCORE_MAX) {
+        // Every deciding token, then the highest of the others up to the limit.
+        const auto deciding = std::partition(ids.begin(), ids.end(), [&](int id) { return logits[id] >= best - decide; });
+        const size_t keep = std::max<size_t>(deciding - ids.begin(), VOXMILL_RESCORE_MAX);
+        std::nth_element(deciding, ids.begin() + keep, ids.end(),
+                         [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
+        ids.resize(keep);
+    }
+    const char * rows = (const char *) model.d_te->data;
+    for (const int id : ids) {
+        f16->vec_dot(n_state, &logits[id], 0, rows + (size_t) id*model.d_te->nb[1], 0, state.voxmill_hidden_f16.data(), 0, 1);
+    }
+}
+
+static void whisper_process_logits(]=])
 voxmill_edit(0019 1
   [=[                    assert(batch.n_tokens > 0);
 

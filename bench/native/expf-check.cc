@@ -4,9 +4,11 @@
 //   g++ -O2 -std=c++17 -Inative bench/native/expf-check.cc -o /tmp/expf-check -lpthread
 //   /tmp/expf-check [--speed]
 //
-// Compares the bits of voxmill_expf_array's result (computed in place) with expf's for all 2^32 inputs (NaNs included), split over the
-// machine's threads, and exits 1 naming the first input that differs. Exits 0 with "scalar only" where the four-wide
-// path does not run (no AVX2 and FMA, or not x86-64): voxmill_expf_array is then expf itself. --speed also times both
+// Compares the bits of the four-wide path's result (computed in place) with expf's for all 2^32 inputs (NaNs
+// included), split over the machine's threads, and exits 1 naming the first input that differs (whisper.cpp would
+// still be safe: its one-time self-test, voxmill_expf_agrees, falls back to expf, but the claim of patch 0020 would not
+// hold on this machine). Exits 0 with "scalar only" where the four-wide path cannot run (no AVX2 and FMA, not x86-64,
+// not glibc): voxmill_expf_array is then expf itself. --speed also times both
 // over 51,864 values of the log-softmax's range, as whisper.cpp's decoders call them.
 #include <math.h>
 
@@ -47,7 +49,8 @@ uint64_t CheckRange(uint64_t first, uint64_t last, bool vectorized) {
       const uint32_t bits = static_cast<uint32_t>(start + i);
       std::memcpy(&x[i], &bits, sizeof bits);
     }
-    // In place, as whisper.cpp's log-softmax calls it (its probabilities call it from one array into another).
+    // In place, which also covers one array into another (whisper.cpp's calls): the special lanes are recomputed from
+    // the loaded values, not re-read.
     std::copy(x.begin(), x.begin() + n, y.begin());
     voxmill_expf_array(y.data(), y.data(), n, vectorized);
     for (int i = 0; i < n; ++i) {
@@ -93,10 +96,14 @@ void Speed(bool vectorized) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool vectorized = voxmill_expf_vectorized(CpuHasAvx2Fma());
+#ifdef VOXMILL_EXPF_X86
+  const bool vectorized = CpuHasAvx2Fma();
+#else
+  const bool vectorized = false;
+#endif
   if (argc > 1 && std::strcmp(argv[1], "--speed") == 0) Speed(vectorized);
   if (!vectorized) {
-    std::printf("scalar only (no AVX2 and FMA here, or not x86-64): nothing to compare\n");
+    std::printf("scalar only (no AVX2 and FMA here, not x86-64 or not glibc): nothing to compare\n");
     return 0;
   }
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());

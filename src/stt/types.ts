@@ -216,8 +216,8 @@ export interface SttModelConfig {
   decoderPrecision?: 'int8' | 'full';
   /**
    * Greedy steps rank the vocabulary on an int8 copy of the projection and recompute the deciding logits from the
-   * file's weights, fixed when the model loads: the same tokens, faster greedy decoding, the copy's memory (21 MB
-   * for tiny, 28 for base). See {@link WhisperLoadOptions.greedyInt8Vocabulary}. Default true.
+   * file's weights, fixed when the model loads: the f16 tokens, faster greedy decoding, the copy's memory (21 MB
+   * for tiny, 28 for base). See {@link WhisperLoadOptions.greedyInt8Vocabulary} for the margins. Default true.
    */
   greedyInt8Vocabulary?: boolean;
   /** Default of {@link TranscribeOptions.suppressNonSpeech} for this id. Default false. */

@@ -1,7 +1,7 @@
 // whisper.cpp patch 0019: a greedy step ranks the vocabulary on a q8_0 copy of the projection and recomputes from the
-// f16 rows every logit that can decide the token. The chosen tokens and timestamps must be those of the f16
-// projection alone; only the softmax's normalizer still sums q8_0 values for the unlikely tokens, so the reported
-// log probabilities may move a little. Measured when written (whisper-cli, 12 greedy cases of tiny.en and base):
+// f16 rows the logits that decide the token (within a margin far over the measured q8_0 error). The chosen tokens and
+// timestamps must be those of the f16 projection alone; only the softmax's normalizer still sums q8_0 values for the
+// unlikely tokens, so the reported log probabilities move a little. Measured when written (whisper-cli, 12 greedy cases of tiny.en and base):
 // every token and timestamp the same, token probabilities within 0.0023.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Transcription, WhisperModel } from '../../dist/index.js';
@@ -47,14 +47,20 @@ for (const { name, files } of models) {
         expect(segmentsA.map((s) => [s.start, s.end, s.decoding?.tokens])).toEqual(
           segmentsB.map((s) => [s.start, s.end, s.decoding?.tokens]),
         );
+        let largestDifference = 0;
         for (const [i, segment] of segmentsA.entries()) {
           const other = segmentsB[i]?.decoding;
           expect(Math.abs((segment.decoding?.avgLogprob ?? 0) - (other?.avgLogprob ?? 0))).toBeLessThan(0.01);
           expect(Math.abs((segment.decoding?.noSpeechProb ?? 0) - (other?.noSpeechProb ?? 0))).toBeLessThan(1e-6);
           for (const [j, token] of (segment.decoding?.tokenLogprobs ?? []).entries()) {
-            expect(Math.abs(token.logprob - (other?.tokenLogprobs[j]?.logprob ?? Number.NaN))).toBeLessThan(0.01);
+            const difference = Math.abs(token.logprob - (other?.tokenLogprobs[j]?.logprob ?? Number.NaN));
+            expect(difference).toBeLessThan(0.01);
+            largestDifference = Math.max(largestDifference, difference);
           }
         }
+        // The copy was used: its q8_0 normalizer moves some log probability a little (all of them equal would mean
+        // the greedy steps never took it).
+        expect(largestDifference).toBeGreaterThan(0);
       });
     },
   );
