@@ -472,12 +472,14 @@ void voxmill_whisper_decoder_q8(bool on) {
     voxmill_decoder_q8 = on;
 }
 
-// voxmill patch 0013: reads `tensor`'s values as f16 from the loader and stores them quantized to q8_0, a few rows at
-// a time through small buffers, with the CPU backend's SIMD conversions (ggml's reference quantizer over whole
-// tensors made loading tiny.en 220 ms slower; this way it loads in 69-73 ms, against 82 ms all f16). A host buffer
-// takes each chunk in place; any other (a GPU's, or the CPU's repacking buffer, which takes a tensor only whole) gets
-// the whole tensor in one write.
-static bool voxmill_read_f16_as_q8_0(struct whisper_model_loader * loader, struct ggml_tensor * tensor) {
+// voxmill patch 0013: stores f16 values in `tensor` quantized to q8_0, a few rows at a time through small buffers,
+// with the CPU backend's SIMD conversions (ggml's reference quantizer over whole tensors made loading tiny.en 220 ms
+// slower; this way it loads in 69-73 ms, against 82 ms all f16). `chunk(first_row, n_values, scratch)` gives the
+// n_values f16 values from first_row on (read into scratch, which holds that many, or found elsewhere), or null when
+// it cannot. A host buffer takes each chunk in place; any other (a GPU's, or the CPU's repacking buffer, which takes a
+// tensor only whole) gets the whole tensor in one write.
+template <typename Chunk>
+static bool voxmill_store_f16_as_q8_0(struct ggml_tensor * tensor, Chunk chunk) {
     const int64_t row = tensor->ne[0];
     const int64_t rows = ggml_nrows(tensor);
     const int64_t rows_per_chunk = std::max<int64_t>(1, 65536 / row);
@@ -490,18 +492,27 @@ static bool voxmill_read_f16_as_q8_0(struct whisper_model_loader * loader, struc
     char * out = host ? (char *) tensor->data : staged.data();
     for (int64_t first = 0; first < rows; first += rows_per_chunk) {
         const int64_t n = std::min(rows_per_chunk, rows - first)*row;
-        // A short read fails here with a loader that reports one (whisper.cpp's file loader does not: a file cut
-        // short inside a tensor is caught, as upstream, by the next tensor's header failing to read).
-        if (loader->read(loader->context, half.data(), n*sizeof(ggml_fp16_t)) != (size_t) n*sizeof(ggml_fp16_t)) {
+        const ggml_fp16_t * values = chunk(first, n, half.data());
+        if (values == nullptr) {
             return false;
         }
-        ggml_cpu_fp16_to_fp32(half.data(), full.data(), n);
+        ggml_cpu_fp16_to_fp32(values, full.data(), n);
         from_float(full.data(), out + first*row_bytes, n);
     }
     if (!host) {
         ggml_backend_tensor_set(tensor, staged.data(), 0, staged.size());
     }
     return true;
+}
+
+// voxmill patch 0013: reads `tensor`'s values as f16 from the loader and stores them quantized to q8_0.
+static bool voxmill_read_f16_as_q8_0(struct whisper_model_loader * loader, struct ggml_tensor * tensor) {
+    return voxmill_store_f16_as_q8_0(tensor, [&](int64_t, int64_t n, ggml_fp16_t * scratch) -> const ggml_fp16_t * {
+        // A short read fails here with a loader that reports one (whisper.cpp's file loader does not: a file cut
+        // short inside a tensor is caught, as upstream, by the next tensor's header failing to read).
+        const size_t bytes = n*sizeof(ggml_fp16_t);
+        return loader->read(loader->context, scratch, bytes) == bytes ? scratch : nullptr;
+    });
 }
 
 // voxmill patch 0013: the type the decoder's matrices were loaded as (q8_0 when quantized at load)
@@ -730,27 +741,6 @@ bool voxmill_whisper_has_vocab_q8(struct whisper_context * ctx) {
     return ctx->model.voxmill_d_te_q8 != nullptr;
 }
 
-// voxmill patch 0019: fills `q8` (q8_0) from the f16 rows of `f16`, which lie in host memory, a few rows at a time
-static void voxmill_quantize_f16_rows(const struct ggml_tensor * f16, struct ggml_tensor * q8) {
-    const int64_t row = f16->ne[0];
-    const int64_t rows = ggml_nrows(f16);
-    const int64_t rows_per_chunk = std::max<int64_t>(1, 65536 / row);
-    const size_t row_bytes = ggml_row_size(GGML_TYPE_Q8_0, row);
-    const auto from_float = ggml_get_type_traits_cpu(GGML_TYPE_Q8_0)->from_float;
-    const bool host = ggml_backend_buffer_is_host(q8->buffer);
-    std::vector<float> full(rows_per_chunk*row);
-    std::vector<char> staged(host ? 0 : ggml_nbytes(q8));
-    char * out = host ? (char *) q8->data : staged.data();
-    for (int64_t first = 0; first < rows; first += rows_per_chunk) {
-        const int64_t n = std::min(rows_per_chunk, rows - first)*row;
-        ggml_cpu_fp16_to_fp32((const ggml_fp16_t *) ((const char *) f16->data + first*f16->nb[1]), full.data(), n);
-        from_float(full.data(), out + first*row_bytes, n);
-    }
-    if (!host) {
-        ggml_backend_tensor_set(q8, staged.data(), 0, staged.size());
-    }
-}
-
 static bool whisper_model_load(struct whisper_model_loader * loader, whisper_context & wctx) {]=])
 voxmill_edit(0019 1
   "        model.d_te = create_tensor(ASR_TENSOR_DEC_TOKEN_EMBD_WEIGHT, ASR_SYSTEM_DECODER, ggml_new_tensor_2d(ctx, dtype, n_text_state, n_vocab));"
@@ -782,7 +772,11 @@ voxmill_edit(0019 1
   [=[    // voxmill patch 0019: the q8_0 copy from the loaded f16 rows
     if (model.voxmill_d_te_q8) {
         if (ggml_backend_buffer_is_host(model.d_te->buffer)) {
-            voxmill_quantize_f16_rows(model.d_te, model.voxmill_d_te_q8);
+            // 0013's quantizer, from the loaded f16 rows in place
+            const ggml_tensor * f16 = model.d_te;
+            voxmill_store_f16_as_q8_0(model.voxmill_d_te_q8, [&](int64_t first, int64_t, ggml_fp16_t *) {
+                return (const ggml_fp16_t *) ((const char *) f16->data + first*f16->nb[1]);
+            });
         } else {
             model.voxmill_d_te_q8 = nullptr; // the f16 rows are not in host memory to recompute from: not used
         }
@@ -807,6 +801,15 @@ voxmill_edit(0019 1
 // special tokens, every timestamp) recomputed from the f16 rows as ggml's f16 product computes them (its conversion of
 // the hidden state, its f16 dot product); the hidden state kept for the text tokens, which whisper_process_logits
 // recomputes once its rules have suppressed what they suppress (voxmill_rescore_text).
+// voxmill patch 0019: token `id`'s logit from the f16 projection and the f16 hidden state, as ggml's f16 product
+// computes it
+static float voxmill_f16_logit(const whisper_model & model, const std::vector<ggml_fp16_t> & hidden_f16, int id) {
+    float logit;
+    ggml_get_type_traits_cpu(GGML_TYPE_F16)->vec_dot((int) hidden_f16.size(), &logit, 0,
+        (const char *) model.d_te->data + (size_t) id*model.d_te->nb[1], 0, hidden_f16.data(), 0, 1);
+    return logit;
+}
+
 static void voxmill_rescore_specials(const whisper_context & wctx, whisper_state & wstate, struct ggml_tensor * hidden,
                                      float * logits) {
     const auto & model = wctx.model;
@@ -821,12 +824,10 @@ static void voxmill_rescore_specials(const whisper_context & wctx, whisper_state
     f16->from_float(wstate.voxmill_hidden.data(), wstate.voxmill_hidden_f16.data(), n_state);
 
     float largest_error = 0.0f;
-    const char * rows = (const char *) model.d_te->data;
     for (int id = n_text; id < n_vocab; ++id) {
-        float sum;
-        f16->vec_dot(n_state, &sum, 0, rows + (size_t) id*model.d_te->nb[1], 0, wstate.voxmill_hidden_f16.data(), 0, 1);
-        largest_error = std::max(largest_error, std::fabs(sum - logits[id]));
-        logits[id] = sum;
+        const float exact = voxmill_f16_logit(model, wstate.voxmill_hidden_f16, id);
+        largest_error = std::max(largest_error, std::fabs(exact - logits[id]));
+        logits[id] = exact;
     }
     wstate.voxmill_q8_error = largest_error;
     wstate.voxmill_q8_pending = true;
@@ -876,11 +877,7 @@ voxmill_edit(0019 1
 #define VOXMILL_RESCORE_MAX 512
 
 static void voxmill_rescore_text(const whisper_context & ctx, whisper_state & state, float * logits) {
-    const auto & model = ctx.model;
-    const int n_state = (int) state.voxmill_hidden_f16.size();
-    const int n_vocab = (int) model.d_te->ne[1];
-    const int n_text = std::max(0, std::min(ctx.vocab.token_eot, n_vocab));
-    const auto * f16 = ggml_get_type_traits_cpu(GGML_TYPE_F16);
+    const int n_text = std::max(0, std::min(ctx.vocab.token_eot, (int) ctx.model.d_te->ne[1]));
 
     float best = -INFINITY;
     for (int id = 0; id < n_text; ++id) {
@@ -906,9 +903,8 @@ static void voxmill_rescore_text(const whisper_context & ctx, whisper_state & st
                          [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); });
         ids.resize(keep);
     }
-    const char * rows = (const char *) model.d_te->data;
     for (const int id : ids) {
-        f16->vec_dot(n_state, &logits[id], 0, rows + (size_t) id*model.d_te->nb[1], 0, state.voxmill_hidden_f16.data(), 0, 1);
+        logits[id] = voxmill_f16_logit(ctx.model, state.voxmill_hidden_f16, id);
     }
 }
 
