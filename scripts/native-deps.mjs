@@ -662,9 +662,28 @@ export const ESPEAK_FIXES = [
   { file: 'src/libespeak-ng/translateword.c', find: '&word_ss[1]', replace: '&word_ss[2]' },
   { file: 'src/libespeak-ng/translateword.c', find: '&word_zz[1]', replace: '&word_zz[2]' },
   { file: 'src/libespeak-ng/translateword.c', find: '&word_iz[1]', replace: '&word_iz[2]' },
+  {
+    // A phoneme table switch in a word's phonemes (phonSWITCH) is followed by a table number, which SelectPhonemeTable
+    // used as an index into phoneme_tab_list (150 entries) unchecked. A word in phoneme mnemonics can spell the switch
+    // ("_^_") after its first phoneme, where what follows is the language's name, not a number: the byte 0xC3 of a
+    // UTF-8 name indexed entry 195 (found by CI's fixed-seed fuzzer, 2026-12-05, English voice). A number that names no
+    // loaded table now leaves the current table in place.
+    file: 'src/libespeak-ng/synthdata.c',
+    find: '\tif (current_phoneme_table == number) return;\n',
+    replace:
+      '\tif (number < 0 || number >= n_phoneme_tables) return; /* voxmill: only a loaded table */\n' +
+      '\tif (current_phoneme_table == number) return;\n',
+  },
+  {
+    // The same number names the switch when phonemes are written out as mnemonics.
+    file: 'src/libespeak-ng/dictionary.c',
+    find: '\t\tp = phoneme_tab_list[plist->tone_ph].name;\n',
+    replace:
+      '\t\tp = plist->tone_ph < N_PHONEME_TABS ? phoneme_tab_list[plist->tone_ph].name : ""; /* voxmill: in the array */\n',
+  },
 ];
 /** Bumped with every change to ESPEAK_FIXES, so a cached tree with older fixes is unpacked again. */
-const ESPEAK_FIXES_VERSION = 20;
+const ESPEAK_FIXES_VERSION = 21;
 
 /** The unpacked espeak-ng tree with ESPEAK_FIXES applied. */
 async function fixedEspeak() {
