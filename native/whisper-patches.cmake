@@ -66,6 +66,11 @@
 #   0020  The log-softmax and the probabilities (2 x 51,864 expf and three more passes per decoder and step) eight or
 #         four values at a time through native/voxmill_expf.h, glibc's expf algorithm with its FMA build's
 #         operations, on CPUs with AVX2 and FMA. Bit-identical (all 2^32 exponentials checked against the C library).
+#   0021  The tiled flash attention (the encoder) multiplies a query tile's own rows only, and the rows past the last
+#         whole block of the micro-kernel's height (4 of every 64 with AVX2) as one block instead of one at a time.
+#         Bit-identical.
+#   0022  The encoder's GELU through ggml's f16 table eight values at a time (native/voxmill_gelu.h, AVX2 and F16C).
+#         Bit-identical (all 2^32 inputs checked).
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -1201,7 +1206,118 @@ voxmill_edit(0015 1
                 for (int64_t i3 = 0; i3 < ne3; ++i3) {
                     // circular means]=])
 
+# --- 0021 The tiled flash attention's products over a tile's own rows, the last few rows in one block ------------
+# ggml's tiled CPU flash attention (every encoder pass of a call without word times) multiplies each 64-query tile by
+# a 64-key tile with simd_gemm, whose micro-kernel takes GEMM_RM rows at a time (6 with AVX2) and every row past the
+# last whole block alone: 64 = 10 x 6 + 4, so 4 rows of every tile ran a one-row kernel whose one accumulator chain
+# waits on each FMA's latency (about 4 times the cost of a row in a block), in both of a tile's products. A tile cut
+# short by the end of a head or of a thread's chunk was also multiplied, scaled and soft-maxed over all 64 rows,
+# zeros included. Here the products run over the tile's own rows, and the rows past the last whole block run as one
+# block of their height (the same micro-kernel with RM = 1..GEMM_RM - 1); the scaling and the online softmax skip
+# the rows past the tile's end. Each output element is the same chain of FMAs over k in the same order, from the same
+# inputs, and the rows dropped were never written out: bit-identical.
+voxmill_edit(0021 1
+  [=[    *s = max;
+}
+
+// ggml_compute_forward_dup
+]=]
+  [=[    *s = max;
+}
+
+// voxmill patch 0021: C[M x N] += A[M x K] * B[K x N] for the tiled flash attention, as simd_gemm computes each
+// element, with the rows past the last whole block of GEMM_RM in one block of their own height.
+#if defined(GGML_SIMD) && !defined(__ARM_FEATURE_SVE) && !defined(__riscv_v_intrinsic)
+template <int RM>
+static inline void voxmill_fa_gemm_block(float * GGML_RESTRICT C, const float * GGML_RESTRICT A,
+        const float * GGML_RESTRICT B, int K, int N) {
+    static constexpr int KN = GGML_F32_EPR;
+    int64_t jj = 0;
+    for (; jj + GEMM_RN * KN <= N; jj += GEMM_RN * KN) {
+        simd_gemm_ukernel<RM, GEMM_RN>(C + jj, A, B + jj, K, N);
+    }
+    for (; jj + KN <= N; jj += KN) {
+        simd_gemm_ukernel<RM, 1>(C + jj, A, B + jj, K, N);
+    }
+}
+
+template <int RM>
+static inline void voxmill_fa_gemm_rows(int rows, float * C, const float * A, const float * B, int K, int N) {
+    if constexpr (RM > 0) {
+        if (rows == RM) {
+            voxmill_fa_gemm_block<RM>(C, A, B, K, N);
+        } else {
+            voxmill_fa_gemm_rows<RM - 1>(rows, C, A, B, K, N);
+        }
+    }
+}
+
+static void voxmill_fa_gemm(float * C, const float * A, const float * B, int M, int K, int N) {
+    if (N % GGML_F32_EPR != 0) {
+        // simd_gemm's scalar columns (never taken here: the tiled kernel needs whole vectors of values and keys)
+        simd_gemm(C, A, B, M, K, N);
+        return;
+    }
+    int ii = 0;
+    for (; ii + GEMM_RM <= M; ii += GEMM_RM) {
+        voxmill_fa_gemm_block<GEMM_RM>(C + (int64_t) ii*N, A + (int64_t) ii*K, B, K, N);
+    }
+    voxmill_fa_gemm_rows<GEMM_RM - 1>(M - ii, C + (int64_t) ii*N, A + (int64_t) ii*K, B, K, N);
+}
+#else
+static void voxmill_fa_gemm(float * C, const float * A, const float * B, int M, int K, int N) {
+    simd_gemm(C, A, B, M, K, N);
+}
+#endif
+
+// ggml_compute_forward_dup
+]=])
+voxmill_edit(0021 1
+  "simd_gemm(KQ, (const float *)Q_q, K_tile, Q_TILE_SZ, DK, KV_TILE_SZ);"
+  "voxmill_fa_gemm(KQ, (const float *)Q_q, K_tile, tile_rows, DK, KV_TILE_SZ);")
+voxmill_edit(0021 1
+  "ggml_vec_scale_f32(Q_TILE_SZ * KV_TILE_SZ, KQ, scale);"
+  "ggml_vec_scale_f32(tile_rows * KV_TILE_SZ, KQ, scale);")
+voxmill_edit(0021 1
+  [=[            for (int tq = 0; tq < Q_TILE_SZ; tq++) {
+                float * kq_row = KQ + tq * KV_TILE_SZ;
+
+                float tile_max;]=]
+  [=[            for (int tq = 0; tq < tile_rows; tq++) {
+                float * kq_row = KQ + tq * KV_TILE_SZ;
+
+                float tile_max;]=])
+voxmill_edit(0021 1
+  "simd_gemm(VKQ32, KQ, V_tile, Q_TILE_SZ, KV_TILE_SZ, DV);"
+  "voxmill_fa_gemm(VKQ32, KQ, V_tile, tile_rows, KV_TILE_SZ, DV);")
+
+# --- 0022 GELU through its f16 table eight values at a time ---------------------------------------------------------
+# The encoder's GELU (1,500 x 4 x n_state values a layer) takes each value through ggml's f16 table: round it to f16
+# (on x86 ggml's portable bit-twiddling conversion, a dozen operations), look the f16 GELU up, widen it (a second
+# table). One value at a time, that was 3.6-3.8 % of a tiny.en or base call's samples (perf, Zen 3). With AVX2 and
+# F16C, eight values are rounded at once (vcvtps2ph, round to nearest even: the same f16 as ggml's conversion for
+# every float that is not a NaN), looked up with one gather (each lane reads the aligned pair of table entries holding
+# its own, so no read leaves the table) and widened exactly (vcvtph2ps), with the same -10 / 10 cut-offs: the kernel is
+# native/voxmill_gelu.h, copied beside the patched file. A block of eight holding a NaN, and the last n % 8 values, run
+# upstream's scalar loop. Bit-identical: bench/native/gelu-check.cc compares the kernel with upstream's arithmetic over
+# all 2^32 floats.
+voxmill_edit(0022 1
+  [=[// voxmill patch 0021: C[M x N] += A[M x K] * B[K x N]]=]
+  [=[// voxmill patch 0022: ggml_vec_gelu_f32 (its f16-table form) eight values at a time, the same bits.
+#include "voxmill_gelu.h"
+static void voxmill_vec_gelu_f32(const int n, float * y, const float * x) {
+#if defined(GGML_GELU_FP16) && defined(VOXMILL_GELU_VECTORIZED)
+    voxmill_gelu_f16_table(n, y, x, (const uint16_t *) ggml_table_gelu_f16, ggml_vec_gelu_f32);
+#else
+    ggml_vec_gelu_f32(n, y, x);
+#endif
+}
+
+// voxmill patch 0021: C[M x N] += A[M x K] * B[K x N]]=])
+voxmill_edit(0022 1 "        ggml_vec_gelu_f32(nc," "        voxmill_vec_gelu_f32(nc,")
+
 voxmill_patch_end(ggml-cpu ggml-cpu/ops.cpp ggml/src/ggml-cpu/ops.cpp)
+voxmill_patch_add_file(ggml-cpu native/voxmill_gelu.h ggml/src/ggml-cpu/voxmill_gelu.h)
 
 voxmill_patch_begin(ggml/src/ggml-cpu/ggml-cpu.c)
 
