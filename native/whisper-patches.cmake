@@ -69,8 +69,10 @@
 #   0021  The tiled flash attention (the encoder) multiplies a query tile's own rows only, and the rows past the last
 #         whole block of the micro-kernel's height (4 of every 64 with AVX2) as one block instead of one at a time.
 #         Bit-identical.
-#   0022  The encoder's GELU through ggml's f16 table eight values at a time (native/voxmill_gelu.h, AVX2 and F16C).
+#   0022  The encoder's GELU through ggml's f16 table eight values at a time (native/voxmill_f16.h, AVX2 and F16C).
 #         Bit-identical (all 2^32 inputs checked).
+#   0023  The copy of f32 rows into f16 (the encoder's keys and values for flash attention) eight values at a time
+#         (native/voxmill_f16.h, AVX2 and F16C). Bit-identical (all 2^32 inputs checked).
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -1298,15 +1300,15 @@ voxmill_edit(0021 1
 # F16C, eight values are rounded at once (vcvtps2ph, round to nearest even: the same f16 as ggml's conversion for
 # every float that is not a NaN), looked up with one gather (each lane reads the aligned pair of table entries holding
 # its own, so no read leaves the table) and widened exactly (vcvtph2ps), with the same -10 / 10 cut-offs: the kernel is
-# native/voxmill_gelu.h, copied beside the patched file. A block of eight holding a NaN, and the last n % 8 values, run
-# upstream's scalar loop. Bit-identical: bench/native/gelu-check.cc compares the kernel with upstream's arithmetic over
-# all 2^32 floats.
+# in native/voxmill_f16.h, copied beside the patched file. A block of eight holding a NaN, and the last n % 8 values,
+# run upstream's scalar loop. Bit-identical: bench/native/f16-check.cc compares the kernel with upstream's arithmetic
+# over all 2^32 floats.
 voxmill_edit(0022 1
   [=[// voxmill patch 0021: C[M x N] += A[M x K] * B[K x N]]=]
   [=[// voxmill patch 0022: ggml_vec_gelu_f32 (its f16-table form) eight values at a time, the same bits.
-#include "voxmill_gelu.h"
+#include "voxmill_f16.h"
 static void voxmill_vec_gelu_f32(const int n, float * y, const float * x) {
-#if defined(GGML_GELU_FP16) && defined(VOXMILL_GELU_VECTORIZED)
+#if defined(GGML_GELU_FP16) && defined(VOXMILL_F16_VECTORIZED)
     voxmill_gelu_f16_table(n, y, x, (const uint16_t *) ggml_table_gelu_f16, ggml_vec_gelu_f32);
 #else
     ggml_vec_gelu_f32(n, y, x);
@@ -1316,8 +1318,46 @@ static void voxmill_vec_gelu_f32(const int n, float * y, const float * x) {
 // voxmill patch 0021: C[M x N] += A[M x K] * B[K x N]]=])
 voxmill_edit(0022 1 "        ggml_vec_gelu_f32(nc," "        voxmill_vec_gelu_f32(nc,")
 
+# --- 0023 The copy of f32 rows into f16 eight values at a time ------------------------------------------------------
+# With flash attention the encoder copies each layer's keys and values (1,500 x n_state each) into f16 (ggml_cpy into
+# a 1-D view of the padded cache, ops.cpp's dup, "casting between non-quantized types"), one value at a time through
+# ggml's portable f32 -> f16 conversion: 2.2-2.4 % of a tiny.en or base call's samples (perf, Zen 3). With AVX2 and
+# F16C the rows are rounded eight at a time (native/voxmill_f16.h: vcvtps2ph, round to nearest even, the same bits as
+# ggml's conversion for every float that is not a NaN); a block of eight holding a NaN and the last n % 8 values run
+# the scalar loop. Bit-identical: bench/native/f16-check.cc compares all 2^32 floats.
+voxmill_edit(0023 1
+  [=[                        for (int i01 = ir0; i01 < ir1; i01++) {
+                            const src_t * src0_ptr = (src_t *) ((char *) src0->data + i01*nb01 + i02*nb02 + i03*nb03);
+                            for (int i00 = 0; i00 < ne00; i00++) {
+                                float tmp = type_conversion_table<src_t>::to_f32(src0_ptr[i00]);
+                                dst_ptr[id] = type_conversion_table<dst_t>::from_f32(tmp);
+                                id++;
+                            }
+                        }]=]
+  [=[                        for (int i01 = ir0; i01 < ir1; i01++) {
+                            const src_t * src0_ptr = (src_t *) ((char *) src0->data + i01*nb01 + i02*nb02 + i03*nb03);
+#if defined(VOXMILL_F16_VECTORIZED)
+                            // voxmill patch 0023: f32 -> f16 rows eight values at a time, the same bits
+                            if constexpr (std::is_same_v<src_t, float> && std::is_same_v<dst_t, ggml_fp16_t>) {
+                                voxmill_fp32_to_fp16_row((int) ne00, (uint16_t *) (dst_ptr + id), src0_ptr,
+                                    [](const int n, uint16_t * y, const float * x) {
+                                        for (int i = 0; i < n; i++) {
+                                            y[i] = type_conversion_table<ggml_fp16_t>::from_f32(x[i]);
+                                        }
+                                    });
+                                id += ne00;
+                                continue;
+                            }
+#endif
+                            for (int i00 = 0; i00 < ne00; i00++) {
+                                float tmp = type_conversion_table<src_t>::to_f32(src0_ptr[i00]);
+                                dst_ptr[id] = type_conversion_table<dst_t>::from_f32(tmp);
+                                id++;
+                            }
+                        }]=])
+
 voxmill_patch_end(ggml-cpu ggml-cpu/ops.cpp ggml/src/ggml-cpu/ops.cpp)
-voxmill_patch_add_file(ggml-cpu native/voxmill_gelu.h ggml/src/ggml-cpu/voxmill_gelu.h)
+voxmill_patch_add_file(ggml-cpu native/voxmill_f16.h ggml/src/ggml-cpu/voxmill_f16.h)
 
 voxmill_patch_begin(ggml/src/ggml-cpu/ggml-cpu.c)
 

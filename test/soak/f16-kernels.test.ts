@@ -1,7 +1,7 @@
-// whisper.cpp patch 0022 takes the encoder's GELU eight values at a time through native/voxmill_gelu.h, promising the
-// bits of ggml's scalar f16-table loop on every input (x86-64 with AVX2 and F16C). bench/native/gelu-check.cc compares
-// the two; this tier runs it on a sample of every 7th float (about 2 s), and on all 2^32 with VOXMILL_TEST_FULL=1
-// (npm run soak; about 12 s of two cores when written).
+// whisper.cpp patches 0022 and 0023 take the encoder's GELU and its f32 -> f16 copies eight values at a time through
+// native/voxmill_f16.h, promising the bits of ggml's scalar loops on every input (x86-64 with AVX2 and F16C).
+// bench/native/f16-check.cc compares them; this tier runs it on a sample of 1 in 7 floats (about 3 s), and on all
+// 2^32 with VOXMILL_TEST_FULL=1 (npm run soak; about 20 s of two cores when written).
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -15,15 +15,15 @@ import { repoRoot } from '../helpers/paths.js';
 const run = promisify(execFile);
 const require = createRequire(import.meta.url);
 
-describe('native/voxmill_gelu.h against ggml scalar GELU', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'voxmill-gelu-'));
+describe('native/voxmill_f16.h against ggml scalar loops', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'voxmill-f16-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it(
     'gives the same bits on a sample of every 7th float, or all of them (or is not compiled for this CPU)',
     async () => {
       const ggml = join(dirname(require.resolve('whisper-cpp-src/package.json')), 'cpp', 'whisper.cpp', 'ggml');
-      const binary = join(dir, 'gelu-check');
+      const binary = join(dir, 'f16-check');
       await run('g++', [
         '-O2',
         '-march=native',
@@ -31,7 +31,7 @@ describe('native/voxmill_gelu.h against ggml scalar GELU', () => {
         `-I${join(repoRoot, 'native')}`,
         `-I${join(ggml, 'include')}`,
         `-I${join(ggml, 'src')}`,
-        join(repoRoot, 'bench', 'native', 'gelu-check.cc'),
+        join(repoRoot, 'bench', 'native', 'f16-check.cc'),
         '-o',
         binary,
         '-lpthread',

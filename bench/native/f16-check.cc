@@ -1,16 +1,17 @@
-// native/voxmill_gelu.h against ggml's scalar f16-table GELU, over every float (whisper.cpp patch 0022's check).
+// native/voxmill_f16.h against ggml's scalar loops, over every float (whisper.cpp patches 0022 and 0023's check).
 //
 //   WHISPER=node_modules/whisper-cpp-src/cpp/whisper.cpp
 //   g++ -O2 -march=native -std=c++17 -Inative -I$WHISPER/ggml/include -I$WHISPER/ggml/src
-//     bench/native/gelu-check.cc -o /tmp/gelu-check -lpthread
-//   /tmp/gelu-check [--stride N]
+//     bench/native/f16-check.cc -o /tmp/f16-check -lpthread
+//   /tmp/f16-check [--stride N]
 //
-// The reference is ggml's loop (vec.h with GGML_GELU_FP16) as an x86 build runs it: ggml's own f32 -> f16 conversion
-// (ggml_compute_fp32_to_fp16, which ggml-cpu uses on x86 even with F16C) and the widening its f32 table holds
-// (ggml_compute_fp16_to_fp32). The table is built as ggml_cpu_init builds its own. Compares the bits of every result,
-// split over the machine's threads, and exits 1 naming the first input that differs. --stride N checks every Nth
-// input only (CI's soak tier: a sample; the whole run takes about 20 s of two cores). Exits 0 with "scalar only"
-// where the header's vector path is not compiled (no AVX2 and F16C in -march) or the CPU lacks it.
+// The references are ggml's loops as an x86 build runs them: its own f32 -> f16 conversion
+// (ggml_compute_fp32_to_fp16, which ggml-cpu uses on x86 even with F16C) for the row conversion (0023), and for the
+// GELU (vec.h with GGML_GELU_FP16, 0022) that conversion, a table built as ggml_cpu_init builds its own and the
+// widening its f32 table holds (ggml_compute_fp16_to_fp32). Compares the bits of every result, NaNs included, split
+// over the machine's threads, and exits 1 naming the first input that differs. --stride N checks 1 in N inputs only
+// (CI's soak tier; all 2^32 take about 20 s of two cores). Exits 0 with "scalar only" where the header's vector paths
+// are not compiled (no AVX2 and F16C in -march) or the CPU lacks them.
 #include <math.h>
 
 #include <algorithm>
@@ -23,7 +24,7 @@
 #include <vector>
 
 #include "ggml-impl.h"
-#include "voxmill_gelu.h"
+#include "voxmill_f16.h"
 
 namespace {
 
@@ -51,18 +52,24 @@ void Reference(const int n, float* y, const float* x) {
   }
 }
 
+// ggml's f32 -> f16 row loop (ops.cpp's dup, type_conversion_table<ggml_fp16_t>), as on x86.
+void ReferenceRow(const int n, uint16_t* y, const float* x) {
+  for (int i = 0; i < n; ++i) y[i] = ggml_compute_fp32_to_fp16(x[i]);
+}
+
 uint32_t Bits(float value) {
   uint32_t bits;
   std::memcpy(&bits, &value, sizeof bits);
   return bits;
 }
 
-#ifdef VOXMILL_GELU_VECTORIZED
-// Checks every `stride`th input of [first, last) (bit patterns, in blocks of consecutive ones); the first that
-// differs, or `last`.
+#ifdef VOXMILL_F16_VECTORIZED
+// Checks 1 in `stride` inputs of [first, last) (bit patterns, in blocks of consecutive ones); the first that
+// differs in either kernel, or `last`.
 uint64_t CheckRange(uint64_t first, uint64_t last, uint64_t stride) {
   constexpr int kBlock = 4096;
   std::vector<float> x(kBlock), y(kBlock), expected(kBlock);
+  std::vector<uint16_t> h(kBlock), expected_h(kBlock);
   for (uint64_t start = first; start < last; start += kBlock * stride) {
     const int n = static_cast<int>(std::min<uint64_t>(kBlock, (last - start + stride - 1) / stride));
     for (int i = 0; i < n; ++i) {
@@ -71,8 +78,10 @@ uint64_t CheckRange(uint64_t first, uint64_t last, uint64_t stride) {
     }
     Reference(n, expected.data(), x.data());
     voxmill_gelu_f16_table(n, y.data(), x.data(), table, Reference);
+    ReferenceRow(n, expected_h.data(), x.data());
+    voxmill_fp32_to_fp16_row(n, h.data(), x.data(), ReferenceRow);
     for (int i = 0; i < n; ++i) {
-      if (Bits(y[i]) != Bits(expected[i])) return start + i * stride;
+      if (Bits(y[i]) != Bits(expected[i]) || h[i] != expected_h[i]) return start + i * stride;
     }
   }
   return last;
@@ -86,11 +95,11 @@ int main(int argc, char** argv) {
   if (argc == 3 && std::strcmp(argv[1], "--stride") == 0) {
     stride = std::strtoull(argv[2], nullptr, 10);
   } else if (argc != 1) {
-    std::fprintf(stderr, "usage: gelu-check [--stride N]\n");
+    std::fprintf(stderr, "usage: f16-check [--stride N]\n");
     return 2;
   }
   if (stride < 1) stride = 1;
-#ifdef VOXMILL_GELU_VECTORIZED
+#ifdef VOXMILL_F16_VECTORIZED
   if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("f16c")) {
     std::printf("scalar only: this CPU has no AVX2 and F16C\n");
     return 0;
@@ -122,18 +131,22 @@ int main(int argc, char** argv) {
     float out[8];
     voxmill_gelu_f16_table(8, out, block, table, Reference);
     got = out[0];
-    std::printf("differs at 0x%08x (%.9g): expected 0x%08x, got 0x%08x\n", bits, x, Bits(expected), Bits(got));
+    uint16_t expected_h, got_h[8];
+    ReferenceRow(1, &expected_h, &x);
+    voxmill_fp32_to_fp16_row(8, got_h, block, ReferenceRow);
+    std::printf("differs at 0x%08x (%.9g): GELU expected 0x%08x, got 0x%08x; f16 expected 0x%04x, got 0x%04x\n", bits,
+                x, Bits(expected), Bits(got), expected_h, got_h[0]);
     return 1;
   }
   if (stride == 1) {
-    std::printf("all 2^32 inputs: the same bits as ggml's scalar GELU\n");
+    std::printf("all 2^32 inputs: the same bits as ggml's scalar GELU and f16 conversion\n");
   } else {
-    std::printf("1 in %llu of the 2^32 inputs: the same bits as ggml's scalar GELU\n",
+    std::printf("1 in %llu of the 2^32 inputs: the same bits as ggml's scalar GELU and f16 conversion\n",
                 static_cast<unsigned long long>(stride));
   }
   return 0;
 #else
-  std::printf("scalar only: native/voxmill_gelu.h's vector path is not compiled for this target\n");
+  std::printf("scalar only: native/voxmill_f16.h's vector paths are not compiled for this target\n");
   return 0;
 #endif
 }
