@@ -1296,7 +1296,7 @@ voxmill_edit(0021 1
 # --- 0022 GELU through its f16 table eight values at a time ---------------------------------------------------------
 # The encoder's GELU (1,500 x 4 x n_state values a layer) takes each value through ggml's f16 table: round it to f16
 # (on x86 ggml's portable bit-twiddling conversion, a dozen operations), look the f16 GELU up, widen it (a second
-# table). One value at a time, that was 3.6-3.8 % of a tiny.en or base call's samples (perf, Zen 3). With AVX2 and
+# table). One value at a time, that was 3.6-3.9 % of a tiny.en or base call's samples (perf, Zen 3). With AVX2 and
 # F16C, eight values are rounded at once (vcvtps2ph, round to nearest even: the same f16 as ggml's conversion for
 # every float that is not a NaN), looked up with one gather (each lane reads the aligned pair of table entries holding
 # its own, so no read leaves the table) and widened exactly (vcvtph2ps), with the same -10 / 10 cut-offs: the kernel is
@@ -1321,7 +1321,7 @@ voxmill_edit(0022 1 "        ggml_vec_gelu_f32(nc," "        voxmill_vec_gelu_f3
 # --- 0023 The copy of f32 rows into f16 eight values at a time ------------------------------------------------------
 # With flash attention the encoder copies each layer's keys and values (1,500 x n_state each) into f16 (ggml_cpy into
 # a 1-D view of the padded cache, ops.cpp's dup, "casting between non-quantized types"), one value at a time through
-# ggml's portable f32 -> f16 conversion: 2.2-2.4 % of a tiny.en or base call's samples (perf, Zen 3). With AVX2 and
+# ggml's portable f32 -> f16 conversion: 2.2-2.7 % of a tiny.en or base call's samples (perf, Zen 3). With AVX2 and
 # F16C the rows are rounded eight at a time (native/voxmill_f16.h: vcvtps2ph, round to nearest even, the same bits as
 # ggml's conversion for every float that is not a NaN); a block of eight holding a NaN and the last n % 8 values run
 # the scalar loop. Bit-identical: bench/native/f16-check.cc compares all 2^32 floats.

@@ -10,9 +10,11 @@
 // GELU (vec.h with GGML_GELU_FP16, 0022) that conversion, a table built as ggml_cpu_init builds its own and the
 // widening its f32 table holds (ggml_compute_fp16_to_fp32). Compares the bits of every result, NaNs included, split
 // over the machine's threads, and exits 1 naming the first input that differs. --stride N checks 1 in N inputs only
-// (CI's soak tier; all 2^32 take about 20 s of two cores). Exits 0 with "scalar only" where the header's vector paths
+// (CI's soak tier; all 2^32 take about 15 s of two cores). Exits 0 with "scalar only" where the header's vector paths
 // are not compiled (no AVX2 and F16C in -march) or the CPU lacks them.
 #include <math.h>
+
+#include <cmath>
 
 #include <algorithm>
 #include <atomic>
@@ -77,9 +79,29 @@ uint64_t CheckRange(uint64_t first, uint64_t last, uint64_t stride) {
       std::memcpy(&x[i], &bits, sizeof bits);
     }
     Reference(n, expected.data(), x.data());
-    voxmill_gelu_f16_table(n, y.data(), x.data(), table, Reference);
     ReferenceRow(n, expected_h.data(), x.data());
-    voxmill_fp32_to_fp16_row(n, h.data(), x.data(), ReferenceRow);
+    // The kernels hand the scalar loop only blocks of eight holding a NaN and the last n % 8 values; a block without
+    // one reaching it means the vector path did not run, which comparing results alone would not show.
+    bool misrouted = false;
+    const auto holds_nan = [](int count, const float* values) {
+      for (int i = 0; i < count; ++i) {
+        if (std::isnan(values[i])) return true;
+      }
+      return false;
+    };
+    voxmill_gelu_f16_table(n, y.data(), x.data(), table, [&](int count, float* out, const float* in) {
+      misrouted |= count == 8 && !holds_nan(count, in);
+      Reference(count, out, in);
+    });
+    voxmill_fp32_to_fp16_row(n, h.data(), x.data(), [&](int count, uint16_t* out, const float* in) {
+      misrouted |= count == 8 && !holds_nan(count, in);
+      ReferenceRow(count, out, in);
+    });
+    if (misrouted) {
+      std::printf("the scalar loop got a block of eight without a NaN, from 0x%08llx on: the vector path did not run\n",
+                  static_cast<unsigned long long>(start));
+      std::exit(1);
+    }
     for (int i = 0; i < n; ++i) {
       if (Bits(y[i]) != Bits(expected[i]) || h[i] != expected_h[i]) return start + i * stride;
     }
