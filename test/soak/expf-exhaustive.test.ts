@@ -2,35 +2,16 @@
 // native/voxmill_expf.h, promising the bits of the C library's expf on every input where that path runs (x86-64 with
 // AVX2 and FMA, where glibc runs its FMA build of the same algorithm). bench/native/expf-check.cc compares all 2^32
 // inputs on this machine's CPU and C library; this tier runs it (about 30 s of two cores when written).
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { scaledMs } from '../../scripts/lib/machine-speed.mjs';
-import { repoRoot } from '../helpers/paths.js';
-
-const run = promisify(execFile);
+import { compileBenchNative, runFile } from '../helpers/bench-native.js';
 
 describe('native/voxmill_expf.h against expf', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'voxmill-expf-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
   it(
     'gives the same bits as the C library on all 2^32 inputs (or runs expf itself)',
     async () => {
-      const binary = join(dir, 'expf-check');
-      await run('g++', [
-        '-O2',
-        '-std=c++17',
-        `-I${join(repoRoot, 'native')}`,
-        join(repoRoot, 'bench', 'native', 'expf-check.cc'),
-        '-o',
-        binary,
-        '-lpthread',
-      ]);
-      const { stdout } = await run(binary, [], { timeout: scaledMs(600_000) });
+      const binary = await compileBenchNative('expf-check');
+      const { stdout } = await runFile(binary, [], { timeout: scaledMs(600_000) });
       expect(stdout).toMatch(/all 2\^32 inputs: the same bits as expf|scalar only/);
     },
     scaledMs(720_000),
