@@ -111,7 +111,13 @@ beforeAll(async () => {
   // Random weights decode slowly: admission by measured capacity would turn later sessions away (its own tests:
   // realtime-admission.test.ts).
   control = buildSpeechHandler({ speech, auth: [KEY], realtime: { admitByCapacity: false } });
-  server = createServer({ key: await readFile(join(dir, 'key.pem')), cert }, control.handler);
+  // Node's default 60 s headers timeout answered a loaded CI runner's third SDK connect with a bare 408 while its
+  // handshake was still under way: give the limits the same machine-speed scale as the test's other ones.
+  const headersTimeout = scaledMs(240_000);
+  server = createServer(
+    { key: await readFile(join(dir, 'key.pem')), cert, headersTimeout, requestTimeout: headersTimeout },
+    control.handler,
+  );
   control.handler.attach(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   baseURL = `https://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
