@@ -73,6 +73,9 @@
 #         Bit-identical (all 2^32 inputs checked).
 #   0023  The copy of f32 rows into f16 (the encoder's keys and values for flash attention) eight values at a time
 #         (native/voxmill_f16.h, AVX2 and F16C). Bit-identical (all 2^32 inputs checked).
+#   0024  The log-mel's 25-point DFTs run their outputs side by side (each output's chain of multiply-adds as before),
+#         and its filter bank skips each filter's groups of zero weights while the frame's bins are finite.
+#         Bit-identical.
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -686,6 +689,128 @@ voxmill_edit(0018 1
                 idx -= SIN_COS_N_COUNT;
             }
         }]=])
+
+# --- 0024 The mel's DFTs across outputs, and its filter bank over the bands' own bins -------------------------------
+# After 0018 the log-mel still cost 0.65-0.8 s of a ten-minute file (4-5 % of a tiny.en greedy call, and of a short
+# clip's): each 25-point DFT ran its 25 outputs one after another, every output a chain of 25 dependent multiply-adds
+# (latency-bound, about 2,500 cycles a DFT, 16 a frame), and the filter bank multiplied all 201 power bins by all 80
+# filters although each filter is zero outside a few bins.
+# - The DFT of the odd length the FFT reaches (WHISPER_N_FFT without its factors of 2: 25) reads a table of the same
+#   cos_vals / sin_vals entries laid out term by term, 32 outputs wide, and runs the outputs side by side: each output
+#   is still the same chain, re += in[n] * cos and im -= in[n] * sin for n in order from 0, on the same values, so the
+#   compiler's contraction of each step is the one it made for upstream's scalar loop (both FMA with FMA in the build,
+#   both multiply-then-add without).
+# - The filter bank skips, per filter, the whole groups of four bins before its first and after its last non-zero
+#   weight. A skipped group is four products with a zero weight: ±0 added to the double sum, which leaves it as it
+#   was. That holds while every power bin is finite; a frame with an infinite or NaN bin (inf * 0 is NaN) runs
+#   upstream's loop over every group. The lone bin past the last group is always added, as upstream does.
+# Bit-identical.
+voxmill_edit(0024 1
+  [=[// naive Discrete Fourier Transform
+// input is real-valued
+// output is complex-valued
+static void dft(const float* in, int N, float* out) {
+    const int sin_cos_step = SIN_COS_N_COUNT / N;
+]=]
+  [=[// voxmill patch 0024: the odd length the FFT reaches (25 for 400 samples), and its DFT's table: for each term n, the
+// cos_vals / sin_vals entries that output k reads, (k * n * step) % SIN_COS_N_COUNT, for 32 outputs (0 past N).
+static constexpr int voxmill_dft_odd(int n) {
+    return n % 2 == 0 ? voxmill_dft_odd(n / 2) : n;
+}
+static constexpr int VOXMILL_DFT_N = voxmill_dft_odd(SIN_COS_N_COUNT);
+static constexpr int VOXMILL_DFT_WIDTH = 32;
+static_assert(VOXMILL_DFT_N <= VOXMILL_DFT_WIDTH, "voxmill patch 0024: the DFT table is 32 outputs wide");
+
+static const struct voxmill_dft_table {
+    alignas(32) float cos_vals[VOXMILL_DFT_N][VOXMILL_DFT_WIDTH] = {};
+    alignas(32) float sin_vals[VOXMILL_DFT_N][VOXMILL_DFT_WIDTH] = {};
+    voxmill_dft_table() {
+        const int step = SIN_COS_N_COUNT / VOXMILL_DFT_N;
+        for (int n = 0; n < VOXMILL_DFT_N; n++) {
+            for (int k = 0; k < VOXMILL_DFT_N; k++) {
+                const int idx = (k * n * step) % SIN_COS_N_COUNT;
+                cos_vals[n][k] = global_cache.cos_vals[idx];
+                sin_vals[n][k] = global_cache.sin_vals[idx];
+            }
+        }
+    }
+} voxmill_dft;
+
+// naive Discrete Fourier Transform
+// input is real-valued
+// output is complex-valued
+static void dft(const float* in, int N, float* out) {
+    // voxmill patch 0024: every output's chain as upstream's loop below runs it, the outputs side by side
+    if (N == VOXMILL_DFT_N) {
+        float re[VOXMILL_DFT_WIDTH] = {};
+        float im[VOXMILL_DFT_WIDTH] = {};
+        for (int n = 0; n < VOXMILL_DFT_N; n++) {
+            const float x = in[n];
+            for (int k = 0; k < VOXMILL_DFT_WIDTH; k++) {
+                re[k] += x*voxmill_dft.cos_vals[n][k];
+                im[k] -= x*voxmill_dft.sin_vals[n][k];
+            }
+        }
+        for (int k = 0; k < VOXMILL_DFT_N; k++) {
+            out[k*2 + 0] = re[k];
+            out[k*2 + 1] = im[k];
+        }
+        return;
+    }
+
+    const int sin_cos_step = SIN_COS_N_COUNT / N;
+]=])
+voxmill_edit(0024 1
+  [=[    // make sure n_fft == 1 + (WHISPER_N_FFT / 2), bin_0 to bin_nyquist
+    assert(n_fft == 1 + (frame_size / 2));
+]=]
+  [=[    // make sure n_fft == 1 + (WHISPER_N_FFT / 2), bin_0 to bin_nyquist
+    assert(n_fft == 1 + (frame_size / 2));
+
+    // voxmill patch 0024: where upstream's groups of four bins end, and each filter's first and last group with a
+    // non-zero weight (begin == end: none)
+    int voxmill_groups_end = 0;
+    while (voxmill_groups_end < n_fft - 3) {
+        voxmill_groups_end += 4;
+    }
+    std::vector<int> voxmill_begin(mel.n_mel, 0);
+    std::vector<int> voxmill_end(mel.n_mel, 0);
+    for (int j = 0; j < mel.n_mel; j++) {
+        bool seen = false;
+        for (int k = 0; k < voxmill_groups_end; k += 4) {
+            const float * w = &filters.data[j * n_fft + k];
+            if (w[0] != 0.0f || w[1] != 0.0f || w[2] != 0.0f || w[3] != 0.0f) {
+                voxmill_begin[j] = seen ? voxmill_begin[j] : k;
+                voxmill_end[j] = k + 4;
+                seen = true;
+            }
+        }
+    }
+]=])
+voxmill_edit(0024 1
+  [=[        // mel spectrogram
+        for (int j = 0; j < mel.n_mel; j++) {
+            double sum = 0.0;
+            // unroll loop (suggested by GH user @lunixbochs)
+            int k = 0;
+            for (k = 0; k < n_fft - 3; k += 4) {]=]
+  [=[        // mel spectrogram
+        // voxmill patch 0024: the zero-weight groups only while every bin is finite (inf * 0 is NaN)
+        bool voxmill_finite = true;
+        for (int j = 0; j < n_fft; j++) {
+            voxmill_finite &= std::fabs(fft_out[j]) <= FLT_MAX;
+        }
+        for (int j = 0; j < mel.n_mel; j++) {
+            double sum = 0.0;
+            // unroll loop (suggested by GH user @lunixbochs)
+            int k = voxmill_finite ? voxmill_begin[j] : 0;
+            const int voxmill_k_end = voxmill_finite ? voxmill_end[j] : voxmill_groups_end;
+            for (; k < voxmill_k_end; k += 4) {]=])
+voxmill_edit(0024 1
+  [=[            // handle n_fft remainder
+            for (; k < n_fft; k++) {]=]
+  [=[            // handle n_fft remainder
+            for (k = voxmill_groups_end; k < n_fft; k++) {]=])
 
 # --- 0019 Greedy steps rank the vocabulary on a q8_0 copy, then take exact logits where they decide ----------------
 # A greedy step (one token, temperature 0) reads every decoder weight once, and the vocabulary projection is most of
