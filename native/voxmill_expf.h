@@ -147,6 +147,21 @@ __attribute__((target("avx2,fma"))) static inline void voxmill_subtract_finite_a
   }
   for (; i < n; ++i) y[i] = x[i] > -INFINITY ? x[i] - shift : -INFINITY;
 }
+
+// The first i in [from, n) with x[i] >= floor, or n (a NaN never counts).
+__attribute__((target("avx2"))) static inline int voxmill_find_at_least_avx2(const float* x, int from, int n,
+                                                                             float floor) {
+  const __m256 at_least = _mm256_set1_ps(floor);
+  int i = from;
+  for (; i + 8 <= n; i += 8) {
+    const int mask = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), at_least, _CMP_GE_OQ));
+    if (mask != 0) return i + __builtin_ctz(mask);
+  }
+  for (; i < n; ++i) {
+    if (x[i] >= floor) return i;
+  }
+  return n;
+}
 #endif
 
 // Whether the four-wide path gives expf's bits here: 65,536 inputs over expf's whole range of results (and its special
@@ -246,4 +261,30 @@ static inline void voxmill_expf_array(const float* x, float* y, int n, bool vect
   (void)vectorized;
 #endif
   for (int i = 0; i < n; ++i) y[i] = expf(x[i]);
+}
+
+// The largest of x[0..n) where the vector path can tell it (no NaN among them, the largest not zero), else NAN; NAN
+// always off that path, so that callers keep their full loops there.
+static inline float voxmill_max_or_nan(const float* x, int n, bool vectorized) {
+#ifdef VOXMILL_EXPF_X86
+  if (vectorized) return voxmill_max_avx2(x, n);
+#else
+  (void)x;
+  (void)n;
+  (void)vectorized;
+#endif
+  return NAN;
+}
+
+// The first i in [from, n) with x[i] >= floor, or n (a NaN never counts).
+static inline int voxmill_find_at_least(const float* x, int from, int n, float floor, bool vectorized) {
+#ifdef VOXMILL_EXPF_X86
+  if (vectorized) return voxmill_find_at_least_avx2(x, from, n, floor);
+#else
+  (void)vectorized;
+#endif
+  for (int i = from; i < n; ++i) {
+    if (x[i] >= floor) return i;
+  }
+  return n;
 }

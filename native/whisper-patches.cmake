@@ -76,6 +76,8 @@
 #   0024  The log-mel's 25-point DFTs run their outputs side by side (each output's chain of multiply-adds as before),
 #         and its filter bank skips each filter's groups of zero weights while the frame's bins are finite.
 #         Bit-identical.
+#   0025  A greedy step at temperature 0 takes the probabilities of the timestamp tokens and of the tokens within 1e-3
+#         of the largest log probability only, not all 51,864 (on 0020's path). Bit-identical.
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -1143,6 +1145,78 @@ voxmill_edit(0020 1
     }
 }
 ]=])
+
+# --- 0025 A greedy step's probabilities only where its token is chosen ----------------------------------------------
+# A greedy step at temperature 0 (whisper_sample_token with best) reads the probabilities for two things only: the
+# timestamp tokens' sum and largest, and the first token of the largest probability. Upstream fills all 51,864 (0020's
+# expf pass) and scans them all. Here, where 0020's path runs, the step takes expf of the timestamp tokens alone (what
+# the sum reads), the largest log probability eight at a time, and expf only of the tokens whose log probability lies
+# within 1e-3 of it: any other's probability is below the largest by far more than expf's rounding, so it can neither
+# be the largest nor tie with it. Each probability computed is expf of the same log probability, as before, so the
+# token, its probability and log probability and the timestamp figures are the same bits. Where the vector maximum
+# cannot tell its value (a NaN, or a largest log probability of 0) the step fills every probability as before, and so
+# does every other decoding (beam search, sampling at a temperature: they draw from all of them).
+voxmill_edit(0025 1
+  [=[    // voxmill patch 0016: the cumulative probabilities of a draw, kept to avoid an allocation per step
+    mutable std::vector<double> voxmill_cdf;
+]=]
+  [=[    // voxmill patch 0016: the cumulative probabilities of a draw, kept to avoid an allocation per step
+    mutable std::vector<double> voxmill_cdf;
+
+    // voxmill patch 0025: whether probs holds only the timestamp tokens' (a greedy step at temperature 0), and the
+    // largest log probability
+    bool voxmill_text_probs_deferred = false;
+    float voxmill_logprob_max = 0.0f;
+]=])
+voxmill_edit(0025 1
+  [=[    // compute probs
+    whisper_compute_probs(logits, n_logits, logprobs, probs);
+]=]
+  [=[    // compute probs
+    // voxmill patch 0025: a greedy step at temperature 0 (the sampler's test) takes the text tokens' when it chooses
+    decoder.voxmill_text_probs_deferred = false;
+    if (params.strategy == WHISPER_SAMPLING_GREEDY && temperature < 1e-6f && voxmill_expf_four_wide()) {
+        decoder.voxmill_logprob_max = voxmill_max_or_nan(logprobs.data(), n_logits, true);
+        decoder.voxmill_text_probs_deferred = decoder.voxmill_logprob_max == decoder.voxmill_logprob_max;
+    }
+    if (decoder.voxmill_text_probs_deferred) {
+        const int voxmill_beg = std::min(std::max(vocab.token_beg, 0), n_logits);
+        voxmill_expf_array(logprobs.data() + voxmill_beg, probs.data() + voxmill_beg, n_logits - voxmill_beg, true);
+    } else {
+        whisper_compute_probs(logits, n_logits, logprobs, probs);
+    }
+]=])
+voxmill_edit(0025 1
+  [=[    if (best) {
+        for (int i = 0; i < n_logits; ++i) {
+            if (result.p < probs[i]) {
+                result.id   = i;
+                result.p    = probs[i];
+                result.plog = logprobs[i];
+            }
+        }
+    } else {]=]
+  [=[    if (best && decoder.voxmill_text_probs_deferred) {
+        // voxmill patch 0025: upstream's loop below over the tokens that can hold the largest probability
+        const float floor = decoder.voxmill_logprob_max - 1e-3f;
+        for (int i = voxmill_find_at_least(logprobs.data(), 0, n_logits, floor, true); i < n_logits;
+             i = voxmill_find_at_least(logprobs.data(), i + 1, n_logits, floor, true)) {
+            const float p = expf(logprobs[i]);
+            if (result.p < p) {
+                result.id   = i;
+                result.p    = p;
+                result.plog = logprobs[i];
+            }
+        }
+    } else if (best) {
+        for (int i = 0; i < n_logits; ++i) {
+            if (result.p < probs[i]) {
+                result.id   = i;
+                result.p    = probs[i];
+                result.plog = logprobs[i];
+            }
+        }
+    } else {]=])
 
 voxmill_patch_end(whisper whisper.cpp src/whisper.cpp)
 # Patch 0020's header, beside the patched whisper.cpp, whose #include finds it there (in this build and in a tree the
