@@ -78,6 +78,8 @@
 #         Bit-identical.
 #   0025  A greedy step at temperature 0 takes the probabilities of the timestamp tokens and of the tokens within 1e-3
 #         of the largest log probability only, not all 51,864 (on 0020's path). Bit-identical.
+#   0026  The timestamp rule's largest text log probability, and 0019's largest text logit and its scan for the tokens
+#         to rescore, eight at a time (on 0020's path). Bit-identical.
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -1217,6 +1219,50 @@ voxmill_edit(0025 1
             }
         }
     } else {]=])
+
+# --- 0026 The largest text logit, and the tokens near it, eight at a time -----------------------------------------
+# Three scalar passes over the ~50,000 text tokens were most of whisper_process_logits' own time (perf annotate on a
+# greedy tiny.en call): the timestamp rule's largest text log probability (std::max_element, every decoder and step)
+# and, after a pass on 0019's q8_0 copy, the largest text logit and the scan for the tokens within the rescoring
+# margin of it. Each maximum now comes from native/voxmill_expf.h's eight-wide maximum, which answers only where its
+# value is std::max_element's (no NaN among them, a largest value that is not zero; else the scalar pass runs), and the
+# scan compares eight at a time and takes the same tokens in the same order. Bit-identical; on 0020's path only.
+voxmill_edit(0026 1
+  [=[    float best = -INFINITY;
+    for (int id = 0; id < n_text; ++id) {
+        best = std::max(best, logits[id]);
+    }
+    if (best == -INFINITY) {]=]
+  [=[    // voxmill patch 0026: eight at a time where that gives the scalar pass's value
+    const bool voxmill_wide = voxmill_expf_four_wide();
+    float best = voxmill_max_or_nan(logits, n_text, voxmill_wide);
+    if (best != best) {
+        best = -INFINITY;
+        for (int id = 0; id < n_text; ++id) {
+            best = std::max(best, logits[id]);
+        }
+    }
+    if (best == -INFINITY) {]=])
+voxmill_edit(0026 1
+  [=[    for (int id = 0; id < n_text; ++id) {
+        if (logits[id] >= best - wide) {
+            ids.push_back(id);
+        }
+    }]=]
+  [=[    // voxmill patch 0026: the same tokens in the same order, found eight at a time
+    for (int id = voxmill_find_at_least(logits, 0, n_text, best - wide, voxmill_wide); id < n_text;
+         id = voxmill_find_at_least(logits, id + 1, n_text, best - wide, voxmill_wide)) {
+        ids.push_back(id);
+    }]=])
+voxmill_edit(0026 1
+  [=[            const float max_text_token_logprob = *std::max_element(logprobs.begin(), logprobs.begin() + vocab.token_beg);
+]=]
+  [=[            // voxmill patch 0026: eight at a time where that gives std::max_element's value
+            float max_text_token_logprob = voxmill_max_or_nan(logprobs.data(), vocab.token_beg, voxmill_expf_four_wide());
+            if (max_text_token_logprob != max_text_token_logprob) {
+                max_text_token_logprob = *std::max_element(logprobs.begin(), logprobs.begin() + vocab.token_beg);
+            }
+]=])
 
 voxmill_patch_end(whisper whisper.cpp src/whisper.cpp)
 # Patch 0020's header, beside the patched whisper.cpp, whose #include finds it there (in this build and in a tree the
