@@ -5,8 +5,11 @@
 //   node bench/call-latency.mjs [--model tiny.en] [--file jfk.wav] [--calls 4] [--python PATH]
 //
 // voxmill: one process, createSpeech with its defaults (the CPU budget, the beam size and fitted context of a
-// custom model id), the real model as a custom id, VAD off; a first call to warm up, then `--calls` calls with
-// `timestamps: 'segment'` (the default) and as many with `timestamps: 'word'` (DTW), each decoding the file again.
+// custom model id: beam 5), the real model as a custom id, VAD off; a call with each setting to warm up, then
+// `--calls` calls with `timestamps: 'segment'` (the default) and as many with `timestamps: 'word'` (DTW), each
+// decoding the file again, in two halves: before and after the peer's runs. The budget is the machine's cores - 1
+// with the extra thread lent to a lone short call, so on more than 2 cores voxmill may use more threads than the
+// peer's 2; the JSON records the budget.
 // faster-whisper: scripts/peers/faster_whisper_peer.py, int8, beam 5, one pass over the calls to warm up, then the
 // timed pass, once with cpu_threads 1 and once with 2. The ratio is voxmill's median segment call over the peer's
 // faster median. Needs `npm run models:test` and the peers (`bash scripts/peers-setup.sh`).
@@ -39,25 +42,29 @@ const { settings } = benchArgs('node bench/call-latency.mjs [flags]', {
 
 const seconds = (values) => values.map((ms) => Number((ms / 1000).toFixed(3)));
 
-async function voxmillCalls(modelPath, audio) {
+/** A warm createSpeech engine: `calls(n)` times n calls with each timestamps setting, one after another. */
+async function voxmillEngine(modelPath, audio) {
   const { createSpeech } = await import(join(root, 'dist', 'index.js'));
   const speech = createSpeech({ models: { bench: modelPath }, vadModel: null });
-  try {
-    const call = async (timestamps) => {
-      const started = performance.now();
-      await speech.transcribe(audio, { model: 'bench', language: 'en', vad: false, timestamps });
-      return performance.now() - started;
-    };
-    await call('segment');
-    const out = {};
-    for (const timestamps of ['segment', 'word']) {
-      out[timestamps] = [];
-      for (let i = 0; i < settings.calls; i++) out[timestamps].push(await call(timestamps));
-    }
-    return out;
-  } finally {
-    await speech.close();
-  }
+  const call = async (timestamps) => {
+    const started = performance.now();
+    await speech.transcribe(audio, { model: 'bench', language: 'en', vad: false, timestamps });
+    return performance.now() - started;
+  };
+  // Both settings warm up (a call with word times loads the alignment pass's first buffers).
+  await call('segment');
+  await call('word');
+  const times = { segment: [], word: [] };
+  return {
+    cpu: speech.cpu,
+    times,
+    async calls(n) {
+      for (const timestamps of ['segment', 'word']) {
+        for (let i = 0; i < n; i++) times[timestamps].push(await call(timestamps));
+      }
+    },
+    close: () => speech.close(),
+  };
 }
 
 function peerCalls(python, ct2Path, audio, threads) {
@@ -87,11 +94,24 @@ async function main() {
   const models = realModels([names.ggml, names.ct2]);
   const audio = sharedAudio(settings.file ?? 'jfk.wav');
   const python = peersPython(settings.python);
-  const voxmill = await voxmillCalls(models[names.ggml], audio);
-  const peer = { 1: peerCalls(python, models[names.ct2], audio, 1), 2: peerCalls(python, models[names.ct2], audio, 2) };
+  // voxmill's calls in two halves around the peer's processes, so a slow phase of a shared machine reaches both sides.
+  const engine = await voxmillEngine(models[names.ggml], audio);
+  const peer = {};
+  try {
+    await engine.calls(Math.ceil(settings.calls / 2));
+    peer[1] = peerCalls(python, models[names.ct2], audio, 1);
+    peer[2] = peerCalls(python, models[names.ct2], audio, 2);
+    await engine.calls(Math.floor(settings.calls / 2));
+  } finally {
+    await engine.close();
+  }
+  const voxmill = engine.times;
   const peerBest = Math.min(median(peer[1]), median(peer[2]));
   const ratio = median(voxmill.segment) / peerBest;
-  console.log(`${settings.model}, ${settings.file ?? 'jfk.wav'}, ${settings.calls} warm calls each (seconds):`);
+  console.log(
+    `${settings.model}, ${settings.file ?? 'jfk.wav'}, ${settings.calls} warm calls each (seconds); voxmill's CPU ` +
+      `budget ${engine.cpu.cpuThreads} thread(s), ${engine.cpu.threads} a call (and the budget's loan to a lone call):`,
+  );
   console.log(`| side | calls | median |\n| --- | --- | --: |`);
   const row = (name, ms) => console.log(`| ${name} | ${seconds(ms).join(', ')} | ${(median(ms) / 1000).toFixed(2)} |`);
   row("voxmill, timestamps 'segment' (default)", voxmill.segment);
@@ -103,6 +123,7 @@ async function main() {
     machine: machineFacts(),
     commit: gitCommit(),
     settings: { ...settings, python },
+    voxmillCpu: engine.cpu,
     voxmillMs: voxmill,
     fasterWhisperInt8Ms: peer,
     ratio,

@@ -695,15 +695,18 @@ voxmill_edit(0018 1
         }]=])
 
 # --- 0024 The mel's DFTs across outputs, and its filter bank over the bands' own bins -------------------------------
-# After 0018 the log-mel still cost 0.65-0.8 s of a ten-minute file (4-5 % of a tiny.en greedy call, and of a short
+# After 0018 the log-mel still cost 0.65-0.92 s of a ten-minute file (4-5 % of a tiny.en greedy call, and of a short
 # clip's): each 25-point DFT ran its 25 outputs one after another, every output a chain of 25 dependent multiply-adds
 # (latency-bound, about 2,500 cycles a DFT, 16 a frame), and the filter bank multiplied all 201 power bins by all 80
 # filters although each filter is zero outside a few bins.
 # - The DFT of the odd length the FFT reaches (WHISPER_N_FFT without its factors of 2: 25) reads a table of the same
 #   cos_vals / sin_vals entries laid out term by term, 32 outputs wide, and runs the outputs side by side: each output
-#   is still the same chain, re += in[n] * cos and im -= in[n] * sin for n in order from 0, on the same values, so the
-#   compiler's contraction of each step is the one it made for upstream's scalar loop (both FMA with FMA in the build,
-#   both multiply-then-add without).
+#   is still the same chain, re += in[n] * cos and im -= in[n] * sin for n in order from 0, on the same values. The
+#   bits then depend on the compiler contracting each step the same way in both loops, which is checked, not implied:
+#   the addon's whisper.cpp is built without -march (no FMA on x86, both loops multiply then add; arm64 fuses both),
+#   and a review compared the two loops on 2 million random inputs, inf, NaN, zeros and subnormals included, built
+#   for x86-64, x86-64-v2, x86-64-v3 and arm64 (gcc 12 -O3): the same bits, but for the sign of a NaN produced from a
+#   NaN or infinite input on x86 without FMA, which voxmill never passes (it rejects audio that is not finite).
 # - The filter bank skips, per filter, the whole groups of four bins before its first and after its last non-zero
 #   weight. A skipped group is four products with a zero weight: ±0 added to the double sum, which leaves it as it
 #   was. That holds while every power bin is finite; a frame with an infinite or NaN bin (inf * 0 is NaN) runs
@@ -1055,8 +1058,10 @@ voxmill_edit(0019 1
 ]=]
   [=[                    assert(batch.n_tokens > 0);
 
-                    // voxmill patch 0019: a greedy step at temperature 0 (one decoder, the argmax) may use the q8_0 copy
-                    state->voxmill_vocab_q8_pass = params.strategy == WHISPER_SAMPLING_GREEDY && t_cur < 1e-6f;
+                    // voxmill patch 0019: a greedy step at temperature 0 (one decoder, the argmax) may use the q8_0 copy.
+                    // Exactly 0: above it the logits are divided by the temperature before the f16 logits recomputed
+                    // in whisper_process_logits would land among them unscaled (and greedy runs best_of decoders).
+                    state->voxmill_vocab_q8_pass = params.strategy == WHISPER_SAMPLING_GREEDY && t_cur == 0.0f;
                     const bool voxmill_decoded = whisper_decode_internal(*ctx, *state, state->batch, voxmill_threads(state, params.n_threads), false, params.abort_callback, params.abort_callback_user_data);
                     state->voxmill_vocab_q8_pass = false;
                     if (!voxmill_decoded) {
@@ -1149,12 +1154,13 @@ voxmill_edit(0020 1
 ]=])
 
 # --- 0025 A greedy step's probabilities only where its token is chosen ----------------------------------------------
-# A greedy step at temperature 0 (whisper_sample_token with best) reads the probabilities for two things only: the
+# A greedy step at temperature 0 (one decoder; whisper_sample_token with best) reads the probabilities for two things only: the
 # timestamp tokens' sum and largest, and the first token of the largest probability. Upstream fills all 51,864 (0020's
 # expf pass) and scans them all. Here, where 0020's path runs, the step takes expf of the timestamp tokens alone (what
 # the sum reads), the largest log probability eight at a time, and expf only of the tokens whose log probability lies
-# within 1e-3 of it: any other's probability is below the largest by far more than expf's rounding, so it can neither
-# be the largest nor tie with it. Each probability computed is expf of the same log probability, as before, so the
+# within 1e-3 of it: any other's probability is below the largest by a factor of e^-0.001 or less, far more than
+# expf's rounding (the largest log probability of a softmax over 51,864 tokens is at least -ln 51,864, so its expf is
+# a normal float and the gap is thousands of ulps), so it can neither be the largest nor tie with it. Each probability computed is expf of the same log probability, as before, so the
 # token, its probability and log probability and the timestamp figures are the same bits. Where the vector maximum
 # cannot tell its value (a NaN, or a largest log probability of 0) the step fills every probability as before, and so
 # does every other decoding (beam search, sampling at a temperature: they draw from all of them).
@@ -1175,9 +1181,11 @@ voxmill_edit(0025 1
     whisper_compute_probs(logits, n_logits, logprobs, probs);
 ]=]
   [=[    // compute probs
-    // voxmill patch 0025: a greedy step at temperature 0 (the sampler's test) takes the text tokens' when it chooses
+    // voxmill patch 0025: a greedy step at temperature exactly 0 takes the text tokens' when it chooses. Exactly 0,
+    // not the sampler's `< 1e-6f`: above 0 greedy runs best_of decoders, which take a copy of the first one's
+    // probabilities after the prompt pass (all of them must be there).
     decoder.voxmill_text_probs_deferred = false;
-    if (params.strategy == WHISPER_SAMPLING_GREEDY && temperature < 1e-6f && voxmill_expf_four_wide()) {
+    if (params.strategy == WHISPER_SAMPLING_GREEDY && temperature == 0.0f && voxmill_expf_four_wide()) {
         decoder.voxmill_logprob_max = voxmill_max_or_nan(logprobs.data(), n_logits, true);
         decoder.voxmill_text_probs_deferred = decoder.voxmill_logprob_max == decoder.voxmill_logprob_max;
     }

@@ -62,6 +62,19 @@ for (const { name, files } of models) {
         // the greedy steps never took it).
         expect(largestDifference).toBeGreaterThan(0);
       });
+
+      // Above temperature 0 the logits are divided by the temperature, and recomputed f16 logits would land among them
+      // unscaled: no step may take the copy there, however small the temperature (the sampler still takes the argmax
+      // below 1e-6; with bestOf 1 one decoder runs, as at 0). Before the fix a step at 1e-7 took it.
+      it('jfk.wav at temperature 1e-7: no step takes the copy (the same tokens and log probabilities exactly)', async () => {
+        const warm = { ...greedy, temperature: 1e-7, bestOf: 1 };
+        const a = await withCopy.transcribe(sharedAudio('jfk.wav'), warm);
+        const b = await without.transcribe(sharedAudio('jfk.wav'), warm);
+        expect(a.text.length).toBeGreaterThan(0);
+        const tokens = (t: Transcription) =>
+          (t.segments ?? []).map((s) => [s.start, s.end, s.decoding?.tokens, s.decoding?.tokenLogprobs]);
+        expect(tokens(a)).toEqual(tokens(b));
+      });
     },
   );
 }
