@@ -92,7 +92,8 @@ async function main() {
   ensureDist();
   const names = REAL_WHISPER_MODELS[settings.model];
   const models = realModels([names.ggml, names.ct2]);
-  const audio = sharedAudio(settings.file ?? 'jfk.wav');
+  const file = settings.file ?? 'jfk.wav';
+  const audio = sharedAudio(file);
   const python = peersPython(settings.python);
   // voxmill's calls in two halves around the peer's processes, so a slow phase of a shared machine reaches both sides.
   const engine = await voxmillEngine(models[names.ggml], audio);
@@ -109,7 +110,7 @@ async function main() {
   const peerBest = Math.min(median(peer[1]), median(peer[2]));
   const ratio = median(voxmill.segment) / peerBest;
   console.log(
-    `${settings.model}, ${settings.file ?? 'jfk.wav'}, ${settings.calls} warm calls each (seconds); voxmill's CPU ` +
+    `${settings.model}, ${file}, ${settings.calls} warm calls each (seconds); voxmill's CPU ` +
       `budget ${engine.cpu.cpuThreads} thread(s), ${engine.cpu.threads} a call (and the budget's loan to a lone call):`,
   );
   console.log(`| side | calls | median |\n| --- | --- | --: |`);

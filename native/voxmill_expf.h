@@ -148,19 +148,16 @@ __attribute__((target("avx2,fma"))) static inline void voxmill_subtract_finite_a
   for (; i < n; ++i) y[i] = x[i] > -INFINITY ? x[i] - shift : -INFINITY;
 }
 
-// The first i in [from, n) with x[i] >= floor, or n (a NaN never counts).
-__attribute__((target("avx2"))) static inline int voxmill_find_at_least_avx2(const float* x, int from, int n,
-                                                                             float floor) {
+// Over whole vectors of x[from..n): the first i with x[i] >= floor (a NaN never counts), or where the vectors end.
+__attribute__((target("avx2"))) static inline int voxmill_skip_below_avx2(const float* x, int from, int n,
+                                                                          float floor) {
   const __m256 at_least = _mm256_set1_ps(floor);
   int i = from;
   for (; i + 8 <= n; i += 8) {
     const int mask = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), at_least, _CMP_GE_OQ));
     if (mask != 0) return i + __builtin_ctz(mask);
   }
-  for (; i < n; ++i) {
-    if (x[i] >= floor) return i;
-  }
-  return n;
+  return i;
 }
 #endif
 
@@ -217,6 +214,19 @@ static inline float voxmill_expf_shifted_sum(const float* x, float max, float* y
   return sum;
 }
 
+// The largest of x[0..n) where the vector path can tell it (no NaN among them, the largest not zero), else NAN; NAN
+// always off that path, so that callers keep their full loops there.
+static inline float voxmill_max_or_nan(const float* x, int n, bool vectorized) {
+#ifdef VOXMILL_EXPF_X86
+  if (vectorized) return voxmill_max_avx2(x, n);
+#else
+  (void)x;
+  (void)n;
+  (void)vectorized;
+#endif
+  return NAN;
+}
+
 // std::max_element's value: the first x[i] that no later one compares above (n > 0).
 static inline float voxmill_first_max(const float* x, int n) {
   const float* largest = x;
@@ -226,22 +236,24 @@ static inline float voxmill_first_max(const float* x, int n) {
   return *largest;
 }
 
+// std::max_element's value (n > 0), eight at a time where the vector maximum tells it.
+static inline float voxmill_max_element(const float* x, int n, bool vectorized) {
+  const float max = voxmill_max_or_nan(x, n, vectorized);
+  return max == max ? max : voxmill_first_max(x, n);
+}
+
 // whisper.cpp's log-softmax (whisper_compute_logprobs) with the same bits: the largest of x[0..n_max)
 // (std::max_element's value), the sum of expf(x[i] - max) over x[i] > -inf in order, then y[i] = x[i] - (logf(sum) +
 // max) or -inf, for i < n. y may not be x.
 static inline void voxmill_log_softmax(const float* x, int n_max, float* y, int n, bool vectorized) {
+  const float max = voxmill_max_element(x, n_max, vectorized);
 #ifdef VOXMILL_EXPF_X86
   if (vectorized) {
-    float max = voxmill_max_avx2(x, n_max);
-    if (max != max) max = voxmill_first_max(x, n_max);
     const float sum = voxmill_expf_shifted_sum_avx2(x, max, y, n);
     voxmill_subtract_finite_avx2(x, logf(sum) + max, y, n);
     return;
   }
-#else
-  (void)vectorized;
 #endif
-  const float max = voxmill_first_max(x, n_max);
   float sum = 0.0f;
   for (int i = 0; i < n; ++i) {
     if (x[i] > -INFINITY) sum += expf(x[i] - max);
@@ -263,27 +275,15 @@ static inline void voxmill_expf_array(const float* x, float* y, int n, bool vect
   for (int i = 0; i < n; ++i) y[i] = expf(x[i]);
 }
 
-// The largest of x[0..n) where the vector path can tell it (no NaN among them, the largest not zero), else NAN; NAN
-// always off that path, so that callers keep their full loops there.
-static inline float voxmill_max_or_nan(const float* x, int n, bool vectorized) {
-#ifdef VOXMILL_EXPF_X86
-  if (vectorized) return voxmill_max_avx2(x, n);
-#else
-  (void)x;
-  (void)n;
-  (void)vectorized;
-#endif
-  return NAN;
-}
-
 // The first i in [from, n) with x[i] >= floor, or n (a NaN never counts).
 static inline int voxmill_find_at_least(const float* x, int from, int n, float floor, bool vectorized) {
+  int i = from;
 #ifdef VOXMILL_EXPF_X86
-  if (vectorized) return voxmill_find_at_least_avx2(x, from, n, floor);
+  if (vectorized) i = voxmill_skip_below_avx2(x, from, n, floor);
 #else
   (void)vectorized;
 #endif
-  for (int i = from; i < n; ++i) {
+  for (; i < n; ++i) {
     if (x[i] >= floor) return i;
   }
   return n;

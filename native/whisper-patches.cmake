@@ -1265,11 +1265,8 @@ voxmill_edit(0026 1
 voxmill_edit(0026 1
   [=[            const float max_text_token_logprob = *std::max_element(logprobs.begin(), logprobs.begin() + vocab.token_beg);
 ]=]
-  [=[            // voxmill patch 0026: eight at a time where that gives std::max_element's value
-            float max_text_token_logprob = voxmill_max_or_nan(logprobs.data(), vocab.token_beg, voxmill_expf_four_wide());
-            if (max_text_token_logprob != max_text_token_logprob) {
-                max_text_token_logprob = *std::max_element(logprobs.begin(), logprobs.begin() + vocab.token_beg);
-            }
+  [=[            // voxmill patch 0026: std::max_element's value, eight at a time where the vector maximum tells it
+            const float max_text_token_logprob = voxmill_max_element(logprobs.data(), vocab.token_beg, voxmill_expf_four_wide());
 ]=])
 
 voxmill_patch_end(whisper whisper.cpp src/whisper.cpp)
