@@ -68,16 +68,13 @@ import {
   quantizedCopy,
   REAL_WHISPER_MODELS,
   realModels,
-  root,
   runMain,
   transcriptWords,
   wordEdits,
   writeResults,
 } from './lib.mjs';
-import { decodingText, runCli, runVoxmill } from './stt.mjs';
+import { decodingText, fasterWhisperRequest, peerScript, runCli, runVoxmill } from './stt.mjs';
 import { SETS, setFiles } from './stt-sets.mjs';
-
-const peerScript = join(root, 'scripts', 'peers', 'faster_whisper_peer.py');
 
 const MODELS = REAL_WHISPER_MODELS;
 // voxmill's weight types: the f16 file itself, or that file quantized by whisper.cpp's whisper-quantize (built with
@@ -149,21 +146,8 @@ function identity(path) {
 
 /** One faster-whisper process: load, one transcription (the peer's warm-up), a second (warm) one. */
 async function runFasterWhisper(python, c, computeType, settings, ctx) {
-  const request = {
-    model: c.ct2Path,
-    files: c.audioPaths,
-    compute_type: computeType,
-    threads: settings.threads,
-    beam_size: settings.beamSize,
-    best_of: 5,
-    temperature: 0,
-    temperature_increment: settings.fallback ? 0.2 : 0,
-    language: 'en',
-    word_timestamps: false,
-    suppress_non_speech: false,
-    // A first pass over the set, then the warm pass (its results).
-    warmup: 'all',
-  };
+  // A first pass over the set, then the warm pass (its results).
+  const request = fasterWhisperRequest(c, computeType, settings, 'all');
   const run = await measureProcess(python, [peerScript], { ...ctx, input: JSON.stringify(request) });
   const out = JSON.parse(run.stdout);
   const sum = (key) => out.results.reduce((total, r) => total + r[key], 0);

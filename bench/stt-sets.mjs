@@ -12,11 +12,30 @@
 //   silence after each (seeded), over and over until the next would pass 600 s; then silence to exactly 600 s.
 //   The reference is their texts in order. It repeats its speech about three times: its figures are about a long
 //   file's windows, carried prompt and memory, not about a wide vocabulary.
+// perturbed: every English clip with a reference (as in ten-minutes: 12 clips from 7 speakers, 520 words, gb0 376 of
+//   them) clean and in seven seeded copies (PERTURBATIONS: noise at 15 and 5 dB SNR, two rooms, 0.85 and 1.2 times
+//   the tempo, noise over a room): 96 files, 4,160 words, so that two engines' word error rates on these recordings
+//   can be told apart to well under a point (bench/stt-wer.mjs); the 73-74-word sets above move 1.35 points a word.
+//   The tempo copies need ffmpeg on the PATH.
 // Made files go to bench/out/stt-sets/ (re-made when missing; decoding needs the built library, dist/).
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import {
+  atTempo,
+  brownNoise,
+  convolve,
+  frameRms,
+  fromDb,
+  hum,
+  pinkNoise,
+  random,
+  rmsOf,
+  roomImpulse,
+  seedOf,
+  voicedMask,
+} from '../scripts/diarize-devset/dsp.mjs';
 import { uniform } from '../scripts/lib/fixture-voices.mjs';
 import { pcm16MonoWav } from '../scripts/lib/wav.mjs';
 import { distEntry, readReferences, root, sharedAudio } from './lib.mjs';
@@ -56,6 +75,69 @@ const LONG_SECONDS = 600;
 /** The seed of the gaps between the ten-minute file's clips. */
 const GAP_SEED = 43;
 
+/**
+ * The perturbed set's copies of each clip: name -> what is done to it (seeded per clip and copy). Noise is pink or
+ * brown noise (drawn per clip and copy; brown, mostly under 100 Hz, masks far less than pink at one SNR) with mains
+ * hum 10 dB under it, at `snrDb` under the clip's voiced frames; a room is
+ * dsp.mjs's synthetic impulse response (`rt60` s, direct path `drrDb` over the tail), the level brought back to
+ * the clean clip's; a tempo is ffmpeg's atempo (pitch kept).
+ */
+const PERTURBATIONS = {
+  clean: {},
+  'noise-15db': { snrDb: 15 },
+  'noise-5db': { snrDb: 5 },
+  'room-0.5s': { rt60: 0.5, drrDb: 3 },
+  'room-0.9s': { rt60: 0.9, drrDb: 0 },
+  'tempo-0.85': { tempo: 0.85 },
+  'tempo-1.2': { tempo: 1.2 },
+  'room-0.6s-noise-10db': { rt60: 0.6, drrDb: 2, snrDb: 10 },
+};
+/** Raised when perturb() or the dsp.mjs helpers it calls change what they make, so old copies are not reused. */
+const PERTURB_VERSION = 1;
+
+/** RMS over the voiced 20 ms frames (dsp.mjs's rule): the speech level noise is set against. */
+function voicedRms(samples) {
+  const rms = frameRms(samples);
+  const mask = voicedMask(rms);
+  let sum = 0;
+  let n = 0;
+  for (let f = 0; f < rms.length; f++) {
+    if (mask[f]) {
+      sum += rms[f] * rms[f];
+      n++;
+    }
+  }
+  return Math.sqrt(sum / Math.max(1, n));
+}
+
+/** `samples` with PERTURBATIONS[name]'s changes, the random parts seeded by the clip and the copy. */
+async function perturb(samples, file, name) {
+  const { snrDb, rt60, drrDb, tempo } = PERTURBATIONS[name];
+  const rand = random(seedOf('stt-perturbed', file, name));
+  const level = voicedRms(samples);
+  let out = samples;
+  if (tempo !== undefined) out = await atTempo(out, tempo);
+  if (rt60 !== undefined) {
+    // convolve keeps the input's length: the tail after the last sample is dropped.
+    const wet = convolve(out, roomImpulse(rt60, drrDb, rand.between(0.003, 0.012), rand));
+    const gain = level / voicedRms(wet);
+    out = Float32Array.from(wet, (s) => s * gain);
+  }
+  if (snrDb !== undefined) {
+    const noise = rand.next() < 0.5 ? pinkNoise(out.length, rand) : brownNoise(out.length, rand);
+    const buzz = hum(out.length, rand.next() < 0.5 ? 50 : 60);
+    const noiseGain = 1 / rmsOf(noise);
+    const buzzGain = fromDb(-10) / rmsOf(buzz);
+    const bed = Float32Array.from(noise, (s, i) => s * noiseGain + buzz[i] * buzzGain);
+    const bedGain = (level * fromDb(-snrDb)) / rmsOf(bed);
+    out = Float32Array.from(out, (s, i) => s + bed[i] * bedGain);
+  }
+  // Clipping would be a perturbation of its own: scale the copy down instead where a peak passes full scale.
+  let peak = 0;
+  for (const s of out) peak = Math.max(peak, Math.abs(s));
+  return peak > 0.99 ? Float32Array.from(out, (s) => (s * 0.99) / peak) : out;
+}
+
 /** The set names --audio takes, with what each is. */
 export const SETS = {
   jfk: 'jfk.wav (11 s)',
@@ -64,6 +146,7 @@ export const SETS = {
   'librispeech-7': 'the seven LibriSpeech clips (28.5 s)',
   'short-10': 'ten real clips under 5 s (five cut at pauses)',
   'ten-minutes': 'the English clips in turn to 600 s',
+  perturbed: 'the English clips clean and in 7 noisy, reverberant or faster/slower copies (96 files, 25 min)',
 };
 
 const SINGLE = { jfk: 'jfk.wav', librispeech: '1089-134686-0000.flac', gb0: 'gb0.wav' };
@@ -96,7 +179,15 @@ export async function setFiles(name) {
     return decoded.get(file);
   };
   // Named for what makes them, so a changed cut, order or seed makes new files instead of reusing old ones.
-  const made = createHash('sha256').update(JSON.stringify({ CUTS, LONG_CLIPS, LONG_SECONDS, GAP_SEED })).digest('hex');
+  const made = createHash('sha256')
+    .update(
+      JSON.stringify(
+        name === 'perturbed'
+          ? { LONG_CLIPS, PERTURBATIONS, PERTURB_VERSION }
+          : { CUTS, LONG_CLIPS, LONG_SECONDS, GAP_SEED },
+      ),
+    )
+    .digest('hex');
   const dir = join(setsDir, `${name}-${made.slice(0, 12)}`);
   mkdirSync(dir, { recursive: true });
   if (name === 'short-10') {
@@ -125,6 +216,17 @@ export async function setFiles(name) {
     }
     writeWav(path, out);
     return [{ path, reference: texts.join(' ') }];
+  }
+  if (name === 'perturbed') {
+    const files = [];
+    for (const copy of Object.keys(PERTURBATIONS)) {
+      for (const file of LONG_CLIPS) {
+        const path = join(dir, `${file.replace(/\.\w+$/, '')}-${copy}.wav`);
+        if (!existsSync(path)) writeWav(path, await perturb(await samplesOf(file), file, copy));
+        files.push({ path, reference: referenceOf(file), clip: file, copy });
+      }
+    }
+    return files;
   }
   throw new Error(`unknown audio set "${name}" (known: ${Object.keys(SETS).join(', ')})`);
 }

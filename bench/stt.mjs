@@ -33,8 +33,9 @@
 //
 // Raw results go to bench/out/stt-<timestamp>.json.
 //
-// bench/stt-real.mjs (real weights, with faster-whisper as a third side) reuses this file's voxmill child and
-// whisper-cli runner: the functions it needs are exported, and main() runs only when this file is the entry point.
+// bench/stt-real.mjs (real weights, with faster-whisper as a third side) and bench/stt-wer.mjs reuse this file's
+// voxmill child, whisper-cli runner and faster-whisper request: the functions they need are exported, and main()
+// runs only when this file is the entry point.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -227,12 +228,38 @@ const voxmillOptions = (settings) => ({
   language: 'en',
 });
 
+/** faster-whisper's side of the comparison (bench/stt-real.mjs, bench/stt-wer.mjs). */
+export const peerScript = join(root, 'scripts', 'peers', 'faster_whisper_peer.py');
+
+/**
+ * The peer's request for case `c` (its CTranslate2 directory and files) with voxmill's decoding (voxmillOptions):
+ * no word timestamps on either side, non-speech tokens not suppressed (voxmill's default). `warmup`: the peer's
+ * warm-up ('all': a first pass over every file; false: none).
+ */
+export const fasterWhisperRequest = (c, computeType, settings, warmup) => ({
+  model: c.ct2Path,
+  files: c.audioPaths,
+  compute_type: computeType,
+  threads: settings.threads,
+  beam_size: settings.beamSize,
+  best_of: 5,
+  temperature: 0,
+  temperature_increment: settings.fallback ? 0.2 : 0,
+  language: 'en',
+  word_timestamps: false,
+  suppress_non_speech: false,
+  warmup,
+});
+
 /** The decoding parameters as a line of the report; `noFallback` says how no temperature fallback is asked for. */
 export const decodingText = (settings, noFallback = '') =>
   `threads ${settings.threads}, ${settings.beamSize > 1 ? `beam ${settings.beamSize}` : 'greedy'}, best-of 5, ` +
   `${settings.fallback ? 'temperature fallback 0.2' : `no temperature fallback${noFallback}`}, language en`;
 
-/** One fresh voxmill process on case `c` (see casePaths): load, transcribe, transcribe again on the warm model. */
+/**
+ * One fresh voxmill process on case `c` (see casePaths): load, transcribe, transcribe again on the warm model
+ * (unless `c.steady` is false).
+ */
 export async function runVoxmill(c, settings, ctx) {
   const paths = casePaths(c);
   const task = {
@@ -243,7 +270,8 @@ export async function runVoxmill(c, settings, ctx) {
     // patch 0013). A case may give its own load options (bench/stt-real.mjs measures voxmill's default decoder).
     load: c.load ?? (c.config === 'parity' ? { dtw: false, flashAttention: true, decoderPrecision: 'full' } : {}),
     options: { ...voxmillOptions(settings), timestamps: 'segment' },
-    steady: true,
+    // The second, warm pass; a case that only wants the text (bench/stt-wer.mjs) says steady: false.
+    steady: c.steady ?? true,
   };
   const run = await measureProcess(process.execPath, [self, '--child', JSON.stringify(task)], ctx);
   const result = childResult(run.stdout);
@@ -255,13 +283,13 @@ export async function runVoxmill(c, settings, ctx) {
   const { info: _info, ...rest } = result;
   return {
     // The process also ran the warm call, which a whisper-cli run does not: leave it out of the process wall.
-    processWallMs: run.wallMs - result.steadyMs,
+    processWallMs: run.wallMs - (result.steadyMs ?? 0),
     // Likewise the peak: VmHWM read in the child right after the first call (the same kernel counter as the
     // CLI's ru_maxrss); the process peak, warm call included, is kept for reference.
     peakRssKb: result.hwmKb,
     processPeakRssKb: run.peakRssKb,
     // User + system CPU of the process without the warm call (null without GNU time).
-    processCpuMs: run.cpuMs === null ? null : run.cpuMs - result.steadyCpuMs,
+    processCpuMs: run.cpuMs === null ? null : run.cpuMs - (result.steadyCpuMs ?? 0),
     ...rest,
   };
 }
