@@ -86,6 +86,12 @@ const FLAGS = {
   repeats: flag.integer('repeats; each starts one fresh process per engine and case', 3),
   quick: flag.boolean('1 repeat'),
   threads: flag.integer("threads on every side; 1 is voxmill's default on a 2-core machine (see the file's header)", 1),
+  'peer-threads': flag.integer(
+    "faster-whisper's cpu_threads when it should differ from --threads (on a VM where CTranslate2 runs faster on\n" +
+      'fewer threads than voxmill, each side at its best)',
+    undefined,
+    { defaultText: '--threads' },
+  ),
   models: flag.list('real models (`npm run models:test`)', MODELS),
   audio: flag.list(
     'audio: single files or sets of files transcribed in turn by one process (bench/stt-sets.mjs)',
@@ -199,7 +205,8 @@ async function runEngine(engine, c, settings, ctx) {
       warmCpuMs: null,
     };
   }
-  return runFasterWhisper(ctx.python, c, engine === 'fw-int8' ? 'int8' : 'float32', settings, ctx);
+  const peerSettings = { ...settings, threads: settings.peerThreads ?? settings.threads };
+  return runFasterWhisper(ctx.python, c, engine === 'fw-int8' ? 'int8' : 'float32', peerSettings, ctx);
 }
 
 /** In-process warm-call time of an engine; whisper-cli's only call stands in for it. */
@@ -383,7 +390,7 @@ async function main() {
       `whisper-cli: ${cli ?? 'not run'}\nfaster-whisper: ${python} ${peerScript}\n` +
       `peak RSS: VmHWM after the first call (voxmill, faster-whisper), ` +
       `${gnuTime ? 'GNU time %M' : 'VmHWM polled every 5 ms'} (whisper-cli)\n` +
-      `decoding: ${decoding}\n` +
+      `decoding: ${decoding}${settings.peerThreads ? ` (faster-whisper: ${settings.peerThreads} thread(s))` : ''}\n` +
       `${settings.repeats} repeat(s) of ${cases.length} case(s) x ${engineNames.length} engines, order rotating\n` +
       `load average at start: ${loadAverageText()}\n\n`,
   );
