@@ -213,9 +213,13 @@ describe('createTranscriber', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const shed = s.interimsShed;
+    // Listened for before end(): the final is short work, which may borrow the thread beyond the budget and finish
+    // while the transcription still runs; a listener added after `await busy` then waits for nothing (a CI run hung
+    // here for the test's 120 s).
+    const finished = new Promise((resolve) => live.once('finish', resolve));
     live.end();
     await busy;
-    await new Promise((resolve) => live.once('finish', resolve));
+    await finished;
     expect(shed).toBeGreaterThan(0);
     expect(whileHeld.filter((e) => e.type === 'interim')).toEqual([]);
     expect(collected.at(-1)?.type).toBe('final');
