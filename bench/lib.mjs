@@ -65,6 +65,19 @@ export const flag = {
       }
     },
   }),
+  /** A comma-separated list of whisper beam sizes, 1-8 (1 is greedy). */
+  beamSizes: (help, defaultValue) => ({
+    type: 'string',
+    value: 'LIST',
+    help,
+    default: defaultValue,
+    parse: (text, name) =>
+      text.split(',').map((item) => {
+        const n = Number(item);
+        if (!Number.isInteger(n) || n < 1 || n > 8) throw new Error(`--${name}: "${item}" is not a beam size 1-8`);
+        return n;
+      }),
+  }),
   /** One of `choices`. */
   choice: (help, choices, defaultValue) => ({
     type: 'string',

@@ -98,18 +98,10 @@ const FLAGS = {
     SETS,
     ['gb0', 'librispeech', 'jfk'],
   ),
-  'beam-size': {
-    type: 'string',
-    value: 'LIST',
-    help: 'beam sizes on every side, each its own rows (best-of is 5 everywhere); 1 is greedy',
-    default: [5],
-    parse: (text, name) =>
-      text.split(',').map((item) => {
-        const n = Number(item);
-        if (!Number.isInteger(n) || n < 1 || n > 8) throw new Error(`--${name}: "${item}" is not a beam size 1-8`);
-        return n;
-      }),
-  },
+  'beam-size': flag.beamSizes(
+    'beam sizes on every side, each its own rows (best-of is 5 everywhere); 1 is greedy',
+    [5],
+  ),
   'decoder-precision': flag.choice(
     "voxmill's decoderPrecision: full (its default: the file's f16) or int8 (q8_0 decoder, patch 0013)",
     ['full', 'int8'],

@@ -61,18 +61,7 @@ const FLAGS = {
   threads: flag.integer('threads on every side', 2),
   models: flag.list('real models (`npm run models:test`)', REAL_WHISPER_MODELS, ['tiny.en']),
   audio: flag.list('sets of files (bench/stt-sets.mjs)', SETS, ['perturbed']),
-  'beam-size': {
-    type: 'string',
-    value: 'LIST',
-    help: 'beam sizes on every side (best-of is 5 everywhere); 1 is greedy',
-    default: [5, 1],
-    parse: (text, name) =>
-      text.split(',').map((item) => {
-        const n = Number(item);
-        if (!Number.isInteger(n) || n < 1 || n > 8) throw new Error(`--${name}: "${item}" is not a beam size 1-8`);
-        return n;
-      }),
-  },
+  'beam-size': flag.beamSizes('beam sizes on every side (best-of is 5 everywhere); 1 is greedy', [5, 1]),
   'decoder-precision': flag.choice("voxmill's decoderPrecision", ['full', 'int8'], 'full'),
   peers: flag.list('the peers (fw-int8 always runs)', PEERS),
   'no-fallback': flag.boolean('no temperature fallback (default: steps of 0.2, as bench/stt-real.mjs)'),
