@@ -73,6 +73,9 @@ const dist = await import(join(root, 'dist', 'index.js'));
 const { native } = await import(join(root, 'dist', 'native.js'));
 const { normalizeTranscribeOptions } = await import(join(root, 'dist', 'stt', 'request.js'));
 const { CUSTOM_STT_TIER } = await import(join(root, 'dist', 'tiers.js'));
+const { DEFAULT_DECODER_PRECISION, DEFAULT_GREEDY_INT8_VOCABULARY } = await import(
+  join(root, 'dist', 'stt', 'whisper-model.js')
+);
 const { DEFAULT_FITTED_CONTEXT_SECONDS, fittedContext, fittedDecodeFailed } = await import(
   join(root, 'dist', 'stt', 'fitted-context.js')
 );
@@ -139,7 +142,9 @@ async function measure(modelName, modelPath, decodingName, all) {
     gpu: false,
     flashAttention: true,
     dtw: decoding.dtw,
-    decoderInt8: true,
+    // The library's own load defaults, as createSpeech's model above gets them.
+    decoderInt8: DEFAULT_DECODER_PRECISION === 'int8',
+    greedyInt8Vocabulary: DEFAULT_GREEDY_INT8_VOCABULARY,
     gpuDevice: 0,
   }).promise;
   const rows = [];

@@ -80,6 +80,10 @@
 #         of the largest log probability only, not all 51,864 (on 0020's path). Bit-identical.
 #   0026  The timestamp rule's largest text log probability, and 0019's largest text logit and its scan for the tokens
 #         to rescore, eight at a time (on 0020's path). Bit-identical.
+#   0027  Beam search as openai-whisper and CTranslate2 run it: at temperature 0 each beam proposes its k + 1 most
+#         probable tokens (upstream drew k samples), and a hypothesis that ends in end-of-text is set aside instead of
+#         stopping a live beam until as many have finished as there are beams. Changes beam-search output by design;
+#         greedy decoding is untouched.
 #
 # Included after add_subdirectory() of the tree at WHISPER_CPP_DIR: each patched copy replaces its original among
 # its target's sources.
@@ -1269,6 +1273,220 @@ voxmill_edit(0026 1
             const float max_text_token_logprob = voxmill_max_element(logprobs.data(), vocab.token_beg, voxmill_expf_four_wide());
 ]=])
 
+# --- 0027 Beam search as openai-whisper and CTranslate2 run it ---------------------------------------------------
+# Upstream's beam search differs from the reference in two ways, which bench/stt-wer.mjs's 4,160 words showed as
+# voxmill's beam 5 scoring 0.46 point over faster-whisper's (tiny.en; at beam 8, where whisper.cpp's loss of width
+# matters less, +0.07):
+# - Each beam's candidates were k draws from its token distribution (a seeded generator), even at temperature 0, so a
+#   confident step gave k copies of one token and a beam few real alternatives. At temperature 0 each beam now
+#   proposes its k + 1 most probable tokens (log probability, then the lower id), as openai-whisper's
+#   `topk(beam_size + 1)` does, and the first step's identical beams are deduplicated like the later ones. At a
+#   fallback temperature the draws stay (they are the sampling asked for).
+# - A candidate ending in end-of-text took a live beam, which stopped: the search narrowed as hypotheses finished.
+#   Now such candidates that rank ahead of the last live beam's are set aside as finished hypotheses (upstream's
+#   end-of-segment rule applied to each: no timestamp yet and not at the end of the audio drops it, as upstream
+#   fails that decoder), beams that complete on their own (the end of the audio, the token cap) join them in the
+#   order they finish, at most as many as there are beams, duplicates once; live beams never get an end-of-text
+#   candidate unless none other is left; the window ends when that many have finished or no beam is live; the
+#   finished hypotheses then take the stopped beams' places, and the live ones' from the last ranked up (a live beam
+#   left over, at the token limit, is ranked with them, as openai-whisper tops up with unfinished beams), and
+#   upstream's ranking chooses. Greedy decoding is untouched.
+# Measured (bench/stt-wer.mjs, the perturbed set, beam 5, 2 threads, an AVX-512 Xeon): tiny.en 5.96 -> 5.72 % WER,
+# base 4.54 -> 4.42 % (faster-whisper int8 5.50 and 4.64 %); the ten-minute file's beam-5 calls within the run-to-run
+# spread (-3 % and +2 %).
+voxmill_edit(0027 1
+  [=[            whisper_decoder & decoder,
+                        int   k) {]=]
+  [=[            whisper_decoder & decoder,
+                        int   k,
+                        bool  voxmill_top) {]=])
+voxmill_edit(0027 1
+  [=[    // voxmill patch 0016: one table for the k draws
+    voxmill_fill_cdf(probs, decoder.voxmill_cdf);
+]=]
+  [=[    // voxmill patch 0027: at temperature 0, the k + 1 most probable tokens, best first (ties: the lower id)
+    if (voxmill_top) {
+        std::vector<std::pair<float, int>> best;
+        best.reserve(k + 2);
+        for (int id = 0; id < n_logits; ++id) {
+            const float lp = logprobs[id];
+            if (!(lp > -INFINITY) || ((int) best.size() == k + 1 && !(lp > best.back().first))) {
+                continue;
+            }
+            const auto at = std::upper_bound(best.begin(), best.end(), lp,
+                                             [](float v, const std::pair<float, int> & e) { return v > e.first; });
+            best.insert(at, { lp, id });
+            if ((int) best.size() > k + 1) {
+                best.pop_back();
+            }
+        }
+        for (const auto & candidate : best) {
+            const int id = candidate.second;
+            result.push_back({ id, tid, probs[id], logprobs[id], pt, ptsum, -1, -1, -1, 0.0f, });
+            if (id >= vocab.token_beg) {
+                result.back().tid = id;
+                result.back().pt  = result.back().p;
+            }
+        }
+        return result;
+    }
+
+    // voxmill patch 0016: one table for the k draws
+    voxmill_fill_cdf(probs, decoder.voxmill_cdf);
+]=])
+voxmill_edit(0027 1
+  [=[whisper_sample_token_topk(*ctx, decoder, params.beam_search.beam_size);]=]
+  [=[whisper_sample_token_topk(*ctx, decoder, params.beam_search.beam_size, t_cur == 0.0f);]=])
+voxmill_edit(0027 1
+  [=[    std::vector<beam_candidate> beam_candidates;
+]=]
+  [=[    std::vector<beam_candidate> beam_candidates;
+    // voxmill patch 0027: the window's finished hypotheses, kept apart from the live beams
+    std::vector<beam_candidate> voxmill_finished;
+]=])
+voxmill_edit(0027 1
+  [=[            for (int i = 0, n_max = whisper_n_text_ctx(ctx)/2 - 4; i < n_max; ++i) {
+]=]
+  [=[            voxmill_finished.clear();
+
+            for (int i = 0, n_max = whisper_n_text_ctx(ctx)/2 - 4; i < n_max; ++i) {
+]=])
+voxmill_edit(0027 1
+  [=[                    uint32_t cur_c = 0;
+
+                    for (int j = 0; j < n_decoders_cur; ++j) {
+                        auto & decoder = state->decoders[j];
+
+                        if (decoder.completed || decoder.failed) {
+                            continue;
+                        }
+
+                        if (cur_c >= beam_candidates.size()) {
+                            cur_c = 0;
+                        }
+]=]
+  [=[                    uint32_t cur_c = 0;
+
+                    const auto voxmill_is_eot = [&](const beam_candidate & c) {
+                        return !c.sequence.tokens.empty() && c.sequence.tokens.back().id == whisper_token_eot(ctx);
+                    };
+                    // voxmill patch 0027: true when `c` ends in end-of-text; it is then kept as a finished hypothesis
+                    // (upstream's end-of-segment rule applied) unless upstream would fail it, it repeats one, or as
+                    // many as there are beams have finished
+                    const auto voxmill_finish = [&](const beam_candidate & c) {
+                        if (!voxmill_is_eot(c)) {
+                            return false;
+                        }
+                        for (const auto & other : voxmill_finished) {
+                            if (whisper_sequence_tokens_equal(other.sequence, c.sequence)) {
+                                return true;
+                            }
+                        }
+                        if (voxmill_finished.size() >= (size_t) n_decoders_cur) {
+                            return true;
+                        }
+                        beam_candidate done = c;
+                        if (done.sequence.result_len == 0 && !params.no_timestamps) {
+                            if (seek + done.seek_delta + delta_min >= seek_end) {
+                                done.sequence.result_len = i + 1;
+                            } else {
+                                return true;
+                            }
+                        }
+                        if (params.single_segment || params.no_timestamps) {
+                            done.sequence.result_len = i + 1;
+                            done.seek_delta = 100*WHISPER_CHUNK_SIZE;
+                        }
+                        voxmill_finished.push_back(std::move(done));
+                        return true;
+                    };
+
+                    for (int j = 0; j < n_decoders_cur; ++j) {
+                        auto & decoder = state->decoders[j];
+
+                        if (decoder.completed || decoder.failed) {
+                            continue;
+                        }
+
+                        while (cur_c < beam_candidates.size() && voxmill_finish(beam_candidates[cur_c])) {
+                            ++cur_c;
+                        }
+
+                        if (cur_c >= beam_candidates.size()) {
+                            // voxmill patch 0027: wrap to the best candidate that goes on; with none, this beam stops
+                            cur_c = 0;
+                            while (cur_c < beam_candidates.size() && voxmill_is_eot(beam_candidates[cur_c])) {
+                                ++cur_c;
+                            }
+                            if (cur_c >= beam_candidates.size()) {
+                                cur_c = 0;
+                                decoder.failed = true;
+                                continue;
+                            }
+                        }
+]=])
+voxmill_edit(0027 1
+  [=[&& i > 0) {]=]
+  [=[&& (i > 0 || t_cur == 0.0f)) {]=])
+voxmill_edit(0027 1
+  [=[                // check if all decoders have finished (i.e. completed or failed)
+]=]
+  [=[                // voxmill patch 0027: in beam search a beam that completed (the end of the audio reached, the token
+                // cap, an end-of-text candidate it was left with) joins the finished hypotheses in the order they
+                // finished, repeats and those past the count of beams dropped, and its place is freed for the merge
+                if (params.strategy == whisper_sampling_strategy::WHISPER_SAMPLING_BEAM_SEARCH) {
+                    for (int j = 0; j < n_decoders_cur; ++j) {
+                        auto & decoder = state->decoders[j];
+                        if (!decoder.completed || decoder.failed) {
+                            continue;
+                        }
+                        bool voxmill_seen = voxmill_finished.size() >= (size_t) n_decoders_cur;
+                        for (const auto & other : voxmill_finished) {
+                            voxmill_seen = voxmill_seen || whisper_sequence_tokens_equal(other.sequence, decoder.sequence);
+                        }
+                        if (!voxmill_seen) {
+                            voxmill_finished.push_back({ j, decoder.seek_delta, decoder.has_ts, decoder.sequence, decoder.grammar, });
+                        }
+                        decoder.completed = false;
+                        decoder.failed    = true;
+                    }
+                }
+
+                // check if all decoders have finished (i.e. completed or failed)
+]=])
+voxmill_edit(0027 1
+  [=[                    if (completed_all) {
+                        break;
+                    }]=]
+  [=[                    // voxmill patch 0027: or as many hypotheses have finished as there are beams
+                    if (completed_all || voxmill_finished.size() >= (size_t) n_decoders_cur) {
+                        break;
+                    }]=])
+voxmill_edit(0027 1
+  [=[            // rank the resulting sequences and select the best one
+]=]
+  [=[            // voxmill patch 0027: the finished hypotheses take the stopped beams' places first, then the live ones' from
+            // the last ranked up; a live beam left over (the token limit reached first) is ranked with them
+            {
+                size_t next = 0;
+                for (const bool take_live : { false, true }) {
+                    for (int j = n_decoders_cur - 1; j >= 0 && next < voxmill_finished.size(); --j) {
+                        auto & decoder = state->decoders[j];
+                        if (decoder.completed || decoder.failed != !take_live) {
+                            continue;
+                        }
+                        const auto & done = voxmill_finished[next++];
+                        decoder.sequence   = done.sequence;
+                        decoder.seek_delta = done.seek_delta;
+                        decoder.has_ts     = done.has_ts;
+                        decoder.completed  = true;
+                        decoder.failed     = false;
+                    }
+                }
+            }
+
+            // rank the resulting sequences and select the best one
+]=])
 voxmill_patch_end(whisper whisper.cpp src/whisper.cpp)
 # Patch 0020's header, beside the patched whisper.cpp, whose #include finds it there (in this build and in a tree the
 # patched copies are laid over: bench/build-whisper-cli.mjs --patched).
