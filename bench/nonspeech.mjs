@@ -58,6 +58,11 @@ const { settings } = benchArgs('node bench/nonspeech.mjs [flags]', {
   python: flag.string('the peers venv python', { defaultText: 'bash scripts/peers-setup.sh' }),
   options: flag.json('voxmill: extra transcribe options for both runs (e.g. {"conditionOnPreviousText":false})', {}),
   'vad-options': flag.json('voxmill: the VAD-on run\'s vad option (e.g. {"speechPadMs":400})', true),
+  'decoder-precision': flag.choice(
+    "voxmill's decoderPrecision (int8: the q8_0 decoder, patch 0013)",
+    ['full', 'int8'],
+    'full',
+  ),
 });
 
 function ensureSet() {
@@ -69,7 +74,9 @@ function ensureSet() {
 async function voxmill(modelPath, files, vads = settings.vad) {
   const { createSpeech } = await import(join(root, 'dist', 'index.js'));
   const speech = createSpeech({
-    models: { 'svc-stt-1': { model: modelPath, threads: settings.threads } },
+    models: {
+      'svc-stt-1': { model: modelPath, threads: settings.threads, decoderPrecision: settings.decoderPrecision },
+    },
     vadModel: sileroModel,
   });
   const results = { off: [], on: [] };
