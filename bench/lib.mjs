@@ -78,6 +78,13 @@ export const flag = {
         return n;
       }),
   }),
+  /** voxmill's decoderPrecision load option: full (the file's f16, the library's default) or int8 (patch 0013). */
+  decoderPrecision: () =>
+    flag.choice(
+      "voxmill's decoderPrecision: full (its default: the file's f16) or int8 (q8_0 decoder, patch 0013)",
+      ['full', 'int8'],
+      'full',
+    ),
   /** One of `choices`. */
   choice: (help, choices, defaultValue) => ({
     type: 'string',

@@ -58,11 +58,7 @@ const { settings } = benchArgs('node bench/nonspeech.mjs [flags]', {
   python: flag.string('the peers venv python', { defaultText: 'bash scripts/peers-setup.sh' }),
   options: flag.json('voxmill: extra transcribe options for both runs (e.g. {"conditionOnPreviousText":false})', {}),
   'vad-options': flag.json('voxmill: the VAD-on run\'s vad option (e.g. {"speechPadMs":400})', true),
-  'decoder-precision': flag.choice(
-    "voxmill's decoderPrecision (int8: the q8_0 decoder, patch 0013)",
-    ['full', 'int8'],
-    'full',
-  ),
+  'decoder-precision': flag.decoderPrecision(),
 });
 
 function ensureSet() {

@@ -102,11 +102,7 @@ const FLAGS = {
     'beam sizes on every side, each its own rows (best-of is 5 everywhere); 1 is greedy',
     [5],
   ),
-  'decoder-precision': flag.choice(
-    "voxmill's decoderPrecision: full (its default: the file's f16) or int8 (q8_0 decoder, patch 0013)",
-    ['full', 'int8'],
-    'full',
-  ),
+  'decoder-precision': flag.decoderPrecision(),
   variants: flag.list("voxmill's weight types: f16 (the converted file), q8_0, q5_1 (quantized from it)", VARIANTS, [
     'f16',
   ]),

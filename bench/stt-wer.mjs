@@ -62,7 +62,7 @@ const FLAGS = {
   models: flag.list('real models (`npm run models:test`)', REAL_WHISPER_MODELS, ['tiny.en']),
   audio: flag.list('sets of files (bench/stt-sets.mjs)', SETS, ['perturbed']),
   'beam-size': flag.beamSizes('beam sizes on every side (best-of is 5 everywhere); 1 is greedy', [5, 1]),
-  'decoder-precision': flag.choice("voxmill's decoderPrecision", ['full', 'int8'], 'full'),
+  'decoder-precision': flag.decoderPrecision(),
   peers: flag.list('the peers (fw-int8 always runs)', PEERS),
   'no-fallback': flag.boolean('no temperature fallback (default: steps of 0.2, as bench/stt-real.mjs)'),
   python: flag.string("the peers' Python", {
