@@ -84,8 +84,9 @@
 #         probable tokens (upstream drew k samples), and a hypothesis that ends in end-of-text is set aside instead of
 #         stopping a live beam until as many have finished as there are beams. Changes beam-search output by design;
 #         greedy decoding is untouched.
-#   0028  llamafile's products of at most 6 columns (beam search's decoder steps) prefetch the weight rows 8 rows ahead
-#         of the tile: the short rows of a streamed matrix left the tiles waiting on memory. Bit-identical.
+#   0028  On x86-64, llamafile's products of at most 6 columns (beam search's decoder steps) prefetch the weight rows
+#         8 rows ahead of the tile: the short rows of a streamed matrix left the tiles waiting on memory.
+#         Bit-identical.
 #   0029  With AVX-512, llamafile's f16 products of 2-6 columns in 4-row tiles over chunks of rows claimed from the
 #         thread pool's counter (upstream claimed every 4-16 rows), and for any row count (a multilingual vocabulary
 #         went to ggml's one-row dot products). Bit-identical where upstream's tiles took the product.
@@ -2046,12 +2047,14 @@ voxmill_edit(0017 1
 # rows are short (768 bytes for tiny.en, 1,024 for base): the CPU's prefetchers see each tile's rows as short separate
 # streams and the tile waits on memory. perf on a 2-vCPU AVX-512 Xeon, tiny.en beam 5: tinyBLAS's 4x5 tiles were 56 %
 # of the call, their samples on the loads of the weight rows. Products of at most 6 columns (each weight row read once
-# per product) now prefetch into L2, once per 64-byte line, the rows 8 rows ahead of the tile. Measured first on that
-# Xeon in a microbenchmark (2 threads, 4x5 tiles over three streamed copies of the 51,864 x 384 vocabulary): 15.3 ->
-# 6.4 ms (7.8 -> 18.8 GB/s; a plain read of the same bytes reaches 26 GB/s); 4, 16 and 32 rows ahead within 10 % of 8;
-# into L2 (prefetcht1) rather than L1 5.2 against 7.2 ms with a 512-wide vocabulary, level with 384. whisper-cli, 2
-# minutes of the ten-minute set, beam 5, 2 threads: batched decoder steps tiny.en 4.62-4.70 -> 2.80-2.89 s. The
-# arithmetic is unchanged: bit-identical.
+# per product where the columns fit one tile) now prefetch into L2, once per 64-byte line, the rows 8 rows ahead of the
+# tile, on x86-64 builds (AVX2 and AVX-512; arm64 was not measured and keeps upstream's loop). Measured first on that
+# Xeon in a microbenchmark (bench/native/few-column-prefetch.cc; 2 threads, 4x5 tiles over three streamed copies of the
+# 51,864 x 384 vocabulary): 15.3 -> 6.4 ms (7.8 -> 18.8 GB/s, into L1; a plain read of the same bytes reaches 26 GB/s);
+# 4, 16 and 32 rows ahead within 10 % of 8. Into L2 (prefetcht1) rather than L1: level or faster in every case measured
+# but one (BENCHMARKS.md). whisper-cli, 2 minutes of the ten-minute set, beam 5, 2 threads, with the first version's
+# prefetch into L1: batched decoder steps tiny.en 4.62-4.70 -> 2.80-2.89 s. The arithmetic is unchanged:
+# bit-identical.
 voxmill_edit(0028 1
   [=[    bool matmul(int64_t m, int64_t n) {
         if (k % KN != 0)
@@ -2059,8 +2062,11 @@ voxmill_edit(0028 1
   [=[    bool matmul(int64_t m, int64_t n) {
         if (k % KN != 0)
             return false;
-        // voxmill patch 0028: each weight row is read once when the columns fit one tile
-        voxmill_rows_ahead = n <= 6 ? 8 : 0;]=])
+        // voxmill patch 0028: each weight row is read once when the columns fit one tile (x86-64 only: measured
+        // there, not on arm64)
+#if defined(__x86_64__) || defined(_M_X64)
+        voxmill_rows_ahead = n <= 6 ? 8 : 0;
+#endif]=])
 voxmill_edit(0028 1
   [=[    inline void gemm_bloc(int64_t ii, int64_t jj) {
         D Cv[RN][RM] = {};
@@ -2096,9 +2102,10 @@ voxmill_edit(0028 1
 # as 0017's (about a sixteenth of a thread's share, a whole number of tiles), covered by the same 4-row tiles and the
 # last rows of a chunk by 1-row tiles. Each output is the same chain of fused multiply-adds and the same reduction as
 # in upstream's tiles, so bit-identical wherever they took the product; a multilingual vocabulary is summed in
-# tinyBLAS's order instead of ggml_vec_dot_f16's, as 0017 did on AVX2 (base: the same tokens and text on 24 cases of
+# tinyBLAS's order instead of ggml_vec_dot_f16's, as 0017 did on AVX2 (base: the same tokens and text on 12 cases of
 # the shared clips, token probabilities within 4e-6). whisper-cli, 2 minutes of the ten-minute set, beam 5, 2 threads,
-# batched decoder steps: tiny.en 2.92-3.02 -> 1.96-2.01 s, base 7.82 -> 5.18 s.
+# batched decoder steps (0028 into L1 on both sides): tiny.en 2.92-3.02 -> 1.96-2.01 s, base 7.82 -> 5.18 s. AVX-512
+# builds only: arm64's 32-register builds take f16 weights against f32 columns here and were not measured.
 voxmill_edit(0029 1
   [=[    template <int RN>
     NOINLINE void voxmill_rows(int64_t m) {
@@ -2153,7 +2160,9 @@ voxmill_edit(0029 1
             return true;
         }]=]
   [=[#if VECTOR_REGISTERS == 32
-        // voxmill patch 0029: 2-6 f16 columns in 4-row tiles over row chunks, any row count
+        // voxmill patch 0029: 2-6 f16 columns in 4-row tiles over row chunks, any row count (AVX-512 only: arm64's
+        // 32-register builds multiply f16 by f32 columns here, and were not measured)
+#if defined(__AVX512F__)
         if constexpr (std::is_same_v<TA, ggml_fp16_t>) {
             if (n >= 2 && n <= 6) {
                 if (n == 2) { voxmill_rows<4, 2>(m); }
@@ -2164,6 +2173,7 @@ voxmill_edit(0029 1
                 return true;
             }
         }
+#endif
         if (m % 16 == 0 && (m/16 >= params->nth)) {
             const int64_t SIZE_N = BLOCK_SIZE<6>(n);
             mnpack<4, 6, 4>(m, n, SIZE_N, 12);

@@ -15,6 +15,7 @@
 //   4x5 pf L2 b32 the same with B converted to f32 once, outside the loop (if this gains, the tiles are bound by
 //                 converting, not by memory)
 //   1x5, 1x5 pf L2, 2x5 pf L2  other tile heights
+// Each timed run starts and joins its threads, so a case of about a millisecond carries that start-up in every plan.
 // Needs AVX-512F (exits with 2 without it). Every plan's outputs are checked equal to the first plan's, bit for bit
 // except the b32 plan (its columns are the same values, so its sums are too).
 // Cases of BENCHMARKS.md "Patches 0028 and 0029": 51864 384 (tiny.en's vocabulary), 51864 512 2 (base's), 2048 512 20.
