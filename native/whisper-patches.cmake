@@ -1997,9 +1997,9 @@ voxmill_edit(0017 1
         // voxmill patch 0017: 4-6 f16 columns in one pass of single-row tiles
         if constexpr (std::is_same_v<TA, ggml_fp16_t>) {
             if (n >= 4 && n <= 6 && k >= 256) {
-                if (n == 4) { voxmill_rows<4>(m); }
-                if (n == 5) { voxmill_rows<5>(m); }
-                if (n == 6) { voxmill_rows<6>(m); }
+                if (n == 4) { voxmill_rows<1, 4>(m); }
+                if (n == 5) { voxmill_rows<1, 5>(m); }
+                if (n == 6) { voxmill_rows<1, 6>(m); }
                 return true;
             }
         }
@@ -2016,12 +2016,13 @@ voxmill_edit(0017 1
             return gemm<RM, RN, BM>(m, n, BN);
         }]=]
   [=[  private:
-    // voxmill patch 0017: every row against all RN columns, rows claimed in chunks (about 16 per thread, at least
-    // 4 rows each, so a 64-row product still feeds 16 threads) from the thread pool's counter, as gemm() claims its
-    // jobs.
-    template <int RN>
+    // voxmill patch 0017: every row against all RN columns in tiles of RM rows (1 here, 4 with AVX-512: 0029), rows
+    // claimed in chunks (about 16 per thread, at least 4 rows each, so a 64-row product still feeds 16 threads, and a
+    // whole number of tiles) from the thread pool's counter, as gemm() claims its jobs; a chunk's last rows in 1-row
+    // tiles.
+    template <int RM, int RN>
     NOINLINE void voxmill_rows(int64_t m) {
-        const int64_t chunk = std::max<int64_t>(4, m / (16 * params->nth));
+        const int64_t chunk = (std::max<int64_t>(4, m / (16 * params->nth)) + RM - 1) / RM * RM;
         const int64_t nchunks = (m + chunk - 1) / chunk;
         if (params->ith == 0) {
             ggml_threadpool_chunk_set(params->threadpool, params->nth);
@@ -2029,7 +2030,11 @@ voxmill_edit(0017 1
         ggml_barrier(params->threadpool);
         for (int64_t job = params->ith; job < nchunks; job = ggml_threadpool_chunk_add(params->threadpool, 1)) {
             const int64_t end = std::min(m, (job + 1) * chunk);
-            for (int64_t ii = job * chunk; ii < end; ++ii) {
+            int64_t ii = job * chunk;
+            for (; ii + RM <= end; ii += RM) {
+                gemm_bloc<RM, RN>(ii, 0);
+            }
+            for (; ii < end; ++ii) {
                 gemm_bloc<1, RN>(ii, 0);
             }
         }
@@ -2095,63 +2100,17 @@ voxmill_edit(0028 1
 
 # --- 0029 AVX-512: products of 2-6 f16 columns in 4-row tiles over row chunks, any row count -----------------------
 # With 32 vector registers (AVX-512) upstream took f16 products of a few columns in 4-row tiles, one job of 4, 8 or 16
-# rows from the thread pool's shared counter at a time, and only row counts that are a multiple of 4. perf, tiny.en
-# beam 5 on a 2-vCPU AVX-512 Xeon after 0028: ggml_threadpool_chunk_add, the counter, 8 % of the call (the vocabulary
+# rows from the thread pool's shared counter at a time, and only row counts that are a multiple of 4. perf, tiny.en beam
+# 5 on a 2-vCPU AVX-512 Xeon after 0028: ggml_threadpool_chunk_add, the counter, 8 % of the call (the vocabulary
 # projection alone is 6,483 jobs of 8 rows a step). A multilingual vocabulary (51,865 rows) fell to ggml_vec_dot_f16,
-# one row and one column at a time, five passes over the largest matrix of a step. Now the rows are claimed in chunks
-# as 0017's (about a sixteenth of a thread's share, a whole number of tiles), covered by the same 4-row tiles and the
-# last rows of a chunk by 1-row tiles. Each output is the same chain of fused multiply-adds and the same reduction as
-# in upstream's tiles, so bit-identical wherever they took the product; a multilingual vocabulary is summed in
-# tinyBLAS's order instead of ggml_vec_dot_f16's, as 0017 did on AVX2 (base: the same tokens and text on 12 cases of
+# one row and one column at a time, five passes over the largest matrix of a step. Now the rows are claimed in chunks by
+# 0017's voxmill_rows (about a sixteenth of a thread's share, a whole number of tiles), covered by the same 4-row tiles
+# and the last rows of a chunk by 1-row tiles. Each output is the same chain of fused multiply-adds and the same
+# reduction as in upstream's tiles, so bit-identical wherever they took the product; a multilingual vocabulary is summed
+# in tinyBLAS's order instead of ggml_vec_dot_f16's, as 0017 did on AVX2 (base: the same tokens and text on 12 cases of
 # the shared clips, token probabilities within 4e-6). whisper-cli, 2 minutes of the ten-minute set, beam 5, 2 threads,
 # batched decoder steps (0028 into L1 on both sides): tiny.en 2.92-3.02 -> 1.96-2.01 s, base 7.82 -> 5.18 s. AVX-512
 # builds only: arm64's 32-register builds take f16 weights against f32 columns here and were not measured.
-voxmill_edit(0029 1
-  [=[    template <int RN>
-    NOINLINE void voxmill_rows(int64_t m) {
-        const int64_t chunk = std::max<int64_t>(4, m / (16 * params->nth));
-        const int64_t nchunks = (m + chunk - 1) / chunk;
-        if (params->ith == 0) {
-            ggml_threadpool_chunk_set(params->threadpool, params->nth);
-        }
-        ggml_barrier(params->threadpool);
-        for (int64_t job = params->ith; job < nchunks; job = ggml_threadpool_chunk_add(params->threadpool, 1)) {
-            const int64_t end = std::min(m, (job + 1) * chunk);
-            for (int64_t ii = job * chunk; ii < end; ++ii) {
-                gemm_bloc<1, RN>(ii, 0);
-            }
-        }
-        ggml_barrier(params->threadpool);
-    }]=]
-  [=[    // voxmill patch 0029: tiles of RM rows (RM = 1 is 0017's), chunks a whole number of tiles, a chunk's last rows
-    // in 1-row tiles.
-    template <int RM, int RN>
-    NOINLINE void voxmill_rows(int64_t m) {
-        const int64_t chunk = (std::max<int64_t>(4, m / (16 * params->nth)) + RM - 1) / RM * RM;
-        const int64_t nchunks = (m + chunk - 1) / chunk;
-        if (params->ith == 0) {
-            ggml_threadpool_chunk_set(params->threadpool, params->nth);
-        }
-        ggml_barrier(params->threadpool);
-        for (int64_t job = params->ith; job < nchunks; job = ggml_threadpool_chunk_add(params->threadpool, 1)) {
-            const int64_t end = std::min(m, (job + 1) * chunk);
-            int64_t ii = job * chunk;
-            for (; ii + RM <= end; ii += RM) {
-                gemm_bloc<RM, RN>(ii, 0);
-            }
-            for (; ii < end; ++ii) {
-                gemm_bloc<1, RN>(ii, 0);
-            }
-        }
-        ggml_barrier(params->threadpool);
-    }]=])
-voxmill_edit(0029 1
-  [=[                if (n == 4) { voxmill_rows<4>(m); }
-                if (n == 5) { voxmill_rows<5>(m); }
-                if (n == 6) { voxmill_rows<6>(m); }]=]
-  [=[                if (n == 4) { voxmill_rows<1, 4>(m); }
-                if (n == 5) { voxmill_rows<1, 5>(m); }
-                if (n == 6) { voxmill_rows<1, 6>(m); }]=])
 voxmill_edit(0029 1
   [=[#if VECTOR_REGISTERS == 32
         if (m % 16 == 0 && (m/16 >= params->nth)) {
