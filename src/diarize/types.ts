@@ -101,8 +101,8 @@ export interface DiarizationConfig {
   segmentationSplitPauseSeconds?: number;
   /**
    * Clustering stops merging speakers farther apart than this cosine distance; known speakers match within it.
-   * Default by how speakers are told apart: built-in features 1.15, GE2E 0.3, Kaldi-fbank and SpeechBrain models
-   * 0.6; with a segmentation model GE2E 0.3, Kaldi-fbank models (CAM++) 0.7, SpeechBrain (ECAPA) 0.6.
+   * Default by how speakers are told apart: built-in features 1.15, GE2E 0.3, Kaldi-fbank models 0.6, SpeechBrain
+   * (ECAPA) 0.7; with a segmentation model GE2E 0.3, Kaldi-fbank models (CAM++) 0.7, SpeechBrain (ECAPA) 0.6.
    */
   threshold?: number;
   /**
@@ -128,8 +128,8 @@ export interface DiarizationConfig {
   shortSpeakerSeconds?: number;
   /**
    * How far (cosine distance) a short speaker must lie from every other speaker to be kept; 2 keeps none. Default by
-   * method: GE2E 0.25, Kaldi-fbank models 0.4, the others 2; with a segmentation model GE2E 0.3, Kaldi-fbank models
-   * 0.7, SpeechBrain 0.6.
+   * method: GE2E 0.25, Kaldi-fbank models 0.4, SpeechBrain 0.7, the built-in features 2; with a segmentation model
+   * GE2E 0.3, Kaldi-fbank models 0.7, SpeechBrain 0.6.
    */
   shortSpeakerDistance?: number;
   /** Two-channel audio whose channels differ: label by the louder channel (`auto`, default) or never (`never`). */

@@ -313,6 +313,15 @@ describe('options', () => {
     expect(clusteringSettings(base, 'kaldi-fbank', true).segmentationSplitPauseSeconds).toBe(0.3);
     expect(clusteringSettings(base, 'kaldi-fbank', true)).toMatchObject({ threshold: 0.7, shortSpeakerDistance: 0.7 });
     expect(clusteringSettings(base, 'speechbrain-fbank', true).segmentationSplitPauseSeconds).toBe(0);
+    // ECAPA: over windows its own calibration (0.7 / 0.7), with the segmentation model 0.6 / 0.6.
+    expect(clusteringSettings(base, 'speechbrain-fbank', false)).toMatchObject({
+      threshold: 0.7,
+      shortSpeakerDistance: 0.7,
+    });
+    expect(clusteringSettings(base, 'speechbrain-fbank', true)).toMatchObject({
+      threshold: 0.6,
+      shortSpeakerDistance: 0.6,
+    });
     expect(clusteringSettings(base, 'ge2e', true).segmentationSplitPauseSeconds).toBe(0);
     expect(clusteringSettings(base, 'kaldi-fbank', false).segmentationSplitPauseSeconds).toBe(0);
     expect(
