@@ -25,9 +25,9 @@ export const DEFAULT_DIARIZATION_STALL_TIMEOUT_MS = 300_000;
  * kept after the development set (it is at its best there too); the Kaldi-fbank models' with CAM++ over windows
  * (bench/diarize-tune-encoders.mjs --pipeline windows, seed 0: 0.5 / 0.6 / 0.7 give 11.8 / 11.5 / 10.7 % DER, but
  * pyannote_sample's two speakers merge at 0.7); ECAPA's the same way on the default set (seed 1), with its
- * short-speaker distance: 0.4-0.6 give one clustering (window clusters of one voice lie further apart than that, and
- * the small-speaker rule decides the count), 0.7 counts 68.3 % of the speakers right at 11.5 % DER, and from 0.75
- * pyannote_sample's two speakers merge (BENCHMARKS.md, "ECAPA over windows, calibrated").
+ * short-speaker distance: 0.4-0.6 give one clustering (the small-speaker rule decides the count), 0.7 counts 68.3 %
+ * of the speakers right at 11.5 % DER, and from 0.75 pyannote_sample's two speakers merge (BENCHMARKS.md, "ECAPA over
+ * windows, calibrated").
  */
 export const DEFAULT_DIARIZATION_THRESHOLDS = {
   features: 1.15,
@@ -80,7 +80,7 @@ export const DEFAULT_DIARIZATION_MERGE_DISTANCES = {
  * models', at their threshold 0.6) the same way with bench/diarize-tune-encoders.mjs: 0.4 counts 51.7 % of seed 0's
  * speakers right, 2 (none kept) 38.3 %. The built-in features split one voice by content, so they keep none. ECAPA's
  * (at its threshold 0.7) on the default set (seed 1): 0.7 counts 68.3 % right (DER 11.5 %), 0.6 55.0 %, 0.75 68.3 %
- * with more under-counts, 2 (none kept, the default before it was measured) 36.7 %.
+ * with more under-counts, 2 (none kept) 36.7 %; the defaults before it was measured (0.6 / 2) 30.0 %.
  */
 export const DEFAULT_DIARIZATION_SHORT_SPEAKER_DISTANCES = {
   features: 2,
