@@ -153,15 +153,13 @@ def build_pipeline(kind: str):
 
 
 def read_rttm(path: Path):
-    from pyannote.core import Annotation, Segment
+    """The one recording an RTTM file holds, read by pyannote.database."""
+    from pyannote.database.util import load_rttm
 
-    annotation = Annotation(uri=path.stem)
-    for index, line in enumerate(path.read_text().splitlines()):
-        fields = line.split()
-        if len(fields) >= 8 and fields[0] == "SPEAKER":
-            start, duration = float(fields[3]), float(fields[4])
-            annotation[Segment(start, start + duration), index] = fields[7]
-    return annotation
+    recordings = list(load_rttm(str(path)).values())
+    if len(recordings) != 1:
+        raise SystemExit(f"{path}: expected one recording, found {len(recordings)}")
+    return recordings[0]
 
 
 def file_list(devset: Path, shared: Path, match: str | None):
@@ -173,21 +171,27 @@ def file_list(devset: Path, shared: Path, match: str | None):
     return [f for f in files if match is None or match in f[0]]
 
 
+def window_to_array(window) -> np.ndarray:
+    return np.array([window.start, window.duration, window.step])
+
+
+def window_from_array(values: np.ndarray):
+    from pyannote.core import SlidingWindow
+
+    return SlidingWindow(start=float(values[0]), duration=float(values[1]), step=float(values[2]))
+
+
 def first_pass(pipeline, name: str, wav: Path, cache: Path):
     """Segmentation, speaker count and embeddings, pyannote's apply() up to the clustering; cached per file."""
-    from pyannote.core import SlidingWindow, SlidingWindowFeature
+    from pyannote.core import SlidingWindowFeature
 
     digest = hashlib.sha256(wav.read_bytes()).hexdigest()[:16]
     path = cache / f"{name}-{digest}.npz"
     if path.exists():
         saved = np.load(path)
-        window = SlidingWindow(start=float(saved["w"][0]), duration=float(saved["w"][1]), step=float(saved["w"][2]))
-        count_window = SlidingWindow(
-            start=float(saved["cw"][0]), duration=float(saved["cw"][1]), step=float(saved["cw"][2])
-        )
         return (
-            SlidingWindowFeature(saved["segmentations"], window),
-            SlidingWindowFeature(saved["count"], count_window),
+            SlidingWindowFeature(saved["segmentations"], window_from_array(saved["w"])),
+            SlidingWindowFeature(saved["count"], window_from_array(saved["cw"])),
             saved["embeddings"],
             float(saved["seconds"]),
         )
@@ -200,14 +204,13 @@ def first_pass(pipeline, name: str, wav: Path, cache: Path):
     count = pipeline.speaker_count(segmentations, pipeline._segmentation.model.receptive_field, warm_up=(0.0, 0.0))
     embeddings = pipeline.get_embeddings(audio, segmentations, exclude_overlap=pipeline.embedding_exclude_overlap)
     seconds = time.perf_counter() - started
-    w, cw = segmentations.sliding_window, count.sliding_window
     np.savez(
         path,
         segmentations=segmentations.data,
         count=count.data,
         embeddings=embeddings,
-        w=np.array([w.start, w.duration, w.step]),
-        cw=np.array([cw.start, cw.duration, cw.step]),
+        w=window_to_array(segmentations.sliding_window),
+        cw=window_to_array(count.sliding_window),
         seconds=np.array(seconds),
     )
     return segmentations, count, embeddings, seconds
@@ -225,7 +228,8 @@ def diarize(pipeline, segmentations, count, embeddings, params):
         min_clusters=1,
         max_clusters=np.inf,
     )
-    count = type(count)(np.minimum(count.data, np.inf).astype(np.int8), count.sliding_window)
+    # apply() caps the count at max_speakers, which is unbounded here, and makes it int8.
+    count = type(count)(count.data.astype(np.int8), count.sliding_window)
     inactive = np.sum(segmentations.data, axis=1) == 0
     hard_clusters[inactive] = -2
     discrete = pipeline.reconstruct(segmentations, hard_clusters, count)
