@@ -113,7 +113,7 @@ class LocalEmbedding:
 
     def embed(self, samples: torch.Tensor) -> np.ndarray:
         with torch.no_grad():
-            if self.kind == "campplus":
+            if self.kind != "ecapa":  # campplus, or campplus-pooled given no mask
                 return self.model(self.campplus_fbank(samples)[None])[0].numpy()
             feats = self.norm(self.fbank(samples[None]), torch.ones(1))
             return self.model(feats, torch.ones(1))[0, 0].numpy()
